@@ -1,0 +1,7 @@
+/** A command failure answered as `{ ok: 0, code, codeName, errmsg }`, as mongod does. */
+export class CommandError extends Error {
+  constructor (readonly code: number, readonly codeName: string, message: string) {
+    super(message)
+    this.name = 'CommandError'
+  }
+}

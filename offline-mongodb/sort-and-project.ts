@@ -1,0 +1,146 @@
+import { compareValues, isDocument } from './bson-order.js'
+import { valuesAtPath } from './field-paths.js'
+import { CommandError } from './errors.js'
+
+type Doc = Record<string, unknown>
+
+/** Sorts below null and missing, as the manual says an empty array does. */
+const EMPTY_ARRAY = Symbol('empty array')
+
+function compareKeys (a: unknown, b: unknown): number {
+  if (a === EMPTY_ARRAY || b === EMPTY_ARRAY) return a === b ? 0 : a === EMPTY_ARRAY ? -1 : 1
+  return compareValues(a, b)
+}
+
+/**
+ * The value a document sorts by: ascending sorts use the smallest element of an array,
+ * descending sorts the largest; a missing field sorts as null.
+ */
+function sortKey (doc: Doc, parts: readonly string[], direction: 1 | -1): unknown {
+  let best: unknown
+  let first = true
+  for (const candidate of valuesAtPath(doc, parts)) {
+    const values = Array.isArray(candidate) ? (candidate.length === 0 ? [EMPTY_ARRAY] : candidate) : [candidate ?? null]
+    for (const value of values) {
+      if (first || compareKeys(value, best) * direction < 0) best = value
+      first = false
+    }
+  }
+  return first ? null : best
+}
+
+export type SortSpec = Array<{ parts: string[], direction: 1 | -1 }>
+
+export function parseSort (sort: unknown): SortSpec {
+  if (sort === undefined || sort === null) return []
+  if (!isDocument(sort)) throw new CommandError(2, 'BadValue', 'sort must be an object')
+  return Object.entries(sort).map(([path, direction]) => {
+    const n = Number(direction)
+    if (n !== 1 && n !== -1) throw new CommandError(2, 'BadValue', `$sort key ordering must be 1 (for ascending) or -1 (for descending): ${path}`)
+    return { parts: path.split('.'), direction: n }
+  })
+}
+
+/** A stable sort, as mongod's results for equal keys keep their scan order. */
+export function sortDocuments (docs: Doc[], spec: SortSpec): Doc[] {
+  if (spec.length === 0) return docs
+  const keyed = docs.map((doc, index) => ({ doc, index, keys: spec.map((s) => sortKey(doc, s.parts, s.direction)) }))
+  keyed.sort((x, y) => {
+    for (let i = 0; i < spec.length; i++) {
+      const c = compareKeys(x.keys[i], y.keys[i])
+      if (c !== 0) return c * (spec[i] as SortSpec[number]).direction
+    }
+    return x.index - y.index
+  })
+  return keyed.map((k) => k.doc)
+}
+
+interface ProjectionTree { [field: string]: ProjectionTree | true }
+
+export type Projector = (doc: Doc) => Doc
+
+/** Inclusion or exclusion projections of plain field paths, with `_id` included by default. */
+export function compileProjection (projection: unknown): Projector {
+  if (projection === undefined || projection === null) return (doc) => doc
+  if (!isDocument(projection)) throw new CommandError(2, 'BadValue', 'projection must be an object')
+  let idIncluded = true
+  const tree: ProjectionTree = {}
+  let mode: boolean | undefined
+  for (const [path, flag] of Object.entries(projection)) {
+    if (typeof flag === 'object' && flag !== null && !('_bsontype' in flag)) {
+      throw new CommandError(2, 'BadValue', `projection operator in '${path}' is not supported by the offline database`)
+    }
+    const include = Boolean(typeof flag === 'object' ? Number(flag) : flag)
+    if (path === '_id') {
+      idIncluded = include
+      continue
+    }
+    if (mode !== undefined && mode !== include) {
+      throw new CommandError(31254, 'Location31254', `Cannot do ${include ? 'inclusion' : 'exclusion'} on field ${path} in ${include ? 'exclusion' : 'inclusion'} projection`)
+    }
+    mode = include
+    addPath(tree, path.split('.'))
+  }
+  if (mode === undefined) {
+    return idIncluded ? (doc) => doc : (doc) => withoutKey(doc, '_id')
+  }
+  if (mode) {
+    if (idIncluded) tree._id = true
+    return (doc) => include(doc, tree)
+  }
+  if (!idIncluded) tree._id = true
+  return (doc) => exclude(doc, tree)
+}
+
+function addPath (tree: ProjectionTree, parts: string[]): void {
+  let node = tree
+  for (let i = 0; i < parts.length; i++) {
+    const key = parts[i] as string
+    if (i === parts.length - 1) {
+      node[key] = true
+      return
+    }
+    const next = node[key]
+    if (next === true) return
+    node = node[key] = next ?? {}
+  }
+}
+
+function withoutKey (doc: Doc, key: string): Doc {
+  const { [key]: _removed, ...rest } = doc
+  return rest
+}
+
+function include (doc: Doc, tree: ProjectionTree): Doc {
+  const out: Doc = {}
+  for (const [key, value] of Object.entries(doc)) {
+    const rule = tree[key]
+    if (rule === undefined) continue
+    if (rule === true) out[key] = value
+    else if (isDocument(value)) out[key] = include(value, rule)
+    else if (Array.isArray(value)) out[key] = includeInArray(value, rule)
+  }
+  return out
+}
+
+function includeInArray (values: unknown[], tree: ProjectionTree): unknown[] {
+  const out: unknown[] = []
+  for (const value of values) {
+    if (isDocument(value)) out.push(include(value, tree))
+    else if (Array.isArray(value)) out.push(includeInArray(value, tree))
+  }
+  return out
+}
+
+function exclude (doc: Doc, tree: ProjectionTree): Doc {
+  const out: Doc = {}
+  for (const [key, value] of Object.entries(doc)) {
+    const rule = tree[key]
+    if (rule === true) continue
+    if (rule === undefined) out[key] = value
+    else if (isDocument(value)) out[key] = exclude(value, rule)
+    else if (Array.isArray(value)) out[key] = value.map((v) => isDocument(v) ? exclude(v, rule) : v)
+    else out[key] = value
+  }
+  return out
+}

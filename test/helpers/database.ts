@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto'
+import type { Test } from 'tap'
+import { chooseDatabase, describeDatabase, type ChosenDatabase } from '../../choose-database.js'
+
+let chosen: Promise<ChosenDatabase> | undefined
+
+/**
+ * The test database of this test process, picked by the same module as `server.ts`
+ * (MONGODB_URI, else a local mongod, else the offline stand-in), closed when the test ends.
+ */
+export async function testDatabase (t: Test): Promise<ChosenDatabase> {
+  if (chosen === undefined) {
+    chosen = chooseDatabase()
+    const db = await chosen
+    t.comment(describeDatabase(db))
+    t.teardown(db.close)
+  }
+  return await chosen
+}
+
+/** A database name no other test uses, so tests never see each other's documents. */
+export function uniqueDatabaseName (prefix = 'test'): string {
+  return `${prefix}_${randomBytes(6).toString('hex')}`
+}

@@ -1,0 +1,104 @@
+import { MongoClient, MongoServerError, type CommandStartedEvent, type Document } from 'mongodb'
+import t from 'tap'
+import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
+import { MISSING, cases } from './conformance-cases.js'
+
+const database = await testDatabase(t)
+const client = new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000, monitorCommands: true })
+await client.connect()
+const db = client.db(uniqueDatabaseName('conformance'))
+t.teardown(async () => {
+  await db.dropDatabase()
+  await client.close()
+})
+
+const documentsOf = (values: unknown[]): Document[] =>
+  values.map((v, _id) => v === MISSING ? { _id } : { _id, v })
+
+for (const [index, c] of cases.entries()) {
+  t.test(`${c.name} (${c.manual})`, async (t) => {
+    const collection = db.collection(`case_${index}`)
+    await collection.insertMany(c.docs ?? documentsOf(c.values ?? []))
+    const found = await collection.find(c.filter ?? {}, { projection: { _id: 1 } }).sort(c.sort ?? {}).toArray()
+    const ids = found.map((doc) => doc._id as number)
+    if (c.sort === undefined) t.same(ids.sort((a, b) => a - b), c.expect)
+    else t.same(ids, c.expect)
+  })
+}
+
+t.test('pagination', async (t) => {
+  const collection = db.collection('pages')
+  await collection.insertMany(Array.from({ length: 250 }, (_, i) => ({ _id: i, n: i % 7 })))
+
+  t.test('skip and limit take the documented slice of the sorted sequence (cursor.skip/limit pages)', async (t) => {
+    const page = await collection.find({}).sort({ n: 1, _id: 1 }).skip(20).limit(10).toArray()
+    const all = await collection.find({}).sort({ n: 1, _id: 1 }).toArray()
+    t.same(page.map((d) => d._id), all.slice(20, 30).map((d) => d._id))
+  })
+
+  t.test('a cursor walks every document across getMore batches (manual: getMore)', async (t) => {
+    const getMores: CommandStartedEvent[] = []
+    const listener = (event: CommandStartedEvent): void => { if (event.commandName === 'getMore') getMores.push(event) }
+    client.on('commandStarted', listener)
+    t.teardown(() => { client.off('commandStarted', listener) })
+    const ids = (await collection.find({}, { batchSize: 7 }).sort({ _id: 1 }).toArray()).map((d) => d._id)
+    t.same(ids, Array.from({ length: 250 }, (_, i) => i))
+    t.equal(getMores.length, Math.ceil((250 - 7) / 7), 'one getMore per further batch of 7')
+  })
+
+  t.test('closing a cursor early kills it on the server (manual: killCursors)', async (t) => {
+    const cursor = collection.find({}, { batchSize: 5 })
+    await cursor.next()
+    const id = cursor.id
+    t.ok(id !== undefined && !id.isZero(), 'the cursor is open on the server')
+    await cursor.close()
+    const error = await db.command({ getMore: id, collection: 'pages' }).catch((e: unknown) => e)
+    t.ok(error instanceof MongoServerError)
+    t.equal((error as MongoServerError).code, 43, 'CursorNotFound')
+  })
+
+  t.test('countDocuments honours filter, skip and limit (manual: db.collection.countDocuments)', async (t) => {
+    t.equal(await collection.countDocuments({ n: 0 }), 36)
+    t.equal(await collection.countDocuments({ n: 0 }, { skip: 30 }), 6)
+    t.equal(await collection.countDocuments({ n: { $gte: 1 } }, { limit: 10 }), 10)
+    t.equal(await collection.countDocuments({ n: 99 }), 0)
+  })
+
+  t.test('the count command (manual: count)', async (t) => {
+    t.equal(await collection.estimatedDocumentCount(), 250)
+    const reply = await db.command({ count: 'pages', query: { n: 3 } })
+    t.equal(reply.n, 36)
+  })
+})
+
+t.test('projection keeps only the named fields, with _id unless excluded (manual: Project Fields to Return)', async (t) => {
+  const collection = db.collection('projection')
+  await collection.insertOne({ _id: 1, name: 'a', secret: 'x', nested: { keep: 1, drop: 2 }, list: [{ keep: 1, drop: 2 }] })
+  t.same(await collection.findOne({}, { projection: { name: 1, 'nested.keep': 1, 'list.keep': 1 } }), { _id: 1, name: 'a', nested: { keep: 1 }, list: [{ keep: 1 }] })
+  t.same(await collection.findOne({}, { projection: { _id: 0, name: 1 } }), { name: 'a' })
+  t.same(await collection.findOne({}, { projection: { secret: 0, nested: 0, list: 0 } }), { _id: 1, name: 'a' })
+})
+
+t.test('unique indexes reject duplicates with E11000 (manual: Unique Indexes)', async (t) => {
+  const collection = db.collection('unique')
+  t.equal(await collection.createIndex({ email: 1 }, { unique: true }), 'email_1')
+  t.equal(await collection.createIndex({ email: 1 }, { unique: true }), 'email_1', 'creating it again is a no-op')
+  await collection.insertOne({ email: 'a@example.org' })
+  const duplicate = await collection.insertOne({ email: 'a@example.org' }).catch((e: unknown) => e)
+  t.equal((duplicate as MongoServerError).code, 11000)
+  const batch = await collection.insertMany([{ email: 'b@example.org' }, { email: 'a@example.org' }, { email: 'c@example.org' }], { ordered: false }).catch((e: unknown) => e)
+  t.equal((batch as MongoServerError).code, 11000)
+  t.equal(await collection.countDocuments(), 3, 'an unordered insert keeps the other documents')
+  const names = (await collection.listIndexes().toArray()).map((i) => i.name)
+  t.same(names.sort(), ['_id_', 'email_1'])
+})
+
+t.test('errors carry mongod codes', async (t) => {
+  const unknown = await db.command({ frobnicate: 1 }).catch((e: unknown) => e)
+  t.equal((unknown as MongoServerError).code, 59, 'CommandNotFound (manual: Error Codes)')
+  const operator = await db.collection('pages').find({ n: { $frobnicate: 1 } }).toArray().catch((e: unknown) => e)
+  t.equal((operator as MongoServerError).code, 2, 'BadValue for an unknown operator')
+  t.equal((await db.command({ ping: 1 })).ok, 1)
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
+  t.ok(names.includes('pages'), 'listCollections lists what was created')
+})
