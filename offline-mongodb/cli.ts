@@ -1,8 +1,15 @@
-// `npm run db`: an offline MongoDB for mongosh-style tools, or for MONGODB_URI of the service.
+// `npm run db [-- --port 27017 --host 127.0.0.1]`: an offline MongoDB that mongosh-style
+// tools, or the service through MONGODB_URI, can connect to. It prints its URI.
+import { parseArgs } from 'node:util'
 import { start } from './server.js'
 
-const port = Number(process.env.PORT ?? 27017)
-const db = await start({ port: Number.isInteger(port) ? port : 27017, host: process.env.HOST ?? '127.0.0.1' })
+const { values } = parseArgs({ options: { port: { type: 'string', default: '27017' }, host: { type: 'string', default: '127.0.0.1' } } })
+const port = Number(values.port)
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`--port must be an integer from 0 to 65535, got '${values.port}'`)
+  process.exit(2)
+}
+const db = await start({ port, host: values.host })
 console.log(db.uri)
 const stop = (): void => { db.close().then(() => process.exit(0), () => process.exit(1)) }
 process.once('SIGINT', stop)
