@@ -26,6 +26,7 @@ const RETRY_DOWNLOAD_AFTER_MS = 60 * 60 * 1000
 export class ProductionNeedsMongoError extends Error {
   constructor () {
     super('MONGODB_URI is required when NODE_ENV=production: the embedded databases are for development, demos and tests only')
+    this.name = 'ProductionNeedsMongoError'
   }
 }
 

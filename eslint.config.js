@@ -1,6 +1,12 @@
 import neostandard from 'neostandard'
 
-export default neostandard({
-  ts: true,
-  ignores: ['dist/**', 'coverage/**', '.tap/**', 'bench/results/**']
-})
+export default [
+  ...neostandard({
+    ts: true,
+    ignores: ['dist/**', 'coverage/**', '.tap/**', 'bench/results/**']
+  }),
+  {
+    // TypeBox's idiom names a schema and its static type alike: `const Problem = Type.Object(…)`, `type Problem = Static<typeof Problem>`.
+    rules: { '@typescript-eslint/no-redeclare': 'off' }
+  }
+]

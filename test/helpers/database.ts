@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto'
-import type { Test } from 'tap'
+import tap from 'tap'
 import { chooseDatabase, describeDatabase, type ChosenDatabase } from '../../choose-database.js'
 
 let chosen: Promise<ChosenDatabase> | undefined
 
 /**
- * The test database of this test process, picked by the same module as `server.ts`
- * (MONGODB_URI, else a local mongod, else the offline stand-in), closed when the test ends.
+ * The database of this test process, picked by the same module as `server.ts`
+ * (MONGODB_URI, else a local mongod, else the offline stand-in), closed when the file's tests end.
  */
-export async function testDatabase (t: Test): Promise<ChosenDatabase> {
+export async function testDatabase (): Promise<ChosenDatabase> {
   if (chosen === undefined) {
     chosen = chooseDatabase()
     const db = await chosen
-    t.comment(describeDatabase(db))
-    t.teardown(db.close)
+    tap.comment(describeDatabase(db))
+    tap.teardown(db.close)
   }
   return await chosen
 }

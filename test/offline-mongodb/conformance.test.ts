@@ -3,7 +3,7 @@ import t from 'tap'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
 import { MISSING, cases } from './conformance-cases.js'
 
-const database = await testDatabase(t)
+const database = await testDatabase()
 const client = new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000, monitorCommands: true })
 await client.connect()
 const db = client.db(uniqueDatabaseName('conformance'))

@@ -1,0 +1,38 @@
+import path from 'node:path'
+import fastifyAutoload from '@fastify/autoload'
+import fp from 'fastify-plugin'
+import { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Config } from './plugins/config.js'
+
+export interface AppOptions {
+  /** The configuration with MONGODB_URI resolved to the database chosen for this process. */
+  config: Config
+}
+
+/** Fastify options shared by server.ts and the test helper, so tests run the server as deployed. */
+export function serverOptions (config: Config): FastifyServerOptions {
+  return {
+    logger: { level: config.LOG_LEVEL },
+    // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
+    logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace' }),
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } }
+  }
+}
+
+/** Composes the service: plugins first (awaited), then the routes. Knows nothing of the process. */
+async function app (fastify: FastifyInstance, opts: AppOptions) {
+  await fastify.register(fastifyAutoload, {
+    dir: path.join(import.meta.dirname, 'plugins'),
+    options: { ...opts }
+  })
+  await fastify.register(fastifyAutoload, {
+    dir: path.join(import.meta.dirname, 'routes'),
+    autoHooks: true,
+    cascadeHooks: true,
+    options: { ...opts }
+  })
+}
+
+// Not encapsulated: the error and not-found handlers answer for the whole server.
+export default fp(app, { name: 'listing-api' })

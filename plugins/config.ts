@@ -1,0 +1,62 @@
+import { Type, type Static } from '@sinclair/typebox'
+import envSchema from 'env-schema'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+  }
+}
+
+const PositiveInteger = (defaultValue: number, maximum = Number.MAX_SAFE_INTEGER) =>
+  Type.Integer({ minimum: 1, maximum, default: defaultValue })
+
+/** The service's configuration: environment variables only (CONTRACT.md §6). */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://' })),
+  MONGODB_DB: Type.String({ pattern: '^[^/\\\\. "$*<>:|?]{1,63}$', default: 'listing' }),
+  DEFAULT_LIMIT: PositiveInteger(100),
+  MAX_LIMIT: PositiveInteger(1000, 100_000),
+  MAX_SKIP: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000 }),
+  QUERY_TIMEOUT_MS: PositiveInteger(5000, 600_000),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  constructor (message: string) {
+    super(`Invalid configuration: ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Reads and checks the environment; every message names the variable at fault. */
+export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
+  const data = Object.fromEntries(Object.keys(ConfigSchema.properties).filter((key) => env[key] !== undefined && env[key] !== '').map((key) => [key, env[key]]))
+  let config: Config
+  try {
+    config = envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false })
+  } catch (error) {
+    // env-schema reports "env/PORT must be integer"; the variable is the part that matters.
+    throw new ConfigError((error as Error).message.replaceAll('env/', ''))
+  }
+  if (config.DEFAULT_LIMIT > config.MAX_LIMIT) {
+    throw new ConfigError(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)
+  }
+  return config
+}
+
+export interface ConfigPluginOptions {
+  /** A configuration already read (server.ts, tests); else the environment is read here. */
+  config?: Config
+}
+
+async function configPlugin (fastify: FastifyInstance, opts: ConfigPluginOptions) {
+  fastify.decorate('config', opts.config ?? readConfig())
+}
+
+export default fp(configPlugin, { name: 'config' })

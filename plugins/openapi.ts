@@ -1,0 +1,33 @@
+import fastifySwagger from '@fastify/swagger'
+import fastifySwaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+
+/** The OpenAPI 3 document is generated from the route schemas; Swagger UI serves it at /docs. */
+async function openapiPlugin (fastify: FastifyInstance) {
+  await fastify.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Listing API',
+        description: 'List event-organisation collections with a strict, MongoDB-style filter language, sort, limit and skip. Every error is RFC 9457 problem+json.',
+        version: '1.0.0',
+        license: { name: 'MIT' }
+      },
+      tags: [
+        { name: 'projects', description: 'Projects and their collections' },
+        { name: 'health', description: 'Liveness and readiness' }
+      ]
+    },
+    refResolver: {
+      // Shared schemas keep their $id as the component name, so the document reads "Problem", not "def-0".
+      buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`)
+    }
+  })
+  await fastify.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true }
+  })
+}
+
+export default fp(openapiPlugin, { name: 'openapi', dependencies: ['errors'] })

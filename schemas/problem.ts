@@ -1,0 +1,40 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/** Every error code of CONTRACT.md §5. */
+export const ERROR_CODES = [
+  'INVALID_JSON', 'DUPLICATE_KEY', 'FILTER_NOT_OBJECT', 'FILTER_TOO_LARGE', 'UNKNOWN_FIELD', 'RELATED_PATH', 'SCOPE_FIELD',
+  'BLOCKED_OPERATOR', 'UNKNOWN_OPERATOR', 'OPERATOR_NOT_ALLOWED', 'INVALID_VALUE', 'INVALID_DATE', 'INVALID_OBJECT_ID',
+  'REGEX_TOO_LONG', 'INVALID_REGEX', 'UNSAFE_REGEX', 'INVALID_REGEX_OPTIONS', 'ARRAY_TOO_LARGE', 'MIXED_FILTER_NOTATION',
+  'INVALID_SORT', 'INVALID_LIMIT', 'INVALID_SKIP', 'INVALID_COUNT', 'DUPLICATE_PARAMETER', 'UNKNOWN_PARAMETER',
+  'INVALID_PROJECT_ID', 'PROJECT_NOT_FOUND', 'NOT_FOUND', 'QUERY_TIMEOUT', 'DATABASE_UNAVAILABLE', 'INTERNAL_ERROR'
+] as const
+
+export const ErrorCode = Type.Union(ERROR_CODES.map((code) => Type.Literal(code)))
+export type ErrorCode = Static<typeof ErrorCode>
+
+export const ProblemItem = Type.Object({
+  param: Type.String({ description: 'The query or path parameter at fault' }),
+  pointer: Type.String({ description: 'JSON Pointer into the parameter (for filter, into its JSON object; for sort, /<index>)' }),
+  code: ErrorCode,
+  message: Type.String()
+})
+export type ProblemItem = Static<typeof ProblemItem>
+
+/** RFC 9457 problem details, as every 4xx and 5xx answer carries them. */
+export const Problem = Type.Object({
+  type: Type.String({ examples: ['about:blank'] }),
+  title: Type.String({ examples: ['Bad Request'] }),
+  status: Type.Integer({ minimum: 400, maximum: 599 }),
+  code: ErrorCode,
+  detail: Type.String(),
+  errors: Type.Optional(Type.Array(ProblemItem, { maxItems: 20 }))
+}, { $id: 'Problem', title: 'Problem details (RFC 9457)' })
+export type Problem = Static<typeof Problem>
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** A response entry for route schemas: the problem body under its own media type. */
+export const problemResponse = (description: string) => ({
+  description,
+  content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } }
+})

@@ -1,0 +1,32 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import app, { serverOptions } from '../../app.js'
+import { readConfig, type Config } from '../../plugins/config.js'
+import { testDatabase, uniqueDatabaseName } from './database.js'
+
+// Tests run the TypeScript sources through `--import=tsx`, which @fastify/autoload cannot detect by itself.
+process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
+
+export interface BuildOptions {
+  config?: Partial<Config>
+  /** Runs after the app is registered and before it is ready: test-only routes go here. */
+  extend?: (app: FastifyInstance) => void
+}
+
+/**
+ * The app as server.ts builds it (same server options), on a database name of its own,
+ * closed and dropped when the test ends.
+ */
+export async function build (t: Test, { config: overrides = {}, extend }: BuildOptions = {}): Promise<FastifyInstance> {
+  const database = await testDatabase()
+  const config: Config = { ...readConfig({}), LOG_LEVEL: 'silent', MONGODB_URI: database.uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
+  const fastify = Fastify(serverOptions(config))
+  await fastify.register(app, { config })
+  extend?.(fastify)
+  await fastify.ready()
+  t.teardown(async () => {
+    await fastify.mongo.db?.dropDatabase().catch(() => {})
+    await fastify.close()
+  })
+  return fastify
+}

@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process'
+import t from 'tap'
+import { ConfigError, readConfig } from '../../plugins/config.js'
+
+t.test('defaults are those of CONTRACT.md §6', async (t) => {
+  t.same(readConfig({}), {
+    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info'
+  })
+})
+
+t.test('values are read from the environment', async (t) => {
+  const config = readConfig({ PORT: '8080', HOST: '0.0.0.0', MONGODB_URI: 'mongodb://db:27017', MAX_LIMIT: '50', DEFAULT_LIMIT: '20', LOG_LEVEL: 'warn' })
+  t.equal(config.PORT, 8080)
+  t.equal(config.HOST, '0.0.0.0')
+  t.equal(config.MONGODB_URI, 'mongodb://db:27017')
+  t.equal(config.DEFAULT_LIMIT, 20)
+  t.equal(config.LOG_LEVEL, 'warn')
+})
+
+const bad: Array<[Record<string, string>, string]> = [
+  [{ PORT: 'abc' }, 'PORT'],
+  [{ PORT: '70000' }, 'PORT'],
+  [{ PORT: '80.5' }, 'PORT'],
+  [{ MONGODB_URI: 'http://example.org' }, 'MONGODB_URI'],
+  [{ MONGODB_DB: 'bad/name' }, 'MONGODB_DB'],
+  [{ DEFAULT_LIMIT: '0' }, 'DEFAULT_LIMIT'],
+  [{ MAX_LIMIT: 'many' }, 'MAX_LIMIT'],
+  [{ DEFAULT_LIMIT: '2000' }, 'DEFAULT_LIMIT'],
+  [{ MAX_SKIP: '-1' }, 'MAX_SKIP'],
+  [{ QUERY_TIMEOUT_MS: '0' }, 'QUERY_TIMEOUT_MS'],
+  [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL']
+]
+for (const [env, variable] of bad) {
+  t.test(`${JSON.stringify(env)} is refused, naming ${variable}`, async (t) => {
+    const error = (() => { try { readConfig(env) } catch (e) { return e } })()
+    t.ok(error instanceof ConfigError, 'a ConfigError')
+    t.match((error as Error).message, variable)
+  })
+}
+
+const runServer = (env: Record<string, string>) => spawnSync(process.execPath, ['--import=tsx', 'server.ts'], {
+  env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000
+})
+
+t.test('the server stops at start-up on a bad value, naming the variable', async (t) => {
+  const run = runServer({ PORT: 'abc' })
+  t.equal(run.status, 1)
+  t.match(run.stderr, /Invalid configuration: .*PORT/)
+})
+
+t.test('production without MONGODB_URI refuses to start', async (t) => {
+  const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal' })
+  t.equal(run.status, 1)
+  t.match(run.stdout + run.stderr, /MONGODB_URI is required when NODE_ENV=production/)
+})
