@@ -1,0 +1,120 @@
+// Validates a filter tree against an endpoint's QuerySpec and compiles it to a MongoDB filter.
+// Every problem is collected with its JSON Pointer; nothing reaches the driver unless all is well.
+import type { Document } from 'mongodb'
+import type { FilterNode } from './filter-tree.js'
+import { BLOCKED_OPERATORS, isOperator, type Operator } from './operators.js'
+import { childPointer, type Problems } from './problems.js'
+import { resolvePath, type FieldSpec, type QuerySpec } from './query-spec.js'
+import { convertOperand, type Converted } from './operands.js'
+
+const PARAM = 'filter'
+
+/** Per field: an operator map, plus clauses that need `$and` (date periods, repeated operators). */
+class FieldConditions {
+  readonly operators: Document = {}
+  readonly clauses: Document[] = []
+
+  constructor (private readonly path: string) {}
+
+  set (operator: string, value: unknown): void {
+    if (operator in this.operators) this.clauses.push({ [this.path]: { [operator]: value } })
+    else this.operators[operator] = value
+  }
+
+  add (converted: Converted): void {
+    if ('clause' in converted) this.clauses.push(converted.clause)
+    else for (const [operator, value] of converted.operators) this.set(operator, value)
+  }
+}
+
+export function compileFilter (tree: FilterNode, spec: QuerySpec, problems: Problems): Document | undefined {
+  if (tree.type !== 'object') {
+    problems.add(PARAM, '', 'FILTER_NOT_OBJECT', 'filter must be a JSON object of field conditions, such as {"name":"Yoga"}')
+    return undefined
+  }
+  reportBlocked(tree, '', problems)
+  const filter: Document = {}
+  const and: Document[] = []
+  for (const [path, value] of tree.entries) {
+    if (problems.full) break
+    const pointer = childPointer('', path)
+    if (path.startsWith('$')) {
+      if (!BLOCKED_OPERATORS.has(path)) {
+        problems.add(PARAM, pointer, 'UNKNOWN_OPERATOR', `'${path}' is not supported: conditions on several fields are combined by writing them side by side`)
+      }
+      continue
+    }
+    const resolved = resolvePath(spec, path, 'filter')
+    if (!('field' in resolved)) {
+      problems.add(PARAM, pointer, resolved.code, resolved.message)
+      continue
+    }
+    const conditions = compileField(resolved.field, value, pointer, problems)
+    if (conditions === undefined) continue
+    if (Object.keys(conditions.operators).length > 0) filter[path] = conditions.operators
+    and.push(...conditions.clauses)
+  }
+  if (and.length > 0) filter.$and = and
+  return problems.empty ? filter : undefined
+}
+
+function compileField (field: FieldSpec, value: FilterNode, pointer: string, problems: Problems): FieldConditions | undefined {
+  const conditions = new FieldConditions(field.path)
+  if (value.type !== 'object') {
+    const converted = convertOperand(field, '$eq', value, pointer, problems)
+    if (converted !== undefined) conditions.add(converted)
+    return conditions
+  }
+  if (value.entries.length === 0) {
+    problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: give a value or operators such as {"$eq": …}`)
+    return undefined
+  }
+  const keys = new Set(value.entries.map(([key]) => key))
+  for (const [key, operand] of value.entries) {
+    const at = childPointer(pointer, key)
+    if (BLOCKED_OPERATORS.has(key)) continue
+    if (!key.startsWith('$')) {
+      problems.add(PARAM, at, 'INVALID_VALUE', `'${key}' is not an operator: a condition is either a value or an object of operators (objects cannot be compared)`)
+      continue
+    }
+    if (!isOperator(key)) {
+      problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `Unknown operator '${key}'; operators are ${[...field.operators].join(' ')}`)
+      continue
+    }
+    if (!field.operators.has(key)) {
+      problems.add(PARAM, at, 'OPERATOR_NOT_ALLOWED', `'${key}' is not allowed on the ${field.kind} field '${field.path}'; allowed: ${[...field.operators].join(' ')}`)
+      continue
+    }
+    if (key === '$options') {
+      if (!keys.has('$regex')) problems.add(PARAM, at, 'INVALID_REGEX_OPTIONS', '$options is only allowed next to $regex')
+      else checkOptions(operand, at, problems)
+      continue
+    }
+    const converted = convertOperand(field, key as Operator, operand, at, problems)
+    if (converted !== undefined) conditions.add(converted)
+  }
+  const options = value.entries.find(([key]) => key === '$options')
+  if (options !== undefined && options[1].type === 'string' && '$regex' in conditions.operators) {
+    conditions.operators.$options = options[1].value
+  }
+  return conditions
+}
+
+function checkOptions (operand: FilterNode, pointer: string, problems: Problems): void {
+  if (operand.type !== 'string' || !/^[imsx]*$/.test(operand.value) || new Set(operand.value).size !== operand.value.length) {
+    problems.add(PARAM, pointer, 'INVALID_REGEX_OPTIONS', '$options takes the flags i, m, s and x, each at most once')
+  }
+}
+
+/** `$where`, `$near`, `$geoWithin` and `$geoIntersects` are refused wherever they appear. */
+function reportBlocked (node: FilterNode, pointer: string, problems: Problems): void {
+  if (node.type === 'object') {
+    for (const [key, value] of node.entries) {
+      const at = childPointer(pointer, key)
+      if (BLOCKED_OPERATORS.has(key)) problems.add(PARAM, at, 'BLOCKED_OPERATOR', `'${key}' is blocked for security reasons`)
+      else reportBlocked(value, at, problems)
+    }
+  } else if (node.type === 'array') {
+    node.items.forEach((item, i) => reportBlocked(item, childPointer(pointer, i), problems))
+  }
+}

@@ -1,0 +1,48 @@
+import { childPointer, type Problems } from './problems.js'
+import { resolvePath, type QuerySpec } from './query-spec.js'
+
+export const MAX_SORT_FIELDS = 5
+
+export type SortSpec = Record<string, 1 | -1>
+
+/**
+ * `+a,-b` → `{ a: 1, b: -1, _id: 1 }`. A raw `+` arrives as a space and counts as `+`;
+ * `_id` always ends the sort, so that pages never overlap or skip.
+ */
+export function compileSort (text: string | undefined, spec: QuerySpec, problems: Problems): SortSpec {
+  const sort: SortSpec = {}
+  if (text === undefined) return { _id: 1 }
+  const items = text.split(',')
+  if (items.length > MAX_SORT_FIELDS) {
+    problems.add('sort', childPointer('', MAX_SORT_FIELDS), 'INVALID_SORT', `sort takes at most ${MAX_SORT_FIELDS} fields, not ${items.length}`)
+  }
+  items.slice(0, MAX_SORT_FIELDS).forEach((item, index) => {
+    const pointer = childPointer('', index)
+    const prefix = item[0]
+    const path = item.slice(1)
+    if (item.length === 0) {
+      problems.add('sort', pointer, 'INVALID_SORT', 'Empty sort item: write +field or -field, separated by commas')
+      return
+    }
+    if (prefix !== '+' && prefix !== ' ' && prefix !== '-') {
+      problems.add('sort', pointer, 'INVALID_SORT', `'${item}' needs a direction: +${item} (ascending, %2B in a URL) or -${item} (descending)`)
+      return
+    }
+    const resolved = resolvePath(spec, path, 'sort')
+    if (!('field' in resolved)) {
+      problems.add('sort', pointer, 'INVALID_SORT', resolved.message)
+      return
+    }
+    if (!resolved.field.sortable) {
+      problems.add('sort', pointer, 'INVALID_SORT', `'${path}' is an array field and cannot be sorted on`)
+      return
+    }
+    if (path in sort) {
+      problems.add('sort', pointer, 'INVALID_SORT', `'${path}' appears more than once in sort`)
+      return
+    }
+    sort[path] = prefix === '-' ? -1 : 1
+  })
+  if (!('_id' in sort)) sort._id = 1
+  return sort
+}

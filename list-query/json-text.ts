@@ -1,0 +1,169 @@
+// A strict JSON reader for `filter=`: JSON.parse keeps the last of duplicate keys silently
+// and says nothing of `__proto__`, so the text is read here, with a JSON Pointer for every problem.
+import type { FilterNode } from './filter-tree.js'
+import { childPointer, type Problems } from './problems.js'
+
+/** Keys that poison prototypes when a parsed object is merged or cloned somewhere downstream. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+const MAX_DEPTH = 32
+
+class JsonSyntaxError extends Error {
+  constructor (message: string, readonly position: number) {
+    super(message)
+  }
+}
+
+class Reader {
+  private position = 0
+
+  constructor (private readonly text: string, private readonly problems: Problems, private readonly param: string) {}
+
+  read (): FilterNode | undefined {
+    try {
+      this.skipSpace()
+      const value = this.value('', 0)
+      this.skipSpace()
+      if (this.position < this.text.length) throw new JsonSyntaxError('unexpected text after the JSON value', this.position)
+      return value
+    } catch (error) {
+      if (!(error instanceof JsonSyntaxError)) throw error
+      this.problems.add(this.param, '', 'INVALID_JSON', `filter is not valid JSON: ${error.message} at character ${error.position + 1}`)
+      return undefined
+    }
+  }
+
+  private skipSpace (): void {
+    const text = this.text
+    let i = this.position
+    while (i < text.length) {
+      const c = text.charCodeAt(i)
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break
+      i++
+    }
+    this.position = i
+  }
+
+  private value (pointer: string, depth: number): FilterNode {
+    if (depth > MAX_DEPTH) throw new JsonSyntaxError(`nesting deeper than ${MAX_DEPTH} levels`, this.position)
+    const c = this.text[this.position]
+    switch (c) {
+      case '{': return this.object(pointer, depth)
+      case '[': return this.array(pointer, depth)
+      case '"': return { type: 'string', value: this.string(), fromText: false }
+      case 't': return this.literal('true', { type: 'boolean', value: true })
+      case 'f': return this.literal('false', { type: 'boolean', value: false })
+      case 'n': return this.literal('null', { type: 'null' })
+      default:
+        if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.number()
+        throw new JsonSyntaxError(c === undefined ? 'unexpected end of text' : `unexpected character '${c}'`, this.position)
+    }
+  }
+
+  private literal (word: string, node: FilterNode): FilterNode {
+    if (!this.text.startsWith(word, this.position)) throw new JsonSyntaxError(`unexpected character '${this.text[this.position]}'`, this.position)
+    this.position += word.length
+    return node
+  }
+
+  private object (pointer: string, depth: number): FilterNode {
+    this.position++
+    const entries: Array<[string, FilterNode]> = []
+    const seen = new Set<string>()
+    this.skipSpace()
+    if (this.text[this.position] === '}') {
+      this.position++
+      return { type: 'object', entries }
+    }
+    for (;;) {
+      this.skipSpace()
+      if (this.text[this.position] !== '"') throw new JsonSyntaxError('expected a double-quoted key', this.position)
+      const key = this.string()
+      const keyPointer = childPointer(pointer, key)
+      this.skipSpace()
+      if (this.text[this.position] !== ':') throw new JsonSyntaxError("expected ':' after a key", this.position)
+      this.position++
+      this.skipSpace()
+      const value = this.value(keyPointer, depth + 1)
+      if (FORBIDDEN_KEYS.has(key)) {
+        this.problems.add(this.param, keyPointer, 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
+      } else if (seen.has(key)) {
+        this.problems.add(this.param, keyPointer, 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
+      } else {
+        seen.add(key)
+        entries.push([key, value])
+      }
+      this.skipSpace()
+      const next = this.text[this.position++]
+      if (next === '}') return { type: 'object', entries }
+      if (next !== ',') throw new JsonSyntaxError("expected ',' or '}'", this.position - 1)
+    }
+  }
+
+  private array (pointer: string, depth: number): FilterNode {
+    this.position++
+    const items: FilterNode[] = []
+    this.skipSpace()
+    if (this.text[this.position] === ']') {
+      this.position++
+      return { type: 'array', items }
+    }
+    for (;;) {
+      this.skipSpace()
+      items.push(this.value(childPointer(pointer, items.length), depth + 1))
+      this.skipSpace()
+      const next = this.text[this.position++]
+      if (next === ']') return { type: 'array', items }
+      if (next !== ',') throw new JsonSyntaxError("expected ',' or ']'", this.position - 1)
+    }
+  }
+
+  private number (): FilterNode {
+    const match = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+    match.lastIndex = this.position
+    const found = match.exec(this.text)
+    if (found === null) throw new JsonSyntaxError('invalid number', this.position)
+    this.position += found[0].length
+    return { type: 'number', value: Number(found[0]) }
+  }
+
+  private string (): string {
+    const text = this.text
+    let i = this.position + 1
+    let out = ''
+    let chunkStart = i
+    for (;;) {
+      if (i >= text.length) throw new JsonSyntaxError('unterminated string', this.position)
+      const c = text.charCodeAt(i)
+      if (c === 0x22) break
+      if (c < 0x20) throw new JsonSyntaxError('control character in a string', i)
+      if (c !== 0x5c) {
+        i++
+        continue
+      }
+      out += text.slice(chunkStart, i)
+      const escape = text[i + 1]
+      if (escape === 'u') {
+        const hex = text.slice(i + 2, i + 6)
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new JsonSyntaxError('invalid \\u escape', i)
+        out += String.fromCharCode(parseInt(hex, 16))
+        i += 6
+      } else {
+        const decoded = ESCAPES[escape ?? '']
+        if (decoded === undefined) throw new JsonSyntaxError('invalid escape', i)
+        out += decoded
+        i += 2
+      }
+      chunkStart = i
+    }
+    out += text.slice(chunkStart, i)
+    this.position = i + 1
+    return out
+  }
+}
+
+const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' }
+
+/** Parses JSON text; problems (syntax, duplicate or forbidden keys) go to `problems`. */
+export function readJson (text: string, problems: Problems, param = 'filter'): FilterNode | undefined {
+  return new Reader(text, problems, param).read()
+}

@@ -1,0 +1,173 @@
+import { ObjectId, type Document } from 'mongodb'
+import safeRegex from 'safe-regex2'
+import { parseDate, type DateValue } from './dates.js'
+import type { FilterNode } from './filter-tree.js'
+import type { Operator } from './operators.js'
+import { childPointer, type Problems } from './problems.js'
+import type { FieldSpec } from './query-spec.js'
+
+const PARAM = 'filter'
+export const MAX_ARRAY = 100
+export const MAX_REGEX = 500
+const MAX_NUMBER = 2 ** 53
+const MAX_SIZE = 2 ** 31 - 1
+const HEX24 = /^[0-9a-fA-F]{24}$/
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
+
+/** What one operator compiles to: entries of the field's operator map, or a clause for `$and`. */
+export type Converted = { operators: Array<[string, unknown]> } | { clause: Document }
+
+type Literal = string | number | boolean | ObjectId | DateValue
+
+const describe = (node: FilterNode): string => node.type === 'string' ? `'${node.value}'` : node.type
+
+/** A literal of the field's type, converted (ObjectId, date, number from text); undefined after a problem. */
+function literal (field: FieldSpec, node: FilterNode, pointer: string, problems: Problems): Literal | undefined {
+  if (node.type === 'null') {
+    problems.add(PARAM, pointer, 'INVALID_VALUE', 'null is not a value: to find documents without the field use {"$exists": false}')
+    return undefined
+  }
+  if (node.type === 'array' || node.type === 'object') {
+    problems.add(PARAM, pointer, 'INVALID_VALUE', `An ${node.type} is not a value for '${field.path}': use $in or $all for lists`)
+    return undefined
+  }
+  switch (field.kind) {
+    case 'string': case 'string[]':
+      if (node.type === 'string') return node.value
+      break
+    case 'number':
+      if (node.type === 'number') return checkNumber(node.value, pointer, problems)
+      if (node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value)) return checkNumber(Number(node.value), pointer, problems)
+      break
+    case 'boolean':
+      if (node.type === 'boolean') return node.value
+      if (node.type === 'string' && node.fromText && (node.value === 'true' || node.value === 'false')) return node.value === 'true'
+      break
+    case 'date': {
+      const date = node.type === 'string' ? parseDate(node.value) : undefined
+      if (date !== undefined) return date
+      problems.add(PARAM, pointer, 'INVALID_DATE', `${describe(node)} is not a date for '${field.path}': write YYYY, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS(.mmm)Z (or ±HH:MM)`)
+      return undefined
+    }
+    case 'ref': case 'ref[]':
+      if (node.type === 'string' && HEX24.test(node.value)) return new ObjectId(node.value)
+      problems.add(PARAM, pointer, 'INVALID_OBJECT_ID', `${describe(node)} is not an object id for '${field.path}': expected 24 hexadecimal characters`)
+      return undefined
+    case 'custom':
+      if (node.type === 'number') return checkNumber(node.value, pointer, problems)
+      return node.value
+  }
+  problems.add(PARAM, pointer, 'INVALID_VALUE', `${describe(node)} is not a ${field.kind === 'string[]' ? 'string' : field.kind} value for '${field.path}'`)
+  return undefined
+}
+
+function checkNumber (value: number, pointer: string, problems: Problems): number | undefined {
+  if (Number.isFinite(value) && Math.abs(value) <= MAX_NUMBER) return value
+  problems.add(PARAM, pointer, 'INVALID_VALUE', 'Numbers must be finite and within ±2^53')
+  return undefined
+}
+
+function list (field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems): Literal[] | undefined {
+  if (node.type !== 'array') {
+    problems.add(PARAM, pointer, 'INVALID_VALUE', `${op} takes an array of values`)
+    return undefined
+  }
+  if (node.items.length > MAX_ARRAY) {
+    problems.add(PARAM, pointer, 'ARRAY_TOO_LARGE', `${op} takes at most ${MAX_ARRAY} values, not ${node.items.length}`)
+    return undefined
+  }
+  const values = node.items.map((item, i) => literal(field, item, childPointer(pointer, i), problems))
+  return values.every((v) => v !== undefined) ? values as Literal[] : undefined
+}
+
+function flag (node: FilterNode): boolean | undefined {
+  if (node.type === 'boolean') return node.value
+  if (node.type === 'string' && node.fromText && (node.value === 'true' || node.value === 'false')) return node.value === 'true'
+  return undefined
+}
+
+function size (node: FilterNode): number | undefined {
+  const n = node.type === 'number' ? node.value : node.type === 'string' && node.fromText && /^\d{1,10}$/.test(node.value) ? Number(node.value) : NaN
+  return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n : undefined
+}
+
+function regex (node: FilterNode, pointer: string, problems: Problems): string | undefined {
+  if (node.type !== 'string') {
+    problems.add(PARAM, pointer, 'INVALID_VALUE', '$regex takes a string pattern')
+    return undefined
+  }
+  const pattern = node.value
+  if (pattern.length > MAX_REGEX) {
+    problems.add(PARAM, pointer, 'REGEX_TOO_LONG', `$regex patterns are at most ${MAX_REGEX} characters, not ${pattern.length}`)
+    return undefined
+  }
+  try {
+    RegExp(pattern)
+  } catch {
+    problems.add(PARAM, pointer, 'INVALID_REGEX', `'${pattern}' is not a valid regular expression`)
+    return undefined
+  }
+  if (!safeRegex(pattern)) {
+    problems.add(PARAM, pointer, 'UNSAFE_REGEX', `'${pattern}' could take exponential time (nested quantifiers such as (a+)+); simplify it`)
+    return undefined
+  }
+  return pattern
+}
+
+const isPeriod = (v: Literal): v is Extract<DateValue, { kind: 'period' }> => typeof v === 'object' && 'kind' in v && v.kind === 'period'
+const isInstant = (v: Literal): v is Extract<DateValue, { kind: 'instant' }> => typeof v === 'object' && 'kind' in v && v.kind === 'instant'
+const plain = (v: Literal): unknown => isInstant(v) ? v.at : v
+
+/**
+ * Date-only and year-only values name a period [s, e) (CONTRACT.md §4): $eq means s <= v < e,
+ * $gt v >= e, $gte v >= s, $lt v < s, $lte v < e, $ne/$nin the negation, $in any period.
+ */
+function comparison (path: string, op: Operator, value: Literal): Converted {
+  if (!isPeriod(value)) return { operators: [[op, plain(value)]] }
+  const { start, end } = value
+  switch (op) {
+    case '$eq': return { operators: [['$gte', start], ['$lt', end]] }
+    case '$ne': return { clause: { [path]: { $not: { $gte: start, $lt: end } } } }
+    case '$gt': return { operators: [['$gte', end]] }
+    case '$gte': return { operators: [['$gte', start]] }
+    case '$lt': return { operators: [['$lt', start]] }
+    default: return { operators: [['$lt', end]] } // $lte
+  }
+}
+
+function membership (path: string, op: '$in' | '$nin', values: Literal[]): Converted {
+  if (!values.some(isPeriod)) return { operators: [[op, values.map(plain)]] }
+  const alternatives = values.map((v) => isPeriod(v) ? { [path]: { $gte: v.start, $lt: v.end } } : { [path]: plain(v) })
+  return { clause: op === '$in' ? { $or: alternatives } : { $nor: alternatives } }
+}
+
+/** Checks one operator's operand against the field and compiles it; undefined after a problem. */
+export function convertOperand (field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems): Converted | undefined {
+  switch (op) {
+    case '$in': case '$nin': case '$all': {
+      const values = list(field, op, node, pointer, problems)
+      if (values === undefined) return undefined
+      return op === '$all' ? { operators: [[op, values.map(plain)]] } : membership(field.path, op, values)
+    }
+    case '$exists': {
+      const value = flag(node)
+      if (value !== undefined) return { operators: [['$exists', value]] }
+      problems.add(PARAM, pointer, 'INVALID_VALUE', '$exists takes true or false')
+      return undefined
+    }
+    case '$size': {
+      const value = size(node)
+      if (value !== undefined) return { operators: [['$size', value]] }
+      problems.add(PARAM, pointer, 'INVALID_VALUE', '$size takes a non-negative integer')
+      return undefined
+    }
+    case '$regex': {
+      const pattern = regex(node, pointer, problems)
+      return pattern === undefined ? undefined : { operators: [['$regex', pattern]] }
+    }
+    default: {
+      const value = literal(field, node, pointer, problems)
+      return value === undefined ? undefined : comparison(field.path, op, value)
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import type { FieldKind } from '../schemas/fields.js'
+
+/** The thirteen operators of the filter language. */
+export const OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options', '$exists', '$all', '$size'] as const
+export type Operator = typeof OPERATORS[number]
+
+/** Rejected anywhere in a filter, for security (SPEC.md). */
+export const BLOCKED_OPERATORS: ReadonlySet<string> = new Set(['$where', '$near', '$geoWithin', '$geoIntersects'])
+
+const COMPARISON = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'] as const
+const EQUALITY = ['$eq', '$ne', '$in', '$nin', '$exists'] as const
+
+/** CONTRACT.md §4: the operators each field type accepts. */
+export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
+  string: new Set([...COMPARISON, '$regex', '$options']),
+  number: new Set(COMPARISON),
+  date: new Set(COMPARISON),
+  boolean: new Set(EQUALITY),
+  ref: new Set(EQUALITY),
+  'string[]': new Set([...EQUALITY, '$all', '$size', '$regex', '$options']),
+  'ref[]': new Set([...EQUALITY, '$all', '$size']),
+  custom: new Set(OPERATORS),
+  // Not in the contract's table: an array of embedded documents can only be tested for presence and length.
+  'object[]': new Set(['$exists', '$size'])
+}
+
+export const isOperator = (key: string): key is Operator => (OPERATORS as readonly string[]).includes(key)

@@ -1,0 +1,32 @@
+import type { ErrorCode, ProblemItem } from '../schemas/problem.js'
+
+export type { ErrorCode, ProblemItem }
+
+/** CONTRACT.md §5: a request's problems, every one of them up to 20. */
+export const MAX_PROBLEMS = 20
+
+export class Problems {
+  readonly items: ProblemItem[] = []
+
+  add (param: string, pointer: string, code: ErrorCode, message: string): void {
+    if (this.items.length < MAX_PROBLEMS) this.items.push({ param, pointer, code, message })
+  }
+
+  get full (): boolean {
+    return this.items.length >= MAX_PROBLEMS
+  }
+
+  get empty (): boolean {
+    return this.items.length === 0
+  }
+}
+
+/** RFC 6901: `~` and `/` are escaped inside a reference token. */
+export function pointerToken (key: string | number): string {
+  const text = String(key)
+  return text.includes('~') || text.includes('/') ? text.replaceAll('~', '~0').replaceAll('/', '~1') : text
+}
+
+export function childPointer (parent: string, key: string | number): string {
+  return `${parent}/${pointerToken(key)}`
+}

@@ -1,0 +1,90 @@
+import type { TObject, TSchema } from '@sinclair/typebox'
+import { closest, distance } from 'fastest-levenshtein'
+import { fieldKind, type FieldKind } from '../schemas/fields.js'
+import { OPERATORS_BY_KIND, type Operator } from './operators.js'
+
+export interface FieldSpec {
+  path: string
+  kind: FieldKind
+  operators: ReadonlySet<Operator>
+  /** Scalars, refs, `_id` and custom fields sort; arrays do not. */
+  sortable: boolean
+}
+
+/** What one list endpoint accepts, derived once from its kind's schema. */
+export interface QuerySpec {
+  fields: ReadonlyMap<string, FieldSpec>
+  /** Paths whose values are ids of other documents: nothing inside them is filterable. */
+  references: ReadonlySet<string>
+  hasCustomFields: boolean
+  /** The field the path fixes (`project` on nested lists): not filterable there. */
+  scopeField?: string
+  /** Field names offered as "did you mean" suggestions. */
+  suggestions: string[]
+}
+
+export const CUSTOM_FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: string } = {}): QuerySpec {
+  const fields = new Map<string, FieldSpec>()
+  const references = new Set<string>()
+  let hasCustomFields = false
+  const add = (path: string, property: TSchema, inArray: boolean) => {
+    const kind = fieldKind(property)
+    if (kind === undefined) return
+    if (kind === 'custom') {
+      hasCustomFields = true
+      return
+    }
+    if (kind === 'ref' || kind === 'ref[]') references.add(path)
+    const sortable = !inArray && !kind.endsWith('[]')
+    fields.set(path, { path, kind, operators: OPERATORS_BY_KIND[kind], sortable })
+    if (kind === 'object[]') {
+      const items = (property as unknown as { items: TObject }).items
+      for (const [name, inner] of Object.entries(items.properties)) add(`${path}.${name}`, inner, true)
+    }
+  }
+  for (const [name, property] of Object.entries(schema.properties)) add(name, property, false)
+  if (scopeField !== undefined) fields.delete(scopeField)
+  const suggestions = [...fields.keys()]
+  return { fields, references, hasCustomFields, scopeField, suggestions }
+}
+
+export type PathResolution =
+  | { field: FieldSpec }
+  | { code: 'SCOPE_FIELD' | 'RELATED_PATH' | 'UNKNOWN_FIELD', message: string }
+
+const customFieldSpec = (path: string): FieldSpec => ({ path, kind: 'custom', operators: OPERATORS_BY_KIND.custom, sortable: true })
+
+/** Tells what a dotted path names for this endpoint, or why it names nothing filterable. */
+export function resolvePath (spec: QuerySpec, path: string, context: 'filter' | 'sort'): PathResolution {
+  const field = spec.fields.get(path)
+  if (field !== undefined) return { field }
+  if (path === spec.scopeField) {
+    return { code: 'SCOPE_FIELD', message: `'${path}' is fixed by the URL path and cannot be used in ${context}` }
+  }
+  const dot = path.indexOf('.')
+  if (spec.hasCustomFields && dot > 0 && path.slice(0, dot) === 'customFields' && CUSTOM_FIELD_NAME.test(path.slice(dot + 1))) {
+    return { field: customFieldSpec(path) }
+  }
+  for (let end = path.indexOf('.'); end > 0; end = path.indexOf('.', end + 1)) {
+    const prefix = path.slice(0, end)
+    if (spec.references.has(prefix) || prefix === spec.scopeField) {
+      return { code: 'RELATED_PATH', message: `'${path}' reaches into a related object: related objects cannot be filtered or sorted; use '${prefix}' with an object id` }
+    }
+  }
+  const suggestion = suggest(spec, path)
+  const hint = path.startsWith('customFields') && spec.hasCustomFields
+    ? "; custom fields are written 'customFields.<name>' with a name of 1–64 letters, digits, '_' or '-'"
+    : suggestion === undefined ? '' : `; did you mean '${suggestion}'?`
+  return { code: 'UNKNOWN_FIELD', message: `Unknown field '${path}' in ${context}${hint}` }
+}
+
+function suggest (spec: QuerySpec, path: string): string | undefined {
+  if (path.length === 0 || path.length > 100) return undefined
+  const lower = path.toLowerCase()
+  const sameLetters = spec.suggestions.find((name) => name.toLowerCase() === lower)
+  if (sameLetters !== undefined) return sameLetters
+  const best = closest(path, spec.suggestions)
+  return distance(path, best) <= Math.max(2, Math.floor(path.length / 3)) ? best : undefined
+}

@@ -1,0 +1,64 @@
+// Reads the raw query string itself: a generic parser would silently merge repeated
+// parameters or decide on its own what `filter[a][$in]` or `filter[__proto__]` means.
+import { Problems } from './problems.js'
+
+export interface RawListParams {
+  filter?: string
+  /** `filter[<field>]` / `filter[<field>][<op>]` entries, in order. */
+  brackets: Array<{ field: string, operator?: string, value: string }>
+  sort?: string
+  limit?: string
+  skip?: string
+  count?: string
+}
+
+const SCALAR_PARAMS = new Set(['filter', 'sort', 'limit', 'skip', 'count'])
+const BRACKET_KEY = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/
+const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT' } as const
+
+/** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
+function decode (text: string): string | undefined {
+  if (!text.includes('%') && !text.includes('+')) return text
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '))
+  } catch {
+    return undefined
+  }
+}
+
+export function readQueryString (raw: string, problems: Problems): RawListParams {
+  const params: RawListParams = { brackets: [] }
+  const seen = new Set<string>()
+  if (raw.length === 0) return params
+  for (const part of raw.split('&')) {
+    if (part.length === 0) continue
+    const equals = part.indexOf('=')
+    const rawKey = equals < 0 ? part : part.slice(0, equals)
+    const key = decode(rawKey)
+    if (key === undefined) {
+      problems.add(rawKey, '', 'UNKNOWN_PARAMETER', `The parameter name '${rawKey}' is not valid percent-encoding`)
+      continue
+    }
+    if (seen.has(key)) {
+      problems.add(key, '', 'DUPLICATE_PARAMETER', `'${key}' is given more than once; give each parameter once`)
+      continue
+    }
+    seen.add(key)
+    const value = decode(equals < 0 ? '' : part.slice(equals + 1))
+    if (SCALAR_PARAMS.has(key)) {
+      const name = key as keyof typeof INVALID_CODE
+      if (value === undefined) problems.add(name, '', INVALID_CODE[name], `The value of '${name}' is not valid percent-encoding`)
+      else params[name] = value
+      continue
+    }
+    const bracket = BRACKET_KEY.exec(key)
+    if (bracket === null) {
+      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}'; the parameters are filter, sort, limit, skip and count`)
+    } else if (value === undefined) {
+      problems.add('filter', '', 'INVALID_VALUE', `The value of '${key}' is not valid percent-encoding`)
+    } else {
+      params.brackets.push({ field: bracket[1] as string, operator: bracket[2], value })
+    }
+  }
+  return params
+}
