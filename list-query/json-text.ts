@@ -83,12 +83,15 @@ class Reader {
       if (this.text[this.position] !== ':') throw new JsonSyntaxError("expected ':' after a key", this.position)
       this.position++
       this.skipSpace()
-      const value = this.value(keyPointer, depth + 1)
+      // The key is judged before its value is read, so that its problem comes first.
+      const rejected = FORBIDDEN_KEYS.has(key) || seen.has(key)
       if (FORBIDDEN_KEYS.has(key)) {
         this.problems.add(this.param, keyPointer, 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
       } else if (seen.has(key)) {
         this.problems.add(this.param, keyPointer, 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
-      } else {
+      }
+      const value = this.value(keyPointer, depth + 1)
+      if (!rejected) {
         seen.add(key)
         entries.push([key, value])
       }

@@ -1,0 +1,53 @@
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { compileListQuery, type ListLimits, type ListQuery } from '../list-query/compile-list-query.js'
+import type { QuerySpec } from '../list-query/query-spec.js'
+import { ProblemError } from './errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The parsed, validated list query; set for routes whose config has `listQuery`. */
+    listQuery: ListQuery | null
+  }
+  interface FastifyContextConfig {
+    /** Opts a route in: its kind's query rules (see list-query/query-spec.ts). */
+    listQuery?: QuerySpec
+  }
+}
+
+function rawQuery (request: FastifyRequest): string {
+  const url = request.raw.url ?? ''
+  const mark = url.indexOf('?')
+  return mark < 0 ? '' : url.slice(mark + 1)
+}
+
+/**
+ * Fills `request.listQuery` before validation and the handler, from the raw query string;
+ * a bad request is answered 400 here, before anything reaches the database.
+ */
+async function listQueryPlugin (fastify: FastifyInstance) {
+  const limits: ListLimits = {
+    defaultLimit: fastify.config.DEFAULT_LIMIT,
+    maxLimit: fastify.config.MAX_LIMIT,
+    maxSkip: fastify.config.MAX_SKIP
+  }
+  fastify.decorateRequest('listQuery', null)
+
+  fastify.addHook('onRoute', (route) => {
+    const spec = route.config?.listQuery
+    if (spec === undefined) return
+    const compile: onRequestHookHandler = function (request, _reply, done) {
+      const result = compileListQuery(rawQuery(request), spec, limits)
+      if (!result.ok) {
+        done(ProblemError.badRequest(result.problems))
+        return
+      }
+      request.listQuery = result.query
+      done()
+    }
+    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [...existing, compile]
+  })
+}
+
+export default fp(listQueryPlugin, { name: 'list-query', dependencies: ['config', 'errors'] })

@@ -1,0 +1,175 @@
+// Value rules of CONTRACT.md §4, both notations, through the pure compiler.
+import { ObjectId } from 'mongodb'
+import t from 'tap'
+import { parseDate } from '../../list-query/dates.js'
+import { Activity, Place, Project, Registration, Session } from '../../schemas/kinds.js'
+import { ID, ID2, compileFor, jsonFilter } from '../helpers/list-query.js'
+
+const ok = (schema: Parameters<typeof compileFor>[0], query: string) => {
+  const result = compileFor(schema, query)
+  if (!result.ok) throw new Error(`expected ${query} to compile: ${JSON.stringify(result.problems)}`)
+  return result.query
+}
+const problem = (schema: Parameters<typeof compileFor>[0], query: string) => {
+  const result = compileFor(schema, query)
+  if (result.ok) throw new Error(`expected ${query} to be refused`)
+  return result.problems[0]
+}
+
+t.test('bracket values are converted by the field type', async (t) => {
+  t.same(ok(Activity, 'filter[active]=true').filter, { active: { $eq: true } })
+  t.same(ok(Place, 'filter[maxNumberOfParticipants][$gte]=10').filter, { maxNumberOfParticipants: { $gte: 10 } })
+  t.same(ok(Place, 'filter[maxNumberOfParticipants][$lt]=-2.5e1').filter, { maxNumberOfParticipants: { $lt: -25 } })
+  t.same(ok(Session, 'filter[start][$gte]=2024-06-01T10:00:00Z').filter, { start: { $gte: new Date('2024-06-01T10:00:00Z') } })
+  t.same(ok(Activity, `filter[category]=${ID}`).filter, { category: { $eq: new ObjectId(ID) } })
+  t.same(ok(Activity, 'filter[tags][$all]=music,dance').filter, { tags: { $all: ['music', 'dance'] } })
+  t.same(ok(Activity, 'filter[tags][$size]=2&filter[tags][$exists]=true').filter, { tags: { $size: 2, $exists: true } })
+  t.same(ok(Activity, 'filter[customFields.level]=10').filter, { 'customFields.level': { $eq: '10' } }, 'custom field values stay strings')
+  t.same(ok(Activity, 'filter[name][$regex]=yo%2Bga&filter[name][$options]=i').filter, { name: { $regex: 'yo+ga', $options: 'i' } })
+})
+
+t.test('bracket values that do not fit the type are refused', async (t) => {
+  t.match(problem(Activity, 'filter[active]=yes'), { code: 'INVALID_VALUE', pointer: '/active' })
+  t.match(problem(Place, 'filter[maxNumberOfParticipants]=ten'), { code: 'INVALID_VALUE', pointer: '/maxNumberOfParticipants' })
+  t.match(problem(Activity, 'filter[category][$in]=' + ID + ',nope'), { code: 'INVALID_OBJECT_ID', pointer: '/category/$in/1' })
+  t.match(problem(Activity, 'filter[tags][$size]=two'), { code: 'INVALID_VALUE', pointer: '/tags/$size' })
+  t.match(problem(Activity, 'filter[name]=a&filter[name][$ne]=b'), { code: 'DUPLICATE_KEY', pointer: '/name' })
+})
+
+t.test('JSON literals must have the field type: no conversion from strings', async (t) => {
+  t.match(problem(Activity, jsonFilter({ active: 'true' })), { code: 'INVALID_VALUE', pointer: '/active' })
+  t.match(problem(Place, jsonFilter({ maxNumberOfParticipants: '5' })), { code: 'INVALID_VALUE' })
+  t.match(problem(Activity, jsonFilter({ name: 5 })), { code: 'INVALID_VALUE' })
+  t.match(problem(Activity, jsonFilter({ category: 5 })), { code: 'INVALID_OBJECT_ID' })
+  t.match(problem(Session, jsonFilter({ start: 1717200000000 })), { code: 'INVALID_DATE' })
+  t.same(ok(Activity, jsonFilter({ category: ID.toUpperCase() })).filter, { category: { $eq: new ObjectId(ID) } }, 'either case')
+})
+
+t.test('numbers are finite and within ±2^53', async (t) => {
+  t.same(ok(Place, jsonFilter({ maxNumberOfParticipants: -(2 ** 53) })).filter, { maxNumberOfParticipants: { $eq: -(2 ** 53) } })
+  t.match(problem(Place, jsonFilter('{"maxNumberOfParticipants":9007199254740994}')), { code: 'INVALID_VALUE' })
+  t.match(problem(Place, jsonFilter('{"maxNumberOfParticipants":1e400}')), { code: 'INVALID_VALUE' })
+  t.match(problem(Place, 'filter[maxNumberOfParticipants]=1e400'), { code: 'INVALID_VALUE' })
+})
+
+t.test('no null, arrays or objects as literals', async (t) => {
+  t.match(problem(Activity, jsonFilter({ name: null })), { code: 'INVALID_VALUE', message: /\$exists/ })
+  t.match(problem(Activity, jsonFilter({ tags: ['a'] })), { code: 'INVALID_VALUE', pointer: '/tags' })
+  t.match(problem(Activity, jsonFilter({ name: {} })), { code: 'INVALID_VALUE', pointer: '/name' })
+  t.match(problem(Activity, jsonFilter({ name: { $eq: 'a', first: 'b' } })), { code: 'INVALID_VALUE', pointer: '/name/first' })
+  t.match(problem(Activity, jsonFilter({ name: { $in: ['a', null] } })), { code: 'INVALID_VALUE', pointer: '/name/$in/1' })
+  t.match(problem(Registration, jsonFilter({ 'customFields.ticket': { a: 1 } })), { code: 'INVALID_VALUE' })
+})
+
+t.test('$exists, $size and the list operators check their operands', async (t) => {
+  t.match(problem(Activity, jsonFilter({ name: { $exists: 'true' } })), { code: 'INVALID_VALUE', pointer: '/name/$exists' })
+  t.match(problem(Activity, jsonFilter({ tags: { $size: -1 } })), { code: 'INVALID_VALUE' })
+  t.match(problem(Activity, jsonFilter({ tags: { $size: 1.5 } })), { code: 'INVALID_VALUE' })
+  t.match(problem(Activity, jsonFilter({ name: { $in: 'a' } })), { code: 'INVALID_VALUE', pointer: '/name/$in' })
+  t.ok(compileFor(Session, jsonFilter({ places: { $in: Array(100).fill(ID2) } })).ok, '100 values are accepted')
+  t.match(problem(Session, jsonFilter({ places: { $all: Array(101).fill(ID2) } })), { code: 'ARRAY_TOO_LARGE', pointer: '/places/$all' })
+  t.same(ok(Activity, jsonFilter({ name: { $in: [] } })).filter, { name: { $in: [] } }, 'an empty $in matches nothing, as in MongoDB')
+})
+
+t.test('$regex: 500 characters, must compile, must be safe', async (t) => {
+  t.ok(compileFor(Activity, jsonFilter({ name: { $regex: 'a'.repeat(500) } })).ok)
+  t.match(problem(Activity, jsonFilter({ name: { $regex: 'a'.repeat(501) } })), { code: 'REGEX_TOO_LONG' })
+  t.match(problem(Activity, jsonFilter({ name: { $regex: '[a-' } })), { code: 'INVALID_REGEX' })
+  for (const unsafe of ['(a+)+', '(a*)*b', '(x+x+)+y', '([a-z]+)*$']) {
+    t.match(problem(Activity, jsonFilter({ name: { $regex: unsafe } })), { code: 'UNSAFE_REGEX' }, unsafe)
+  }
+  t.match(problem(Activity, jsonFilter({ name: { $regex: 1 } })), { code: 'INVALID_VALUE' })
+  t.same(ok(Activity, jsonFilter({ name: { $regex: '^yo', $options: 'imsx' } })).filter, { name: { $regex: '^yo', $options: 'imsx' } })
+})
+
+t.test('custom fields: names of 1–64 safe characters, scalar values compared as given', async (t) => {
+  t.ok(compileFor(Activity, jsonFilter({ [`customFields.${'a'.repeat(64)}`]: 1 })).ok)
+  t.match(problem(Activity, jsonFilter({ [`customFields.${'a'.repeat(65)}`]: 1 })), { code: 'UNKNOWN_FIELD', message: /customFields\.<name>/ })
+  t.match(problem(Activity, jsonFilter({ 'customFields.a.b': 1 })), { code: 'UNKNOWN_FIELD' })
+  t.match(problem(Activity, jsonFilter({ 'customFields.a b': 1 })), { code: 'UNKNOWN_FIELD' })
+  t.same(ok(Activity, jsonFilter({ 'customFields.since': { $gte: '2024-01-01' } })).filter, { 'customFields.since': { $gte: '2024-01-01' } }, 'no date conversion')
+  t.same(ok(Activity, jsonFilter({ 'customFields.vip': true, 'customFields.level': { $gt: 2 } })).filter, { 'customFields.vip': { $eq: true }, 'customFields.level': { $gt: 2 } })
+})
+
+t.test('paths: related objects, the scope field, unknown fields', async (t) => {
+  t.match(problem(Registration, jsonFilter({ 'user.email': 'a' })), { code: 'RELATED_PATH', pointer: '/user.email' })
+  t.match(problem(Session, jsonFilter({ 'places.name': 'a' })), { code: 'RELATED_PATH' })
+  t.match(problem(Registration, jsonFilter({ 'sessionsSubscriptions.session.name': 'a' })), { code: 'RELATED_PATH' })
+  t.match(problem(Session, jsonFilter({ 'project.name': 'a' })), { code: 'RELATED_PATH' })
+  t.match(problem(Session, jsonFilter({ project: ID })), { code: 'SCOPE_FIELD' })
+  t.match(compileFor(Project, jsonFilter({ project: ID }), { scoped: false }), { ok: false, problems: [{ code: 'UNKNOWN_FIELD' }] }, 'projects have no project field')
+  t.match(problem(Activity, jsonFilter({ 'a/b~c': 1 })), { code: 'UNKNOWN_FIELD', pointer: '/a~1b~0c' }, 'pointers escape ~ and /')
+  t.match(problem(Activity, jsonFilter({ Name: 1 })), { message: /did you mean 'name'/ })
+  t.match(problem(Activity, jsonFilter({ '': 1 })), { code: 'UNKNOWN_FIELD', pointer: '/' })
+})
+
+t.test('bracket keys cannot pollute prototypes', async (t) => {
+  t.match(problem(Activity, 'filter[__proto__][polluted]=1'), { code: 'UNKNOWN_FIELD' })
+  t.match(problem(Activity, 'filter[constructor]=1'), { code: 'UNKNOWN_FIELD' })
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+})
+
+t.test('query-string rules', async (t) => {
+  t.match(problem(Activity, 'Filter=1'), { code: 'UNKNOWN_PARAMETER', param: 'Filter' })
+  t.match(problem(Activity, 'filter[]=1'), { code: 'UNKNOWN_PARAMETER' })
+  t.match(problem(Activity, 'filter=%E0%A4%A'), { code: 'INVALID_JSON', param: 'filter' })
+  t.match(problem(Activity, 'limit=%zz'), { code: 'INVALID_LIMIT', param: 'limit' })
+  t.match(problem(Activity, 'filter[name]=%zz'), { code: 'INVALID_VALUE' })
+  t.match(problem(Activity, 'count=1&count=1'), { code: 'DUPLICATE_PARAMETER', param: 'count' })
+  t.ok(compileFor(Activity, 'limit=5&&skip=1&').ok, 'empty pieces are ignored')
+})
+
+t.test('limit, skip and count: decimal integers only', async (t) => {
+  t.match(ok(Activity, 'limit=007&skip=0&count=false'), { limit: 7, skip: 0, count: false })
+  t.match(ok(Activity, 'limit=1000&skip=100000&count=true'), { limit: 1000, skip: 100000, count: true })
+  for (const bad of ['limit=', 'limit=%2B5', 'limit=+5', 'limit=5.0', 'limit=-1', 'limit=1e3', 'limit=0x10', 'limit=1001', 'limit=99999999999999999999']) {
+    t.match(problem(Activity, bad), { code: 'INVALID_LIMIT' }, bad)
+  }
+  for (const bad of ['skip=', 'skip=1.5', 'skip=100001', 'skip=%201']) t.match(problem(Activity, bad), { code: 'INVALID_SKIP' }, bad)
+  for (const bad of ['count=', 'count=TRUE', 'count=1', 'count']) t.match(problem(Activity, bad), { code: 'INVALID_COUNT' }, bad)
+})
+
+t.test('sort', async (t) => {
+  t.same(ok(Session, 'sort=%2Bname,-createdAt').sort, { name: 1, createdAt: -1, _id: 1 })
+  t.same(ok(Session, 'sort=+name,-start').sort, { name: 1, start: -1, _id: 1 }, 'a raw + arrives as a space and counts as +')
+  t.same(ok(Session, 'sort=-_id').sort, { _id: -1 }, '_id chosen by the client is not repeated')
+  t.same(ok(Session, 'sort=-start,%2B_id,-name').sort, { start: -1, _id: 1, name: -1 })
+  t.same(ok(Registration, 'sort=-customFields.ticket').sort, { 'customFields.ticket': -1, _id: 1 })
+  t.same(ok(Session, '').sort, { _id: 1 }, 'default order: _id ascending')
+  t.match(problem(Session, 'sort='), { code: 'INVALID_SORT', pointer: '/0' })
+  t.match(problem(Session, 'sort=%2Bname,,-start'), { code: 'INVALID_SORT', pointer: '/1' })
+  t.match(problem(Session, 'sort=%2Bactivity.name'), { code: 'INVALID_SORT', message: /related/ })
+  t.match(problem(Session, 'sort=-project'), { code: 'INVALID_SORT', message: /fixed by the URL path/ })
+  t.match(problem(Session, 'sort=%2Bnmae'), { code: 'INVALID_SORT', message: /did you mean 'name'/ })
+  t.match(problem(Registration, 'sort=%2BsessionsSubscriptions.session'), { code: 'INVALID_SORT', message: /array/ })
+  t.match(problem(Session, 'sort=*name'), { code: 'INVALID_SORT', pointer: '/0' })
+})
+
+t.test('dates: the three forms, and impossible dates', async (t) => {
+  t.same(parseDate('2024'), { kind: 'period', start: new Date('2024-01-01T00:00:00Z'), end: new Date('2025-01-01T00:00:00Z') })
+  t.same(parseDate('2024-02-29'), { kind: 'period', start: new Date('2024-02-29T00:00:00Z'), end: new Date('2024-03-01T00:00:00Z') })
+  t.same(parseDate('2024-06-01T10:00:00.123Z'), { kind: 'instant', at: new Date('2024-06-01T10:00:00.123Z') })
+  t.same(parseDate('2024-06-01T10:00:00+02:00'), { kind: 'instant', at: new Date('2024-06-01T08:00:00Z') })
+  t.same(parseDate('2024-06-01T00:30:00-01:30'), { kind: 'instant', at: new Date('2024-06-01T02:00:00Z') })
+  t.same(parseDate('0099'), { kind: 'period', start: new Date('0099-01-01T00:00:00Z'), end: new Date('0100-01-01T00:00:00Z') })
+  for (const bad of ['2023-02-29', '2024-13-01', '2024-00-10', '2024-04-31', '2024-06-01T24:00:00Z', '2024-06-01T10:60:00Z', '2024-06-01T10:00:60Z',
+    '2024-06-01T10:00:00', '2024-06-01T10:00Z', '2024-06-01T10:00:00.12Z', '2024-06-01 10:00:00Z', '24-06-01', '2024-6-1', '202', 'June 2024', '2024-06-01T10:00:00+24:00']) {
+    t.equal(parseDate(bad), undefined, bad)
+  }
+})
+
+t.test('date-only and year-only values name whole UTC periods', async (t) => {
+  const day = { start: new Date('2024-06-01T00:00:00Z'), end: new Date('2024-06-02T00:00:00Z') }
+  const f = (condition: unknown) => ok(Session, jsonFilter({ start: condition })).filter
+  t.same(f('2024-06-01'), { start: { $gte: day.start, $lt: day.end } })
+  t.same(f({ $eq: '2024-06-01' }), { start: { $gte: day.start, $lt: day.end } })
+  t.same(f({ $ne: '2024-06-01' }), { $and: [{ start: { $not: { $gte: day.start, $lt: day.end } } }] })
+  t.same(f({ $gt: '2024-06-01' }), { start: { $gte: day.end } })
+  t.same(f({ $gte: '2024-06-01' }), { start: { $gte: day.start } })
+  t.same(f({ $lt: '2024-06-01' }), { start: { $lt: day.start } })
+  t.same(f({ $lte: '2024-06-01' }), { start: { $lt: day.end } })
+  t.same(f({ $in: ['2024-06-01', '2024-06-03T10:00:00Z'] }), { $and: [{ $or: [{ start: { $gte: day.start, $lt: day.end } }, { start: new Date('2024-06-03T10:00:00Z') }] }] })
+  t.same(f({ $nin: ['2024-06-01'] }), { $and: [{ $nor: [{ start: { $gte: day.start, $lt: day.end } }] }] })
+  t.same(f({ $in: ['2024-06-01T10:00:00Z'] }), { start: { $in: [new Date('2024-06-01T10:00:00Z')] } }, 'instants only: a plain $in')
+  t.same(f({ $eq: '2024-06-01', $gte: '2024-06-01T12:00:00Z' }), { start: { $gte: day.start, $lt: day.end }, $and: [{ start: { $gte: new Date('2024-06-01T12:00:00Z') } }] }, 'a repeated operator goes to $and')
+})

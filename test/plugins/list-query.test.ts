@@ -1,0 +1,117 @@
+// Every error code of the query language, through HTTP: status, problem+json, code and pointer,
+// and no handler (so no database query) for a rejected request.
+import t from 'tap'
+import { buildQuerySpec } from '../../list-query/query-spec.js'
+import { Activity, Session } from '../../schemas/kinds.js'
+import { build } from '../helpers/build.js'
+import { ID, jsonFilter } from '../helpers/list-query.js'
+
+let handlerCalls = 0
+const fastify = await build(t, {
+  config: { MAX_LIMIT: 500, DEFAULT_LIMIT: 50, MAX_SKIP: 1000 },
+  extend: (app) => {
+    for (const [path, schema] of [['/test/sessions', Session], ['/test/activities', Activity]] as const) {
+      app.get(path, { config: { listQuery: buildQuerySpec(schema, { scopeField: 'project' }) } }, async (request) => {
+        handlerCalls++
+        return request.listQuery
+      })
+    }
+    app.get('/test/plain', async (request) => ({ listQuery: request.listQuery }))
+  }
+})
+
+type Case = [string, string, string, string, string?]
+// [what, query string, code, pointer, param (default filter)]
+const cases: Case[] = [
+  ['malformed JSON', 'filter={"name":', 'INVALID_JSON', ''],
+  ['a __proto__ key', jsonFilter('{"__proto__":{"name":"x"}}'), 'INVALID_JSON', '/__proto__'],
+  ['a constructor key written with \\u escapes', jsonFilter('{"\\u0063onstructor":{"prototype":1}}'), 'INVALID_JSON', '/constructor'],
+  ['a duplicate key', jsonFilter('{"name":"a","name":"b"}'), 'DUPLICATE_KEY', '/name'],
+  ['a JSON array', jsonFilter([{ name: 'a' }]), 'FILTER_NOT_OBJECT', ''],
+  ['a JSON string', jsonFilter('"name"'), 'FILTER_NOT_OBJECT', ''],
+  ['10,001 characters', jsonFilter(`{"name":"${'x'.repeat(9_990)}"}`), 'FILTER_TOO_LARGE', ''],
+  ['a misspelt field', jsonFilter({ nmae: 'x' }), 'UNKNOWN_FIELD', '/nmae'],
+  ['a related path', jsonFilter({ 'activity.name': 'x' }), 'RELATED_PATH', '/activity.name'],
+  ['the scope field', jsonFilter({ project: ID }), 'SCOPE_FIELD', '/project'],
+  ['$where', jsonFilter({ $where: 'sleep(1000)' }), 'BLOCKED_OPERATOR', '/$where'],
+  ['$near inside a field', jsonFilter({ start: { $near: [1, 2] } }), 'BLOCKED_OPERATOR', '/start/$near'],
+  ['$or', jsonFilter({ $or: [{ name: 'a' }] }), 'UNKNOWN_OPERATOR', '/$or'],
+  ['$expr inside a field', jsonFilter({ name: { $expr: 1 } }), 'UNKNOWN_OPERATOR', '/name/$expr'],
+  ['$regex on a date', jsonFilter({ start: { $regex: '2024' } }), 'OPERATOR_NOT_ALLOWED', '/start/$regex'],
+  ['null as a value', jsonFilter({ name: null }), 'INVALID_VALUE', '/name'],
+  ['an impossible date', jsonFilter({ start: '2024-02-30' }), 'INVALID_DATE', '/start'],
+  ['a timestamp without offset', jsonFilter({ start: { $gte: '2024-06-01T10:00:00' } }), 'INVALID_DATE', '/start/$gte'],
+  ['a bad object id', jsonFilter({ activity: '123' }), 'INVALID_OBJECT_ID', '/activity'],
+  ['a 501-character pattern', jsonFilter({ name: { $regex: 'a'.repeat(501) } }), 'REGEX_TOO_LONG', '/name/$regex'],
+  ['a pattern that does not compile', jsonFilter({ name: { $regex: '(' } }), 'INVALID_REGEX', '/name/$regex'],
+  ['a nested quantifier', jsonFilter({ name: { $regex: '(a+)+$' } }), 'UNSAFE_REGEX', '/name/$regex'],
+  ['an unknown regex flag', jsonFilter({ name: { $regex: 'a', $options: 'g' } }), 'INVALID_REGEX_OPTIONS', '/name/$options'],
+  ['a repeated regex flag', jsonFilter({ name: { $regex: 'a', $options: 'ii' } }), 'INVALID_REGEX_OPTIONS', '/name/$options'],
+  ['$options without $regex', jsonFilter({ name: { $options: 'i' } }), 'INVALID_REGEX_OPTIONS', '/name/$options'],
+  ['101 values in $in', jsonFilter({ stewards: { $in: Array(101).fill(ID) } }), 'ARRAY_TOO_LARGE', '/stewards/$in'],
+  ['both notations', `${jsonFilter({ name: 'a' })}&filter[name]=b`, 'MIXED_FILTER_NOTATION', ''],
+  ['a sort without direction', 'sort=name', 'INVALID_SORT', '/0', 'sort'],
+  ['a sort on an array field', 'sort=%2Bname,-places', 'INVALID_SORT', '/1', 'sort'],
+  ['a duplicate sort field', 'sort=%2Bname,-name', 'INVALID_SORT', '/1', 'sort'],
+  ['six sort fields', 'sort=%2Bname,%2Bemail,%2Bstart,%2Bend,%2Bactivity,%2BcreatedAt', 'INVALID_SORT', '/5', 'sort'],
+  ['limit 0', 'limit=0', 'INVALID_LIMIT', '', 'limit'],
+  ['limit above MAX_LIMIT', 'limit=501', 'INVALID_LIMIT', '', 'limit'],
+  ['limit with an exponent', 'limit=1e2', 'INVALID_LIMIT', '', 'limit'],
+  ['a negative skip', 'skip=-1', 'INVALID_SKIP', '', 'skip'],
+  ['skip above MAX_SKIP', 'skip=1001', 'INVALID_SKIP', '', 'skip'],
+  ['count=yes', 'count=yes', 'INVALID_COUNT', '', 'count'],
+  ['limit given twice', 'limit=1&limit=2', 'DUPLICATE_PARAMETER', '', 'limit'],
+  ['the same bracket twice', 'filter[name]=a&filter[name]=b', 'DUPLICATE_PARAMETER', '', 'filter[name]'],
+  ['an unknown parameter', 'page=2', 'UNKNOWN_PARAMETER', '', 'page'],
+  ['a too deep bracket key', 'filter[name][$in][0]=a', 'UNKNOWN_PARAMETER', '', 'filter[name][$in][0]']
+]
+
+for (const [what, query, code, pointer, param = 'filter'] of cases) {
+  t.test(`${what} → 400 ${code} at ${param}${pointer}`, async (t) => {
+    const before = handlerCalls
+    const res = await fastify.inject(`/test/sessions?${query}`)
+    t.equal(res.statusCode, 400)
+    t.match(res.headers['content-type'], /^application\/problem\+json/)
+    const body = res.json()
+    t.match(body, { type: 'about:blank', title: 'Bad Request', status: 400, code })
+    t.same(body.errors[0], { param, pointer, code, message: body.detail }, 'the first problem is repeated in code/detail')
+    t.equal(handlerCalls, before, 'the handler, and so the database, is never reached')
+  })
+}
+
+t.test('every problem is listed, at most 20', async (t) => {
+  const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`unknown${i}`, 1]))
+  const res = await fastify.inject(`/test/sessions?${jsonFilter(many)}`)
+  t.equal(res.json().errors.length, 20)
+  const mixed = await fastify.inject(`/test/sessions?${jsonFilter({ nmae: 1, start: 'x' })}&sort=name&limit=0`)
+  t.same(mixed.json().errors.map((e: { code: string }) => e.code), ['UNKNOWN_FIELD', 'INVALID_DATE', 'INVALID_SORT', 'INVALID_LIMIT'])
+})
+
+t.test('"did you mean" suggests a near field name', async (t) => {
+  const res = await fastify.inject(`/test/sessions?${jsonFilter({ nmae: 'x' })}`)
+  t.equal(res.json().detail, "Unknown field 'nmae' in filter; did you mean 'name'?")
+  const far = await fastify.inject(`/test/sessions?${jsonFilter({ zzzzzz: 'x' })}`)
+  t.equal(far.json().detail, "Unknown field 'zzzzzz' in filter")
+})
+
+t.test('a related path says that related objects cannot be filtered', async (t) => {
+  const res = await fastify.inject(`/test/activities?${jsonFilter({ 'category.name': 'Music' })}`)
+  t.match(res.json().detail, /related objects cannot be filtered/)
+})
+
+t.test('a valid request reaches the handler with request.listQuery filled', async (t) => {
+  const res = await fastify.inject(`/test/sessions?${jsonFilter({ name: 'a' })}&sort=-start&limit=10&skip=20&count=true`)
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { filter: { name: { $eq: 'a' } }, sort: { start: -1, _id: 1 }, skip: 20, limit: 10, count: true })
+})
+
+t.test('configured defaults apply', async (t) => {
+  const res = await fastify.inject('/test/sessions')
+  t.same(res.json(), { filter: {}, sort: { _id: 1 }, skip: 0, limit: 50, count: false })
+})
+
+t.test('routes that do not opt in are untouched', async (t) => {
+  const res = await fastify.inject('/test/plain?anything=1&anything=2')
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { listQuery: null })
+})
