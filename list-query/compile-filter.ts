@@ -110,11 +110,12 @@ function checkOptions (operand: FilterNode, pointer: string, problems: Problems)
 function reportBlocked (node: FilterNode, pointer: string, problems: Problems): void {
   if (node.type === 'object') {
     for (const [key, value] of node.entries) {
-      const at = childPointer(pointer, key)
-      if (BLOCKED_OPERATORS.has(key)) problems.add(PARAM, at, 'BLOCKED_OPERATOR', `'${key}' is blocked for security reasons`)
-      else reportBlocked(value, at, problems)
+      if (BLOCKED_OPERATORS.has(key)) problems.add(PARAM, childPointer(pointer, key), 'BLOCKED_OPERATOR', `'${key}' is blocked for security reasons`)
+      else if (value.type === 'object' || value.type === 'array') reportBlocked(value, childPointer(pointer, key), problems)
     }
   } else if (node.type === 'array') {
-    node.items.forEach((item, i) => reportBlocked(item, childPointer(pointer, i), problems))
+    node.items.forEach((item, i) => {
+      if (item.type === 'object' || item.type === 'array') reportBlocked(item, childPointer(pointer, i), problems)
+    })
   }
 }

@@ -1,7 +1,7 @@
 // A strict JSON reader for `filter=`: JSON.parse keeps the last of duplicate keys silently
 // and says nothing of `__proto__`, so the text is read here, with a JSON Pointer for every problem.
 import type { FilterNode } from './filter-tree.js'
-import { childPointer, type Problems } from './problems.js'
+import { pointerToken, type Problems } from './problems.js'
 
 /** Keys that poison prototypes when a parsed object is merged or cloned somewhere downstream. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
@@ -15,13 +15,15 @@ class JsonSyntaxError extends Error {
 
 class Reader {
   private position = 0
+  /** Keys and indexes down to the value being read; a pointer is only built for a problem. */
+  private readonly path: Array<string | number> = []
 
   constructor (private readonly text: string, private readonly problems: Problems, private readonly param: string) {}
 
   read (): FilterNode | undefined {
     try {
       this.skipSpace()
-      const value = this.value('', 0)
+      const value = this.value(0)
       this.skipSpace()
       if (this.position < this.text.length) throw new JsonSyntaxError('unexpected text after the JSON value', this.position)
       return value
@@ -43,12 +45,18 @@ class Reader {
     this.position = i
   }
 
-  private value (pointer: string, depth: number): FilterNode {
+  private pointer (): string {
+    let out = ''
+    for (const token of this.path) out += `/${pointerToken(token)}`
+    return out
+  }
+
+  private value (depth: number): FilterNode {
     if (depth > MAX_DEPTH) throw new JsonSyntaxError(`nesting deeper than ${MAX_DEPTH} levels`, this.position)
     const c = this.text[this.position]
     switch (c) {
-      case '{': return this.object(pointer, depth)
-      case '[': return this.array(pointer, depth)
+      case '{': return this.object(depth)
+      case '[': return this.array(depth)
       case '"': return { type: 'string', value: this.string(), fromText: false }
       case 't': return this.literal('true', { type: 'boolean', value: true })
       case 'f': return this.literal('false', { type: 'boolean', value: false })
@@ -65,10 +73,9 @@ class Reader {
     return node
   }
 
-  private object (pointer: string, depth: number): FilterNode {
+  private object (depth: number): FilterNode {
     this.position++
     const entries: Array<[string, FilterNode]> = []
-    const seen = new Set<string>()
     this.skipSpace()
     if (this.text[this.position] === '}') {
       this.position++
@@ -78,23 +85,22 @@ class Reader {
       this.skipSpace()
       if (this.text[this.position] !== '"') throw new JsonSyntaxError('expected a double-quoted key', this.position)
       const key = this.string()
-      const keyPointer = childPointer(pointer, key)
       this.skipSpace()
       if (this.text[this.position] !== ':') throw new JsonSyntaxError("expected ':' after a key", this.position)
       this.position++
       this.skipSpace()
       // The key is judged before its value is read, so that its problem comes first.
-      const rejected = FORBIDDEN_KEYS.has(key) || seen.has(key)
+      const duplicate = hasKey(entries, key)
+      const rejected = FORBIDDEN_KEYS.has(key) || duplicate
+      this.path.push(key)
       if (FORBIDDEN_KEYS.has(key)) {
-        this.problems.add(this.param, keyPointer, 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
-      } else if (seen.has(key)) {
-        this.problems.add(this.param, keyPointer, 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
+        this.problems.add(this.param, this.pointer(), 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
+      } else if (duplicate) {
+        this.problems.add(this.param, this.pointer(), 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
       }
-      const value = this.value(keyPointer, depth + 1)
-      if (!rejected) {
-        seen.add(key)
-        entries.push([key, value])
-      }
+      const value = this.value(depth + 1)
+      this.path.pop()
+      if (!rejected) entries.push([key, value])
       this.skipSpace()
       const next = this.text[this.position++]
       if (next === '}') return { type: 'object', entries }
@@ -102,7 +108,7 @@ class Reader {
     }
   }
 
-  private array (pointer: string, depth: number): FilterNode {
+  private array (depth: number): FilterNode {
     this.position++
     const items: FilterNode[] = []
     this.skipSpace()
@@ -112,7 +118,9 @@ class Reader {
     }
     for (;;) {
       this.skipSpace()
-      items.push(this.value(childPointer(pointer, items.length), depth + 1))
+      this.path.push(items.length)
+      items.push(this.value(depth + 1))
+      this.path.pop()
       this.skipSpace()
       const next = this.text[this.position++]
       if (next === ']') return { type: 'array', items }
@@ -162,6 +170,12 @@ class Reader {
     this.position = i + 1
     return out
   }
+}
+
+/** Filters hold a handful of keys per object: a scan beats building a Set for each. */
+function hasKey (entries: Array<[string, FilterNode]>, key: string): boolean {
+  for (const entry of entries) if (entry[0] === key) return true
+  return false
 }
 
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' }

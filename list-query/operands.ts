@@ -22,7 +22,10 @@ type Literal = string | number | boolean | ObjectId | DateValue
 const describe = (node: FilterNode): string => node.type === 'string' ? `'${node.value}'` : node.type
 
 /** A literal of the field's type, converted (ObjectId, date, number from text); undefined after a problem. */
-function literal (field: FieldSpec, node: FilterNode, pointer: string, problems: Problems): Literal | undefined {
+function literal (field: FieldSpec, node: FilterNode, parent: string, problems: Problems, index?: number): Literal | undefined {
+  const fast = fastLiteral(field, node)
+  if (fast !== undefined) return fast
+  const pointer = index === undefined ? parent : childPointer(parent, index)
   if (node.type === 'null') {
     problems.add(PARAM, pointer, 'INVALID_VALUE', 'null is not a value: to find documents without the field use {"$exists": false}')
     return undefined
@@ -61,6 +64,17 @@ function literal (field: FieldSpec, node: FilterNode, pointer: string, problems:
   return undefined
 }
 
+/** The common valid cases, without building the pointer that only a problem needs. */
+function fastLiteral (field: FieldSpec, node: FilterNode): Literal | undefined {
+  if (node.type !== 'string') return undefined
+  switch (field.kind) {
+    case 'string': case 'string[]': return node.value
+    case 'ref': case 'ref[]': return HEX24.test(node.value) ? new ObjectId(node.value) : undefined
+    case 'date': return parseDate(node.value)
+    default: return undefined
+  }
+}
+
 function checkNumber (value: number, pointer: string, problems: Problems): number | undefined {
   if (Number.isFinite(value) && Math.abs(value) <= MAX_NUMBER) return value
   problems.add(PARAM, pointer, 'INVALID_VALUE', 'Numbers must be finite and within ±2^53')
@@ -76,8 +90,16 @@ function list (field: FieldSpec, op: Operator, node: FilterNode, pointer: string
     problems.add(PARAM, pointer, 'ARRAY_TOO_LARGE', `${op} takes at most ${MAX_ARRAY} values, not ${node.items.length}`)
     return undefined
   }
-  const values = node.items.map((item, i) => literal(field, item, childPointer(pointer, i), problems))
-  return values.every((v) => v !== undefined) ? values as Literal[] : undefined
+  const values: Literal[] = []
+  let valid = true
+  for (let i = 0; i < node.items.length; i++) {
+    const item = node.items[i] as FilterNode
+    // The element's pointer is only built when the element has a problem.
+    const value = literal(field, item, pointer, problems, i)
+    if (value === undefined) valid = false
+    else values.push(value)
+  }
+  return valid ? values : undefined
 }
 
 function flag (node: FilterNode): boolean | undefined {

@@ -18,9 +18,11 @@ const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INV
 
 /** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
 function decode (text: string): string | undefined {
-  if (!text.includes('%') && !text.includes('+')) return text
+  const plus = text.includes('+')
+  const spaced = plus ? text.replaceAll('+', ' ') : text
+  if (!text.includes('%')) return spaced
   try {
-    return decodeURIComponent(text.replaceAll('+', ' '))
+    return decodeURIComponent(spaced)
   } catch {
     return undefined
   }
@@ -28,24 +30,31 @@ function decode (text: string): string | undefined {
 
 export function readQueryString (raw: string, problems: Problems): RawListParams {
   const params: RawListParams = { brackets: [] }
-  const seen = new Set<string>()
-  if (raw.length === 0) return params
-  for (const part of raw.split('&')) {
-    if (part.length === 0) continue
-    const equals = part.indexOf('=')
-    const rawKey = equals < 0 ? part : part.slice(0, equals)
+  /** Names other than the five scalars; scalars are checked on `params` itself. */
+  let seenOthers: Set<string> | undefined
+  for (let start = 0; start < raw.length;) {
+    let end = raw.indexOf('&', start)
+    if (end < 0) end = raw.length
+    const equals = raw.indexOf('=', start)
+    const hasValue = equals >= 0 && equals < end
+    const rawKey = raw.slice(start, hasValue ? equals : end)
+    const rawValue = hasValue ? raw.slice(equals + 1, end) : ''
+    start = end + 1
+    if (rawKey.length === 0 && !hasValue) continue
     const key = decode(rawKey)
     if (key === undefined) {
       problems.add(rawKey, '', 'UNKNOWN_PARAMETER', `The parameter name '${rawKey}' is not valid percent-encoding`)
       continue
     }
-    if (seen.has(key)) {
+    const scalar = SCALAR_PARAMS.has(key)
+    seenOthers ??= scalar ? undefined : new Set()
+    if (scalar ? params[key as keyof typeof INVALID_CODE] !== undefined : seenOthers?.has(key) === true) {
       problems.add(key, '', 'DUPLICATE_PARAMETER', `'${key}' is given more than once; give each parameter once`)
       continue
     }
-    seen.add(key)
-    const value = decode(equals < 0 ? '' : part.slice(equals + 1))
-    if (SCALAR_PARAMS.has(key)) {
+    seenOthers?.add(key)
+    const value = decode(rawValue)
+    if (scalar) {
       const name = key as keyof typeof INVALID_CODE
       if (value === undefined) problems.add(name, '', INVALID_CODE[name], `The value of '${name}' is not valid percent-encoding`)
       else params[name] = value

@@ -1,0 +1,78 @@
+// Micro-benchmark: compiling a list query string, side by side with api-query-params doing the
+// same job (query string → MongoDB find arguments). Rounds alternate A, B, A, B… so that noise
+// on a shared machine hits both; the figure is the median time per call over the rounds.
+import aqp from 'api-query-params'
+import { ObjectId } from 'mongodb'
+import { compileListQuery } from '../list-query/compile-list-query.js'
+import { buildQuerySpec } from '../list-query/query-spec.js'
+import { Activity, Registration, Session } from '../schemas/kinds.js'
+
+const limits = { defaultLimit: 100, maxLimit: 1000, maxSkip: 100_000 }
+const json = (filter: unknown) => `filter=${encodeURIComponent(JSON.stringify(filter))}`
+const ids = Array.from({ length: 50 }, (_, i) => new ObjectId(i.toString(16).padStart(24, 'a')).toHexString())
+
+export const INPUTS = [
+  {
+    name: '(a) boolean + regex, sort, limit, skip',
+    spec: buildQuerySpec(Activity, { scopeField: 'project' }),
+    query: `${json({ active: true, name: { $regex: 'yoga', $options: 'i' } })}&sort=%2Bname,-createdAt&limit=10&skip=20`
+  },
+  {
+    name: '(b) date range on start/end',
+    spec: buildQuerySpec(Session, { scopeField: 'project' }),
+    query: `${json({ start: { $gte: '2024-06-01' }, end: { $lt: '2024-07-01' } })}&sort=%2Bstart&limit=20`
+  },
+  {
+    name: '(c) $in with 50 ObjectIds',
+    spec: buildQuerySpec(Registration, { scopeField: 'project' }),
+    query: json({ 'sessionsSubscriptions.session': { $in: ids } })
+  }
+]
+
+function timePerCall (fn: () => unknown, calls: number): number {
+  const start = process.hrtime.bigint()
+  for (let i = 0; i < calls; i++) fn()
+  return Number(process.hrtime.bigint() - start) / calls
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+export interface CompileFigure { input: string, listingNs: number, aqpNs: number, ratio: number, ratioMin: number, ratioMax: number }
+
+export function benchCompile ({ rounds = 15, calls = 4000 } = {}): CompileFigure[] {
+  return INPUTS.map(({ name, spec, query }) => {
+    const ours = () => {
+      const result = compileListQuery(query, spec, limits)
+      if (!result.ok) throw new Error(`${name} does not compile: ${JSON.stringify(result.problems)}`)
+      return result
+    }
+    const theirs = () => aqp(query)
+    timePerCall(ours, calls)
+    timePerCall(theirs, calls)
+    const a: number[] = []
+    const b: number[] = []
+    for (let round = 0; round < rounds; round++) {
+      a.push(timePerCall(ours, calls))
+      b.push(timePerCall(theirs, calls))
+    }
+    const ratios = a.map((x, i) => x / (b[i] as number))
+    return { input: name, listingNs: median(a), aqpNs: median(b), ratio: median(a) / median(b), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios) }
+  })
+}
+
+export function printCompile (figures: CompileFigure[]): void {
+  console.log('\nCompile micro-benchmark (median ns per call; ratio = listing-api / api-query-params, target ≤ 0.5)')
+  console.table(figures.map((f) => ({
+    input: f.input,
+    'listing-api ns': Math.round(f.listingNs),
+    'api-query-params ns': Math.round(f.aqpNs),
+    ratio: f.ratio.toFixed(2),
+    'ratio min–max': `${f.ratioMin.toFixed(2)}–${f.ratioMax.toFixed(2)}`
+  })))
+}
+
+if (process.argv[1]?.endsWith("compile.ts") === true) printCompile(benchCompile())
