@@ -13,4 +13,4 @@ const result = { date: new Date().toISOString(), machine, compile }
 const dir = new URL('./results/', import.meta.url)
 await mkdir(dir, { recursive: true })
 await writeFile(new URL('latest.json', dir), JSON.stringify(result, null, 2) + '\n')
-console.log(`\nwritten: bench/results/latest.json`)
+console.log('\nwritten: bench/results/latest.json')
