@@ -30,6 +30,7 @@ async function app (fastify: FastifyInstance, opts: AppOptions) {
     dir: path.join(import.meta.dirname, 'routes'),
     autoHooks: true,
     cascadeHooks: true,
+    routeParams: true,
     options: { ...opts }
   })
 }

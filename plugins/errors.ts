@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { PROBLEM_CONTENT_TYPE, Problem, type ErrorCode, type ProblemItem } from '../schemas/problem.js'
+import { PROBLEM_CONTENT_TYPE, type ErrorCode, type Problem, type ProblemItem } from '../schemas/problem.js'
 
 const MAX_ERRORS = 20
 
@@ -63,8 +63,6 @@ export function toProblem (error: FastifyError | Error): Problem {
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {
-  fastify.addSchema(Problem)
-
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const body = toProblem(error)
     if (body.status >= 500) request.log.error({ err: error }, 'request failed')

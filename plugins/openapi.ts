@@ -30,4 +30,4 @@ async function openapiPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(openapiPlugin, { name: 'openapi', dependencies: ['errors'] })
+export default fp(openapiPlugin, { name: 'openapi', dependencies: ['shared-schemas'] })

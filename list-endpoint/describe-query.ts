@@ -1,0 +1,51 @@
+// The OpenAPI description of what a list accepts, written from its QuerySpec: the same
+// rules the compiler enforces, so the docs cannot drift from the code.
+import { Type } from '@sinclair/typebox'
+import type { ListLimits } from '../list-query/compile-list-query.js'
+import { MAX_SORT_FIELDS } from '../list-query/compile-sort.js'
+import { MAX_ARRAY, MAX_REGEX } from '../list-query/operands.js'
+import type { QuerySpec } from '../list-query/query-spec.js'
+import { OPERATORS_BY_KIND } from '../list-query/operators.js'
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'string', number: 'number', boolean: 'boolean', date: 'date', ref: 'ObjectId', 'string[]': 'string[]', 'ref[]': 'ObjectId[]', 'object[]': 'array of objects', custom: 'custom (as stored)'
+}
+
+export function filterTable (spec: QuerySpec): string {
+  const rows = [...spec.fields.values()].map((f) => `| \`${f.path}\` | ${TYPE_NAMES[f.kind]} | ${[...f.operators].map((o) => `\`${o}\``).join(' ')} | ${f.sortable ? 'yes' : 'no'} |`)
+  if (spec.hasCustomFields) rows.push(`| \`customFields.<name>\` | ${TYPE_NAMES.custom} | ${[...OPERATORS_BY_KIND.custom].map((o) => `\`${o}\``).join(' ')} | yes |`)
+  return ['| field | type | filter operators | sortable |', '|---|---|---|---|', ...rows].join('\n')
+}
+
+export function describeList (spec: QuerySpec, limits: ListLimits): string {
+  return [
+    'Filterable and sortable fields:',
+    '',
+    filterTable(spec),
+    '',
+    'Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. ' +
+    'Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
+    `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +
+    '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. ' +
+    (spec.scopeField !== undefined ? `\`${spec.scopeField}\` is fixed by the path. ` : '') +
+    `Sort on up to ${MAX_SORT_FIELDS} fields; \`_id\` always ends the sort. limit 1–${limits.maxLimit} (default ${limits.defaultLimit}), skip 0–${limits.maxSkip}.`
+  ].join('\n')
+}
+
+/** The query parameters, for the docs and for Swagger UI's "Try it out" (the plugin validates them). */
+export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: { filter: string, sort: string }) {
+  const sortable = [...spec.fields.values()].filter((f) => f.sortable).map((f) => f.path)
+  return Type.Object({
+    filter: Type.Optional(Type.String({
+      description: 'JSON object of conditions, or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above.',
+      examples: [example.filter]
+    })),
+    sort: Type.Optional(Type.String({
+      description: `Comma-separated \`+field\` / \`-field\` (a raw + arrives as a space and counts as +). Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`,
+      examples: [example.sort]
+    })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maxLimit, default: limits.defaultLimit, description: 'Maximum number of results' })),
+    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxSkip, default: 0, description: 'Number of leading results skipped' })),
+    count: Type.Optional(Type.Boolean({ default: false, description: 'Add `total`, the number of matches ignoring limit and skip' }))
+  })
+}

@@ -1,0 +1,79 @@
+// The one implementation of a list endpoint: a route file states its path, kind and
+// collection; validation, scoping, projection, paging, counting and docs come from here.
+import { Type, type TObject } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Document } from 'mongodb'
+import type { ListLimits, ListQuery } from '../list-query/compile-list-query.js'
+import { buildQuerySpec } from '../list-query/query-spec.js'
+import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
+import { problemResponse } from '../schemas/problem.js'
+import { describeList, listQuerystring } from './describe-query.js'
+
+export interface ListRouteOptions {
+  /** The MongoDB collection listed. */
+  collection: string
+  /** The kind's schema: its declared fields are all that leave the service. */
+  schema: TObject
+  /** Nested lists belong to the path's project (see routes/projects/_projectId/autohooks.ts). */
+  scoped: boolean
+  /** A condition every result meets, whatever the filter says. */
+  fixedFilter?: Document
+  url?: string
+  summary: string
+  example: { filter: string, sort: string }
+}
+
+/** ANDs two filters, keeping the flat form when they name different keys. */
+function both (filter: Document, fixed: Document): Document {
+  return Object.keys(fixed).some((key) => key in filter) ? { $and: [filter, fixed] } : { ...filter, ...fixed }
+}
+
+export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/', summary, example }: ListRouteOptions) {
+  return async function listRoutePlugin (fastify: FastifyInstance) {
+    const { DEFAULT_LIMIT, MAX_LIMIT, MAX_SKIP, QUERY_TIMEOUT_MS } = fastify.config
+    const limits: ListLimits = { defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT, maxSkip: MAX_SKIP }
+    const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
+    // Only declared fields are read from the database, and the response schema drops anything else.
+    const projection = Object.fromEntries(Object.keys(schema.properties).map((field) => [field, 1]))
+    const documents = () => {
+      const db = fastify.mongo.db
+      if (db === undefined) throw new Error('no database configured')
+      return db.collection(collection)
+    }
+
+    fastify.get(url, {
+      schema: {
+        tags: ['projects'],
+        summary,
+        description: describeList(spec, limits),
+        querystring: listQuerystring(spec, limits, example),
+        ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)' }) }) } : {}),
+        response: {
+          200: Type.Object({
+            data: Type.Array(Type.Ref(schema)),
+            limit: Type.Integer(),
+            skip: Type.Integer(),
+            total: Type.Optional(Type.Integer({ description: 'Matches ignoring limit and skip; only with count=true' }))
+          }, { description: `The page of ${collection}` }),
+          400: problemResponse('The request breaks a rule of the query language; every problem is listed'),
+          ...(scoped ? { 404: problemResponse('No project has this id') } : {}),
+          500: problemResponse('Unexpected failure'),
+          503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE) or the query took too long (QUERY_TIMEOUT)')
+        }
+      },
+      config: { listQuery: spec },
+      // The list-query plugin and the project hook check the query string and path themselves.
+      validatorCompiler: () => () => true
+    }, async function list (request) {
+      const { filter, sort, skip, limit, count } = request.listQuery as ListQuery
+      let where = scoped ? both(filter, { project: request.projectId }) : filter
+      if (fixedFilter !== undefined) where = both(where, fixedFilter)
+      const options = { maxTimeMS: QUERY_TIMEOUT_MS }
+      const [data, total] = await Promise.all([
+        documents().find(where, { ...options, projection, sort, skip, limit }).toArray(),
+        count ? documents().countDocuments(where, options) : undefined
+      ])
+      return total === undefined ? { data, limit, skip } : { data, limit, skip, total }
+    })
+  }
+}

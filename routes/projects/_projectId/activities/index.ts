@@ -1,0 +1,10 @@
+import { listRoute } from '../../../../list-endpoint/list-route.js'
+import { Activity } from '../../../../schemas/kinds.js'
+
+export default listRoute({
+  collection: 'activities',
+  schema: Activity,
+  scoped: true,
+  summary: 'List the activities of a project',
+  example: { filter: '{"active":true,"name":{"$regex":"yoga","$options":"i"}}', sort: '+name,-createdAt' }
+})

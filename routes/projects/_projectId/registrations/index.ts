@@ -1,0 +1,10 @@
+import { listRoute } from '../../../../list-endpoint/list-route.js'
+import { Registration } from '../../../../schemas/kinds.js'
+
+export default listRoute({
+  collection: 'registrations',
+  schema: Registration,
+  scoped: true,
+  summary: 'List the registrations of a project',
+  example: { filter: '{"role":"volunteer","createdAt":{"$gte":"2024"}}', sort: '-createdAt' }
+})

@@ -1,0 +1,12 @@
+import type { FastifyInstance } from 'fastify'
+import { listRoute } from '../../list-endpoint/list-route.js'
+import { Project } from '../../schemas/kinds.js'
+
+const example = { filter: '{"name":{"$regex":"festival","$options":"i"}}', sort: '-createdAt' }
+
+export default async function projects (fastify: FastifyInstance) {
+  await fastify.register(listRoute({ collection: 'projects', schema: Project, scoped: false, summary: 'List all projects', example }))
+  await fastify.register(listRoute({
+    collection: 'projects', schema: Project, scoped: false, url: '/public', fixedFilter: { public: true }, summary: 'List the public projects', example
+  }))
+}

@@ -1,0 +1,45 @@
+// A person in Swagger UI: open /docs, "Try it out" on the sessions list with a filter, see a 200
+// with data. Headless Debian Chromium driven by playwright-core (no browser download).
+import { existsSync } from 'node:fs'
+import { chromium } from 'playwright-core'
+import t from 'tap'
+import { buildWithDemoData, list } from '../helpers/demo-app.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+if (!existsSync(CHROMIUM)) {
+  if (process.env.CI !== undefined) t.fail(`no Chromium at ${CHROMIUM}: .ci/run installs Debian's chromium`)
+  else t.skip(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
+} else {
+  t.test('Try it out on the sessions list answers 200 with data', async (t) => {
+    const fastify = await buildWithDemoData(t)
+    const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+    const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
+
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    })
+    t.teardown(() => browser.close())
+    const page = await browser.newPage()
+    await page.goto(`${address}/docs`)
+
+    const operation = page.locator('.opblock-get', { has: page.locator('[data-path="/projects/{projectId}/sessions"]') })
+    await operation.locator('.opblock-summary').click()
+    // /docs enables "Try it out" by default (tryItOutEnabled); the button then reads "Cancel".
+    const tryOut = operation.locator('button.try-out__btn')
+    if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click()
+    await operation.locator('tr[data-param-name="projectId"] input').fill(projectId)
+    await operation.locator('tr[data-param-name="filter"] input').fill('{"start":{"$gte":"2024-06-15"}}')
+    await operation.locator('button.execute').click()
+
+    const status = operation.locator('.live-responses-table .response .response-col_status').first()
+    await status.waitFor({ timeout: 15_000 })
+    t.equal((await status.innerText()).trim(), '200')
+    const body = await operation.locator('.live-responses-table .response-col_description pre').first().innerText()
+    const json = JSON.parse(body)
+    t.ok(json.data.length > 0, 'sessions are listed')
+    t.ok(json.data.every((s: { start: string }) => s.start >= '2024-06-15'), 'the filter was applied')
+    t.ok(json.data.every((s: { project: string }) => s.project === projectId), 'within the project')
+  })
+}
