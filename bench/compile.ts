@@ -75,4 +75,4 @@ export function printCompile (figures: CompileFigure[]): void {
   })))
 }
 
-if (process.argv[1]?.endsWith('compile.ts') === true) printCompile(benchCompile())
+if (/compile\.[jt]s$/.test(process.argv[1] ?? '')) printCompile(benchCompile())

@@ -1,0 +1,109 @@
+// The whole request path under load: the service and the floor, each in its own process,
+// against the same database (in a third process), interleaved A B A B… with autocannon here.
+import { spawn, execSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { isDeepStrictEqual } from 'node:util'
+import autocannon from 'autocannon'
+import { MongoClient } from 'mongodb'
+import { seedDemoData } from '../demo-data/seed.js'
+import { buildMix, type MixEntry } from './mix.js'
+
+const DIST = new URL('../', import.meta.url)
+const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100
+
+export interface HttpOptions { pairs: number, duration: number, connections: number, scale: number }
+
+export interface RunFigure { target: 'service' | 'floor', requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number }
+
+/** Starts a node process and resolves with it and the first stdout line that `match`es. */
+function start (script: string, env: NodeJS.ProcessEnv, match: RegExp): Promise<{ child: ChildProcess, line: string }> {
+  const child = spawn(process.execPath, [new URL(script, DIST).pathname], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+    lines.on('line', (line) => { if (match.test(line)) resolve({ child, line }) })
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
+  })
+}
+
+/** User + system CPU time of a process, in microseconds, from /proc (Linux). */
+function cpuMicros (pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+}
+
+async function load (url: string, mix: MixEntry[], duration: number, connections: number) {
+  return await autocannon({ url, connections, duration, requests: mix.map((entry) => ({ method: 'GET', path: entry.path })) })
+}
+
+async function measure (target: RunFigure['target'], child: ChildProcess, url: string, mix: MixEntry[], options: HttpOptions): Promise<RunFigure> {
+  const before = cpuMicros(child.pid as number)
+  const result = await load(url, mix, options.duration, options.connections)
+  const cpu = cpuMicros(child.pid as number) - before
+  const ok = result['2xx']
+  return { target, requests: ok, rps: ok / options.duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors }
+}
+
+export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }> }
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] as number
+
+export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
+  const children: ChildProcess[] = []
+  try {
+    const db = process.env.MONGODB_URI === undefined
+      ? JSON.parse((await start('bench/database-process.js', {}, /^\{/)).line) as { uri: string, kind: string, reason: string }
+      : { uri: process.env.MONGODB_URI, kind: 'external', reason: 'MONGODB_URI is set' }
+    const dbName = process.env.MONGODB_DB ?? 'listing'
+    console.log(`database: ${db.kind} (${db.reason})`)
+
+    const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000 }).connect()
+    if (db.kind !== 'external') await seedDemoData(db.uri, dbName, { scale: options.scale })
+    const mix = await buildMix(client.db(dbName))
+    await client.close()
+
+    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0' }
+    const service = await start('server.js', { ...env, HOST: '127.0.0.1' }, /API at/)
+    const serviceUrl = /API at (http:\/\/[^/]+)/.exec(service.line)?.[1] as string
+    const floor = await start('bench/floor.js', env, /floor listening on/)
+    const floorUrl = /on (http:\/\/\S+)/.exec(floor.line)?.[1] as string
+    children.push(service.child, floor.child)
+
+    // Same driver calls, same answers: checked before anything is timed.
+    for (const entry of mix) {
+      const [a, b] = await Promise.all([serviceUrl, floorUrl].map(async (base) => await (await fetch(base + entry.path)).json()))
+      if (!isDeepStrictEqual(a, b)) throw new Error(`service and floor disagree on ${entry.name}`)
+    }
+
+    await load(serviceUrl, mix, 2, options.connections)
+    await load(floorUrl, mix, 2, options.connections)
+    const runs: RunFigure[] = []
+    for (let pair = 0; pair < options.pairs; pair++) {
+      runs.push(await measure('service', service.child, serviceUrl, mix, options))
+      runs.push(await measure('floor', floor.child, floorUrl, mix, options))
+    }
+    const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps') => {
+      const values: number[] = []
+      for (let i = 0; i < runs.length; i += 2) values.push((runs[i] as RunFigure)[key] / (runs[i + 1] as RunFigure)[key])
+      return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
+    }
+    return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') } }
+  } finally {
+    for (const child of children.reverse()) child.kill('SIGTERM')
+  }
+}
+
+export function printHttp (result: HttpResult): void {
+  console.log(`\nHTTP benchmark: the query mix (${result.mix.join('; ')}) against ${result.database.kind}`)
+  console.table(result.runs.map((r, i) => ({
+    run: `${Math.floor(i / 2) + 1}${r.target === 'service' ? 'A' : 'B'} ${r.target}`,
+    'req/s': Math.round(r.rps),
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    'CPU µs/req': Math.round(r.cpuUsPerRequest),
+    errors: r.errors
+  })))
+  const f = (x: { median: number, min: number, max: number }) => `${x.median.toFixed(2)} (${x.min.toFixed(2)}–${x.max.toFixed(2)})`
+  console.log(`service/floor, median (min–max) over ${result.runs.length / 2} pairs: CPU per request ${f(result.ratios.cpu)} [target ≤ 1.25], p99 ${f(result.ratios.p99)} [target ≤ 1.5], req/s ${f(result.ratios.rps)}`)
+}

@@ -1,0 +1,98 @@
+// The benchmark's query mix: the URLs the load generator sends, and for each the driver call
+// that the service makes, written out by hand for the floor (no compiler, no framework).
+import { ObjectId, type Db, type Document, type Sort } from 'mongodb'
+import { Activity, Project, Registration, Session } from '../schemas/kinds.js'
+import type { TObject } from '@sinclair/typebox'
+
+export interface MixEntry {
+  name: string
+  /** The request, as the service receives it. */
+  path: string
+  collection: string
+  /** Nested lists first check that the project exists, as the service does. */
+  projectId?: ObjectId
+  filter: Document
+  sort: Sort
+  skip: number
+  limit: number
+  count: boolean
+  projection: Document
+}
+
+const projectionOf = (schema: TObject): Document => Object.fromEntries(Object.keys(schema.properties).map((key) => [key, 1]))
+const json = (value: unknown): string => encodeURIComponent(JSON.stringify(value))
+
+/** Reads the ids the mix needs from the seeded database: the first public project and 50 of its sessions. */
+export async function buildMix (db: Db): Promise<MixEntry[]> {
+  const project = await db.collection('projects').findOne({ public: true }, { sort: { _id: 1 } })
+  if (project === null) throw new Error('the database holds no public project: seed it first (npm run seed)')
+  const projectId = project._id as ObjectId
+  const p = projectId.toHexString()
+  const sessions = await db.collection('sessions').find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 50 }).toArray()
+  const sessionIds = sessions.map((s) => s._id as ObjectId)
+  const festival = await db.collection('sessions').findOne({ project: projectId }, { sort: { start: 1 } })
+  const day = (festival?.start as Date | undefined)?.toISOString().slice(0, 10) ?? '2024-06-14'
+  const next = new Date(Date.parse(day) + 86_400_000).toISOString().slice(0, 10)
+
+  return [
+    {
+      name: 'sessions in a date range, by start, limit 20',
+      path: `/projects/${p}/sessions?filter=${json({ start: { $gte: day }, end: { $lt: next } })}&sort=%2Bstart&limit=20`,
+      collection: 'sessions',
+      projectId,
+      filter: { start: { $gte: new Date(day) }, end: { $lt: new Date(next) }, project: projectId },
+      sort: { start: 1, _id: 1 },
+      skip: 0,
+      limit: 20,
+      count: false,
+      projection: projectionOf(Session)
+    },
+    {
+      name: 'activities by case-insensitive regex on name',
+      path: `/projects/${p}/activities?filter=${json({ name: { $regex: 'yoga', $options: 'i' } })}`,
+      collection: 'activities',
+      projectId,
+      filter: { name: { $regex: 'yoga', $options: 'i' }, project: projectId },
+      sort: { _id: 1 },
+      skip: 0,
+      limit: 100,
+      count: false,
+      projection: projectionOf(Activity)
+    },
+    {
+      name: 'registrations by sessionsSubscriptions.session $in 50 ids',
+      path: `/projects/${p}/registrations?filter=${json({ 'sessionsSubscriptions.session': { $in: sessionIds } })}`,
+      collection: 'registrations',
+      projectId,
+      filter: { 'sessionsSubscriptions.session': { $in: sessionIds }, project: projectId },
+      sort: { _id: 1 },
+      skip: 0,
+      limit: 100,
+      count: false,
+      projection: projectionOf(Registration)
+    },
+    {
+      name: 'public projects',
+      path: '/projects/public',
+      collection: 'projects',
+      filter: { public: true },
+      sort: { _id: 1 },
+      skip: 0,
+      limit: 100,
+      count: false,
+      projection: projectionOf(Project)
+    },
+    {
+      name: 'active activities with count=true',
+      path: `/projects/${p}/activities?filter=${json({ active: true })}&sort=-createdAt&limit=10&count=true`,
+      collection: 'activities',
+      projectId,
+      filter: { active: { $eq: true }, project: projectId },
+      sort: { createdAt: -1, _id: 1 },
+      skip: 0,
+      limit: 10,
+      count: true,
+      projection: projectionOf(Activity)
+    }
+  ]
+}
