@@ -52,9 +52,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   const children: ChildProcess[] = []
   try {
-    const db = process.env.MONGODB_URI === undefined
-      ? JSON.parse((await start('bench/database-process.js', {}, /^\{/)).line) as { uri: string, kind: string, reason: string }
-      : { uri: process.env.MONGODB_URI, kind: 'external', reason: 'MONGODB_URI is set' }
+    let db = { uri: process.env.MONGODB_URI ?? '', kind: 'external', reason: 'MONGODB_URI is set' }
+    if (process.env.MONGODB_URI === undefined) {
+      const database = await start('bench/database-process.js', {}, /^\{/)
+      children.push(database.child)
+      db = JSON.parse(database.line)
+    }
     const dbName = process.env.MONGODB_DB ?? 'listing'
     console.log(`database: ${db.kind} (${db.reason})`)
 
