@@ -1,5 +1,6 @@
 import { ObjectId, type Document } from 'mongodb'
 import safeRegex from 'safe-regex2'
+import { OBJECT_ID } from '../schemas/fields.js'
 import { parseDate, type DateValue } from './dates.js'
 import type { FilterNode } from './filter-tree.js'
 import type { Operator } from './operators.js'
@@ -11,7 +12,6 @@ export const MAX_ARRAY = 100
 export const MAX_REGEX = 500
 const MAX_NUMBER = 2 ** 53
 const MAX_SIZE = 2 ** 31 - 1
-const HEX24 = /^[0-9a-fA-F]{24}$/
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 /** What one operator compiles to: entries of the field's operator map, or a clause for `$and`. */
@@ -53,7 +53,7 @@ function literal (field: FieldSpec, node: FilterNode, parent: string, problems: 
       return undefined
     }
     case 'ref': case 'ref[]':
-      if (node.type === 'string' && HEX24.test(node.value)) return new ObjectId(node.value)
+      if (node.type === 'string' && OBJECT_ID.test(node.value)) return new ObjectId(node.value)
       problems.add(PARAM, pointer, 'INVALID_OBJECT_ID', `${describe(node)} is not an object id for '${field.path}': expected 24 hexadecimal characters`)
       return undefined
     case 'custom':
@@ -69,7 +69,7 @@ function fastLiteral (field: FieldSpec, node: FilterNode): Literal | undefined {
   if (node.type !== 'string') return undefined
   switch (field.kind) {
     case 'string': case 'string[]': return node.value
-    case 'ref': case 'ref[]': return HEX24.test(node.value) ? new ObjectId(node.value) : undefined
+    case 'ref': case 'ref[]': return OBJECT_ID.test(node.value) ? new ObjectId(node.value) : undefined
     case 'date': return parseDate(node.value)
     default: return undefined
   }

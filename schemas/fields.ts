@@ -8,6 +8,8 @@ export const FIELD_KIND = 'x-field-kind'
 export type FieldKind = 'string' | 'number' | 'boolean' | 'date' | 'ref' | 'string[]' | 'ref[]' | 'custom' | 'object[]'
 
 export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$'
+/** 24 hexadecimal characters, either case: what the API accepts as an ObjectId. */
+export const OBJECT_ID = new RegExp(OBJECT_ID_PATTERN)
 
 /** An ObjectId reference, listed as a 24-hex lowercase string. */
 export const Ref = (description: string) =>

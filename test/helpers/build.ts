@@ -9,6 +9,8 @@ process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
 
 export interface BuildOptions {
   config?: Partial<Config>
+  /** A database of the test's own (one it will stop, say); else the test process's database. */
+  databaseUri?: string
   /** Runs after the app is registered and before it is ready: test-only routes go here. */
   extend?: (app: FastifyInstance) => void
 }
@@ -17,15 +19,16 @@ export interface BuildOptions {
  * The app as server.ts builds it (same server options), on a database name of its own,
  * closed and dropped when the test ends.
  */
-export async function build (t: Test, { config: overrides = {}, extend }: BuildOptions = {}): Promise<FastifyInstance> {
-  const database = await testDatabase()
-  const config: Config = { ...readConfig({}), LOG_LEVEL: 'silent', MONGODB_URI: database.uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
+export async function build (t: Test, { config: overrides = {}, databaseUri, extend }: BuildOptions = {}): Promise<FastifyInstance> {
+  const uri = databaseUri ?? (await testDatabase()).uri
+  const config: Config = { ...readConfig({}), LOG_LEVEL: 'silent', MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
   const fastify = Fastify(serverOptions(config))
   await fastify.register(app, { config })
   extend?.(fastify)
   await fastify.ready()
   t.teardown(async () => {
-    await fastify.mongo.db?.dropDatabase().catch(() => {})
+    // A database the test brought is the test's to clean (it may well be stopped by now).
+    if (databaseUri === undefined) await fastify.mongo.db?.dropDatabase().catch(() => {})
     await fastify.close()
   })
   return fastify

@@ -1,9 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import Fastify from 'fastify'
 import { MongoServerError } from 'mongodb'
 import t from 'tap'
-import app, { serverOptions } from '../../app.js'
-import { readConfig } from '../../plugins/config.js'
 import { toProblem } from '../../plugins/errors.js'
 import { start } from '../../offline-mongodb/server.js'
 import { build } from '../helpers/build.js'
@@ -47,12 +44,10 @@ t.test('a query over maxTimeMS maps to 503 QUERY_TIMEOUT without the driver mess
 
 t.test('a query while the database is gone is a 503 DATABASE_UNAVAILABLE without driver detail', async (t) => {
   const db = await start()
-  const config = { ...readConfig({}), LOG_LEVEL: 'silent' as const, MONGODB_URI: db.uri }
-  const fastify = Fastify(serverOptions(config))
-  await fastify.register(app, { config })
-  fastify.get('/query', async () => await fastify.mongo.db?.collection('x').findOne({}))
-  await fastify.ready()
-  t.teardown(() => fastify.close())
+  const fastify = await build(t, {
+    databaseUri: db.uri,
+    extend: (app) => app.get('/query', async () => await app.mongo.db?.collection('x').findOne({}))
+  })
   await db.close()
   const res = await fastify.inject('/query')
   t.equal(res.statusCode, 503)

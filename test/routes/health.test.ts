@@ -1,7 +1,4 @@
-import Fastify from 'fastify'
 import t from 'tap'
-import app, { serverOptions } from '../../app.js'
-import { readConfig } from '../../plugins/config.js'
 import { start } from '../../offline-mongodb/server.js'
 import { build } from '../helpers/build.js'
 
@@ -21,11 +18,7 @@ t.test('GET /ready answers 200 when the database answers a ping', async (t) => {
 
 t.test('GET /ready answers 503 problem+json once the database is gone', async (t) => {
   const db = await start()
-  const config = { ...readConfig({}), LOG_LEVEL: 'silent' as const, MONGODB_URI: db.uri }
-  const fastify = Fastify(serverOptions(config))
-  await fastify.register(app, { config })
-  await fastify.ready()
-  t.teardown(() => fastify.close())
+  const fastify = await build(t, { databaseUri: db.uri })
   t.equal((await fastify.inject('/ready')).statusCode, 200)
   await db.close()
   const res = await fastify.inject('/ready')

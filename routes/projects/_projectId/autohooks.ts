@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb'
 import type { FastifyInstance } from 'fastify'
 import { ProblemError } from '../../../plugins/errors.js'
+import { OBJECT_ID } from '../../../schemas/fields.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -8,8 +9,6 @@ declare module 'fastify' {
     projectId: ObjectId | null
   }
 }
-
-const HEX24 = /^[0-9a-fA-F]{24}$/
 
 /**
  * Every /projects/:projectId/… route: a malformed id is refused before anything else (400),
@@ -21,7 +20,7 @@ export default async function projectScope (fastify: FastifyInstance) {
 
   fastify.addHook('onRequest', async (request) => {
     const { projectId } = request.params as { projectId: string }
-    if (!HEX24.test(projectId)) {
+    if (!OBJECT_ID.test(projectId)) {
       const message = `'${projectId}' is not a project id: expected 24 hexadecimal characters`
       throw new ProblemError(400, 'INVALID_PROJECT_ID', message, [{ param: 'projectId', pointer: '', code: 'INVALID_PROJECT_ID', message }])
     }
