@@ -6,6 +6,7 @@ import { ObjectId } from 'mongodb'
 import { compileListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { Activity, Registration, Session } from '../schemas/kinds.js'
+import { median, timePerCall } from './timing.js'
 
 const limits = { defaultLimit: 100, maxLimit: 1000, maxSkip: 100_000 }
 const json = (filter: unknown) => `filter=${encodeURIComponent(JSON.stringify(filter))}`
@@ -28,18 +29,6 @@ export const INPUTS = [
     query: json({ 'sessionsSubscriptions.session': { $in: ids } })
   }
 ]
-
-function timePerCall (fn: () => unknown, calls: number): number {
-  const start = process.hrtime.bigint()
-  for (let i = 0; i < calls; i++) fn()
-  return Number(process.hrtime.bigint() - start) / calls
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
-}
 
 export interface CompileFigure { input: string, listingNs: number, aqpNs: number, ratio: number, ratioMin: number, ratioMax: number }
 

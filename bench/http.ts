@@ -8,6 +8,7 @@ import autocannon from 'autocannon'
 import { MongoClient } from 'mongodb'
 import { seedDemoData } from '../demo-data/seed.js'
 import { buildMix, type MixEntry } from './mix.js'
+import { median } from './timing.js'
 
 const DIST = new URL('../', import.meta.url)
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100
@@ -46,8 +47,6 @@ async function measure (target: RunFigure['target'], child: ChildProcess, url: s
 }
 
 export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }> }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] as number
 
 export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   const children: ChildProcess[] = []

@@ -5,6 +5,7 @@ import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { benchCompile, printCompile } from './compile.js'
 import { benchHttp, printHttp } from './http.js'
+import { benchSerialize, printSerialize } from './serialize.js'
 
 const { values } = parseArgs({
   options: {
@@ -23,11 +24,13 @@ console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGi
 
 const compile = benchCompile()
 printCompile(compile)
+const serialize = benchSerialize()
+printSerialize(serialize)
 
 const http = values['skip-http'] ? undefined : await benchHttp(options)
 if (http !== undefined) printHttp(http)
 
-const result = { date: new Date().toISOString(), machine, options, compile, http }
+const result = { date: new Date().toISOString(), machine, options, compile, serialize, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')

@@ -23,6 +23,16 @@ export interface ListRouteOptions {
   example: { filter: string, sort: string }
 }
 
+/** The 200 body of a list (CONTRACT.md §3); serializing through it keeps undeclared fields out. */
+export function listEnvelope (schema: TObject, description?: string) {
+  return Type.Object({
+    data: Type.Array(Type.Ref(schema)),
+    limit: Type.Integer(),
+    skip: Type.Integer(),
+    total: Type.Optional(Type.Integer({ description: 'Matches ignoring limit and skip; only with count=true' }))
+  }, { description })
+}
+
 /** ANDs two filters, keeping the flat form when they name different keys. */
 function both (filter: Document, fixed: Document): Document {
   return Object.keys(fixed).some((key) => key in filter) ? { $and: [filter, fixed] } : { ...filter, ...fixed }
@@ -49,12 +59,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
         querystring: listQuerystring(spec, limits, example),
         ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)' }) }) } : {}),
         response: {
-          200: Type.Object({
-            data: Type.Array(Type.Ref(schema)),
-            limit: Type.Integer(),
-            skip: Type.Integer(),
-            total: Type.Optional(Type.Integer({ description: 'Matches ignoring limit and skip; only with count=true' }))
-          }, { description: `The page of ${collection}` }),
+          200: listEnvelope(schema, `The page of ${collection}`),
           400: problemResponse('The request breaks a rule of the query language; every problem is listed'),
           ...(scoped ? { 404: problemResponse('No project has this id') } : {}),
           500: problemResponse('Unexpected failure'),
