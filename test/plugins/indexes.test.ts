@@ -1,0 +1,19 @@
+import t from 'tap'
+import { INDEXES } from '../../plugins/indexes.js'
+import { build } from '../helpers/build.js'
+
+t.test('the list indexes exist after start-up, and a second start-up is a no-op', async (t) => {
+  const fastify = await build(t)
+  const db = fastify.mongo.db
+  if (db === undefined) throw new Error('no db')
+  const keysOf = async (collection: string) => (await db.collection(collection).listIndexes().toArray()).map((i) => JSON.stringify(i.key))
+  t.ok((await keysOf('sessions')).includes(JSON.stringify({ project: 1, start: 1, _id: 1 })), 'sessions by project and start')
+  t.ok((await keysOf('registrations')).includes(JSON.stringify({ project: 1, 'sessionsSubscriptions.session': 1, _id: 1 })), 'registrations by subscribed session')
+  t.ok((await keysOf('projects')).includes(JSON.stringify({ public: 1, _id: 1 })), 'public projects')
+  for (const collection of ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']) {
+    t.ok((await keysOf(collection)).includes(JSON.stringify({ project: 1, _id: 1 })), `${collection} by project`)
+  }
+  const before = await keysOf('activities')
+  for (const [collection, indexes] of Object.entries(INDEXES)) await db.collection(collection).createIndexes(indexes)
+  t.same(await keysOf('activities'), before, 'creating them again changes nothing')
+})
