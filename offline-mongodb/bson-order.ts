@@ -99,7 +99,7 @@ function compareBytes (a: Uint8Array, b: Uint8Array): number {
   for (let i = 0; i < length; i++) {
     if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1
   }
-  return a.length - b.length < 0 ? -1 : a.length > b.length ? 1 : 0
+  return Math.sign(a.length - b.length)
 }
 
 function compareDocuments (a: Record<string, unknown>, b: Record<string, unknown>): number {

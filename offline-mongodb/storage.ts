@@ -37,8 +37,8 @@ export class Collection {
   /** Inserts one document, giving it an `_id` first if it has none, and enforcing unique indexes. */
   insert (doc: Doc): void {
     // mongod stores `_id` as the first field, whatever order the client sent.
-    const stored: Doc = { _id: doc._id === undefined ? new ObjectId() : doc._id, ...doc }
-    if (stored._id === undefined) stored._id = new ObjectId()
+    const { _id = new ObjectId(), ...fields } = doc
+    const stored: Doc = { _id, ...fields }
     const keys: Array<[Set<string>, string]> = []
     for (const spec of this.indexes) {
       const seen = this.uniqueKeys.get(spec.name)
