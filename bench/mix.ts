@@ -1,8 +1,8 @@
 // The benchmark's query mix: the URLs the load generator sends, and for each the driver call
 // that the service makes, written out by hand for the floor (no compiler, no framework).
 import { ObjectId, type Db, type Document, type Sort } from 'mongodb'
+import { projectionOf } from '../list-endpoint/list-route.js'
 import { Activity, Project, Registration, Session } from '../schemas/kinds.js'
-import type { TObject } from '@sinclair/typebox'
 
 export interface MixEntry {
   name: string
@@ -19,7 +19,6 @@ export interface MixEntry {
   projection: Document
 }
 
-const projectionOf = (schema: TObject): Document => Object.fromEntries(Object.keys(schema.properties).map((key) => [key, 1]))
 const json = (value: unknown): string => encodeURIComponent(JSON.stringify(value))
 
 /** Reads the ids the mix needs from the seeded database: the first public project and 50 of its sessions. */

@@ -3,8 +3,9 @@
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Document } from 'mongodb'
-import type { ListLimits, ListQuery } from '../list-query/compile-list-query.js'
+import type { ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
+import { listLimits } from '../plugins/config.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
@@ -33,6 +34,11 @@ export function listEnvelope (schema: TObject, description?: string) {
   }, { description })
 }
 
+/** Only declared fields are read from the database; the response schema drops anything else. */
+export function projectionOf (schema: TObject): Document {
+  return Object.fromEntries(Object.keys(schema.properties).map((field) => [field, 1]))
+}
+
 /** ANDs two filters, keeping the flat form when they name different keys. */
 function both (filter: Document, fixed: Document): Document {
   return Object.keys(fixed).some((key) => key in filter) ? { $and: [filter, fixed] } : { ...filter, ...fixed }
@@ -40,16 +46,14 @@ function both (filter: Document, fixed: Document): Document {
 
 export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/', summary, example }: ListRouteOptions) {
   return async function listRoutePlugin (fastify: FastifyInstance) {
-    const { DEFAULT_LIMIT, MAX_LIMIT, MAX_SKIP, QUERY_TIMEOUT_MS } = fastify.config
-    const limits: ListLimits = { defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT, maxSkip: MAX_SKIP }
+    const { QUERY_TIMEOUT_MS } = fastify.config
+    const limits = listLimits(fastify.config)
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
-    // Only declared fields are read from the database, and the response schema drops anything else.
-    const projection = Object.fromEntries(Object.keys(schema.properties).map((field) => [field, 1]))
-    const documents = () => {
-      const db = fastify.mongo.db
-      if (db === undefined) throw new Error('no database configured')
-      return db.collection(collection)
-    }
+    const projection = projectionOf(schema)
+    const db = fastify.mongo.db
+    if (db === undefined) throw new Error('no database configured')
+    // One Collection handle for the route's life, not one per request.
+    const documents = db.collection(collection)
 
     fastify.get(url, {
       schema: {
@@ -75,8 +79,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
       const options = { maxTimeMS: QUERY_TIMEOUT_MS }
       const [data, total] = await Promise.all([
-        documents().find(where, { ...options, projection, sort, skip, limit }).toArray(),
-        count ? documents().countDocuments(where, options) : undefined
+        documents.find(where, { ...options, projection, sort, skip, limit }).toArray(),
+        count ? documents.countDocuments(where, options) : undefined
       ])
       return total === undefined ? { data, limit, skip } : { data, limit, skip, total }
     })

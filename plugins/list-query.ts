@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { compileListQuery, type ListLimits, type ListQuery } from '../list-query/compile-list-query.js'
+import { compileListQuery, type ListQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
+import { listLimits } from './config.js'
 import { ProblemError } from './errors.js'
 
 declare module 'fastify' {
@@ -26,11 +27,7 @@ function rawQuery (request: FastifyRequest): string {
  * a bad request is answered 400 here, before anything reaches the database.
  */
 async function listQueryPlugin (fastify: FastifyInstance) {
-  const limits: ListLimits = {
-    defaultLimit: fastify.config.DEFAULT_LIMIT,
-    maxLimit: fastify.config.MAX_LIMIT,
-    maxSkip: fastify.config.MAX_SKIP
-  }
+  const limits = listLimits(fastify.config)
   fastify.decorateRequest('listQuery', null)
 
   fastify.addHook('onRoute', (route) => {
