@@ -3,6 +3,7 @@ import fastifyAutoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './plugins/config.js'
+import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 
 export interface AppOptions {
   /** The configuration with MONGODB_URI resolved to the database chosen for this process. */
@@ -16,6 +17,9 @@ export function serverOptions (config: Config): FastifyServerOptions {
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
     logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace' }),
     routerOptions: { ignoreTrailingSlash: true },
+    // What the HTTP layer refuses before a route runs is problem+json too (CONTRACT.md §5).
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } }
   }
 }

@@ -6,6 +6,7 @@ import type { Document } from 'mongodb'
 import type { ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { listLimits } from '../plugins/config.js'
+import { ProblemError } from '../plugins/errors.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
@@ -83,6 +84,18 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
         count ? documents.countDocuments(where, options) : undefined
       ])
       return total === undefined ? { data, limit, skip } : { data, limit, skip, total }
+    })
+
+    // CONTRACT.md §2: other methods on a list are 405, refused before the body is read or the project looked up.
+    fastify.route({
+      method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      url,
+      schema: { hide: true },
+      onRequest: async (request) => {
+        const message = `${request.method} is not allowed here: lists answer GET and HEAD`
+        throw new ProblemError(405, 'METHOD_NOT_ALLOWED', message, [{ param: 'method', pointer: '', code: 'METHOD_NOT_ALLOWED', message }], { allow: 'GET, HEAD' })
+      },
+      handler: async () => undefined
     })
   }
 }

@@ -70,6 +70,8 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
     return undefined
   }
   const keys = new Set(value.entries.map(([key]) => key))
+  const options = value.entries.find(([key]) => key === '$options')?.[1]
+  const regexOptions = options?.type === 'string' && validOptions(options.value) ? options.value : ''
   for (const [key, operand] of value.entries) {
     const at = childPointer(pointer, key)
     if (BLOCKED_OPERATORS.has(key)) continue
@@ -90,18 +92,17 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
       else checkOptions(operand, at, problems)
       continue
     }
-    const converted = convertOperand(field, key as Operator, operand, at, problems)
+    const converted = convertOperand(field, key as Operator, operand, at, problems, regexOptions)
     if (converted !== undefined) conditions.add(converted)
   }
-  const options = value.entries.find(([key]) => key === '$options')
-  if (options !== undefined && options[1].type === 'string' && '$regex' in conditions.operators) {
-    conditions.operators.$options = options[1].value
-  }
+  if (options?.type === 'string' && '$regex' in conditions.operators) conditions.operators.$options = options.value
   return conditions
 }
 
+const validOptions = (text: string): boolean => /^[imsx]*$/.test(text) && new Set(text).size === text.length
+
 function checkOptions (operand: FilterNode, pointer: string, problems: Problems): void {
-  if (operand.type !== 'string' || !/^[imsx]*$/.test(operand.value) || new Set(operand.value).size !== operand.value.length) {
+  if (operand.type !== 'string' || !validOptions(operand.value)) {
     problems.add(PARAM, pointer, 'INVALID_REGEX_OPTIONS', '$options takes the flags i, m, s and x, each at most once')
   }
 }

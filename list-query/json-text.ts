@@ -1,5 +1,6 @@
 // A strict JSON reader for `filter=`: JSON.parse keeps the last of duplicate keys silently
 // and says nothing of `__proto__`, so the text is read here, with a JSON Pointer for every problem.
+import { exactNumber } from './exact-number.js'
 import type { FilterNode } from './filter-tree.js'
 import { pointerToken, type Problems } from './problems.js'
 
@@ -57,7 +58,11 @@ class Reader {
     switch (c) {
       case '{': return this.object(depth)
       case '[': return this.array(depth)
-      case '"': return { type: 'string', value: this.string(), fromText: false }
+      case '"': {
+        const value = this.string()
+        if (!value.isWellFormed()) this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', 'The string holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text')
+        return { type: 'string', value, fromText: false }
+      }
       case 't': return this.literal('true', { type: 'boolean', value: true })
       case 'f': return this.literal('false', { type: 'boolean', value: false })
       case 'n': return this.literal('null', { type: 'null' })
@@ -91,9 +96,12 @@ class Reader {
       this.skipSpace()
       // The key is judged before its value is read, so that its problem comes first.
       const duplicate = hasKey(entries, key)
-      const rejected = FORBIDDEN_KEYS.has(key) || duplicate
+      const illFormed = !key.isWellFormed()
+      const rejected = FORBIDDEN_KEYS.has(key) || duplicate || illFormed
       this.path.push(key)
-      if (FORBIDDEN_KEYS.has(key)) {
+      if (illFormed) {
+        this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', 'The key holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text')
+      } else if (FORBIDDEN_KEYS.has(key)) {
         this.problems.add(this.param, this.pointer(), 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
       } else if (duplicate) {
         this.problems.add(this.param, this.pointer(), 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
@@ -134,7 +142,10 @@ class Reader {
     const found = match.exec(this.text)
     if (found === null) throw new JsonSyntaxError('invalid number', this.position)
     this.position += found[0].length
-    return { type: 'number', value: Number(found[0]) }
+    const value = exactNumber(found[0])
+    if (value !== undefined) return { type: 'number', value }
+    this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', `${found[0]} is not exactly representable: numbers must be finite and integers within ±2^53`)
+    return { type: 'number', value: Number.NaN }
   }
 
   private string (): string {

@@ -1,7 +1,8 @@
 import { ObjectId, type Document } from 'mongodb'
-import safeRegex from 'safe-regex2'
+import { checkPattern } from '../mongodb-regex/check-pattern.js'
 import { OBJECT_ID } from '../schemas/fields.js'
 import { parseDate, type DateValue } from './dates.js'
+import { exactNumber } from './exact-number.js'
 import type { FilterNode } from './filter-tree.js'
 import type { Operator } from './operators.js'
 import { childPointer, type Problems } from './problems.js'
@@ -40,7 +41,7 @@ function literal (field: FieldSpec, node: FilterNode, parent: string, problems: 
       break
     case 'number':
       if (node.type === 'number') return checkNumber(node.value, pointer, problems)
-      if (node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value)) return checkNumber(Number(node.value), pointer, problems)
+      if (node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value)) return checkNumber(exactNumber(node.value) ?? Number.NaN, pointer, problems)
       break
     case 'boolean':
       if (node.type === 'boolean') return node.value
@@ -113,7 +114,7 @@ function size (node: FilterNode): number | undefined {
   return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n : undefined
 }
 
-function regex (node: FilterNode, pointer: string, problems: Problems): string | undefined {
+function regex (node: FilterNode, options: string, pointer: string, problems: Problems): string | undefined {
   if (node.type !== 'string') {
     problems.add(PARAM, pointer, 'INVALID_VALUE', '$regex takes a string pattern')
     return undefined
@@ -123,17 +124,12 @@ function regex (node: FilterNode, pointer: string, problems: Problems): string |
     problems.add(PARAM, pointer, 'REGEX_TOO_LONG', `$regex patterns are at most ${MAX_REGEX} characters, not ${pattern.length}`)
     return undefined
   }
-  try {
-    RegExp(pattern)
-  } catch {
-    problems.add(PARAM, pointer, 'INVALID_REGEX', `'${pattern}' is not a valid regular expression`)
-    return undefined
-  }
-  if (!safeRegex(pattern)) {
-    problems.add(PARAM, pointer, 'UNSAFE_REGEX', `'${pattern}' could take exponential time (nested quantifiers such as (a+)+); simplify it`)
-    return undefined
-  }
-  return pattern
+  const verdict = checkPattern(pattern, options)
+  if (verdict.ok) return pattern
+  problems.add(PARAM, pointer, verdict.code, verdict.code === 'INVALID_REGEX'
+    ? `$regex is not a pattern MongoDB (PCRE2) accepts: ${verdict.reason}`
+    : `$regex could take time that grows faster than the text it searches: ${verdict.reason}; simplify it`)
+  return undefined
 }
 
 const isPeriod = (v: Literal): v is Extract<DateValue, { kind: 'period' }> => typeof v === 'object' && 'kind' in v && v.kind === 'period'
@@ -163,8 +159,11 @@ function membership (path: string, op: '$in' | '$nin', values: Literal[]): Conve
   return { clause: op === '$in' ? { $or: alternatives } : { $nor: alternatives } }
 }
 
-/** Checks one operator's operand against the field and compiles it; undefined after a problem. */
-export function convertOperand (field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems): Converted | undefined {
+/**
+ * Checks one operator's operand against the field and compiles it; undefined after a problem.
+ * `regexOptions` are the valid `$options` beside a `$regex` (they change how it reads).
+ */
+export function convertOperand (field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems, regexOptions = ''): Converted | undefined {
   switch (op) {
     case '$in': case '$nin': case '$all': {
       const values = list(field, op, node, pointer, problems)
@@ -184,7 +183,7 @@ export function convertOperand (field: FieldSpec, op: Operator, node: FilterNode
       return undefined
     }
     case '$regex': {
-      const pattern = regex(node, pointer, problems)
+      const pattern = regex(node, regexOptions, pointer, problems)
       return pattern === undefined ? undefined : { operators: [['$regex', pattern]] }
     }
     default: {

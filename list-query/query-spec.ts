@@ -50,6 +50,14 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
   return { fields, references, hasCustomFields, scopeField, suggestions }
 }
 
+const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype']
+
+/** Segments that poison prototypes wherever a path is later used as an object key. */
+function hasForbiddenSegment (path: string): boolean {
+  if (!FORBIDDEN_SEGMENTS.some((segment) => path.includes(segment))) return false
+  return path.split('.').some((segment) => FORBIDDEN_SEGMENTS.includes(segment))
+}
+
 export type PathResolution =
   | { field: FieldSpec }
   | { code: 'SCOPE_FIELD' | 'RELATED_PATH' | 'UNKNOWN_FIELD', message: string }
@@ -60,6 +68,9 @@ const customFieldSpec = (path: string): FieldSpec => ({ path, kind: 'custom', op
 export function resolvePath (spec: QuerySpec, path: string, context: 'filter' | 'sort'): PathResolution {
   const field = spec.fields.get(path)
   if (field !== undefined) return { field }
+  if (hasForbiddenSegment(path)) {
+    return { code: 'UNKNOWN_FIELD', message: `Unknown field '${path}' in ${context}: '__proto__', 'constructor' and 'prototype' name no field` }
+  }
   if (path === spec.scopeField) {
     return { code: 'SCOPE_FIELD', message: `'${path}' is fixed by the URL path and cannot be used in ${context}` }
   }

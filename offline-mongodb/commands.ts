@@ -51,13 +51,27 @@ function count (value: unknown, field: string, fallback: number): number {
   return n
 }
 
-/** mongod checks maxTimeMS while it works; the scan here is synchronous, so it checks after it. */
+/** mongod checks maxTimeMS while it works: so does the scan, between documents, and once after it. */
 function checkTime ({ cmd, state, started }: Request): void {
   const maxTimeMS = count(cmd.maxTimeMS, 'maxTimeMS', 0)
   if (maxTimeMS <= 0) return
   if (state.failPoints.has('maxTimeAlwaysTimeOut') || Date.now() - started > maxTimeMS) {
     throw new CommandError(50, 'MaxTimeMSExpired', 'operation exceeded time limit')
   }
+}
+
+/** How many documents are tested between two clock readings. */
+const TIME_CHECK_EVERY = 32
+
+/** The documents that pass `filter`, giving up with MaxTimeMSExpired once maxTimeMS has passed. */
+function scan (request: Request, docs: Doc[], filter: unknown): Doc[] {
+  const test = compileFilter(filter)
+  const out: Doc[] = []
+  for (let i = 0; i < docs.length; i++) {
+    if (i % TIME_CHECK_EVERY === TIME_CHECK_EVERY - 1) checkTime(request)
+    if (test(docs[i] as Doc)) out.push(docs[i] as Doc)
+  }
+  return out
 }
 
 function documentsOf (request: Request, key: string): { collection: Collection | undefined, ns: string } {
@@ -68,26 +82,25 @@ function documentsOf (request: Request, key: string): { collection: Collection |
 function find (request: Request): Doc {
   const { cmd } = request
   const { collection, ns } = documentsOf(request, 'find')
-  const test = compileFilter(cmd.filter)
   const sort = parseSort(cmd.sort)
   const project = compileProjection(cmd.projection)
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
-  let docs = sortDocuments((collection?.docs ?? []).filter(test), sort)
+  let docs = sortDocuments(scan(request, collection?.docs ?? [], cmd.filter), sort)
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
   const batchSize = cmd.singleBatch === true ? docs.length : count(cmd.batchSize, 'batchSize', 101)
   return request.state.cursors.firstBatch(ns, docs.map(project), batchSize)
 }
 
-function runPipeline (docs: Doc[], pipeline: unknown): Doc[] {
+function runPipeline (request: Request, docs: Doc[], pipeline: unknown): Doc[] {
   if (!Array.isArray(pipeline)) throw new CommandError(14, 'TypeMismatch', "'pipeline' option must be specified as an array")
   for (const stage of pipeline) {
     if (!isDocument(stage) || Object.keys(stage).length !== 1) {
       throw new CommandError(40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.')
     }
     const [name, spec] = Object.entries(stage)[0] as [string, unknown]
-    if (name === '$match') docs = docs.filter(compileFilter(spec))
+    if (name === '$match') docs = scan(request, docs, spec)
     else if (name === '$sort') docs = sortDocuments(docs, parseSort(spec))
     else if (name === '$skip') docs = docs.slice(count(spec, '$skip', 0))
     else if (name === '$limit') docs = docs.slice(0, count(spec, '$limit', 0))
@@ -108,7 +121,7 @@ function aggregate (request: Request): Doc {
   const { cmd } = request
   const { collection, ns } = documentsOf(request, 'aggregate')
   if (!isDocument(cmd.cursor)) throw new CommandError(9, 'FailedToParse', "The 'cursor' option is required")
-  const docs = runPipeline(collection?.docs ?? [], cmd.pipeline)
+  const docs = runPipeline(request, collection?.docs ?? [], cmd.pipeline)
   checkTime(request)
   return request.state.cursors.firstBatch(ns, docs, count(cmd.cursor.batchSize, 'batchSize', 101))
 }
@@ -118,7 +131,7 @@ function countCommand (request: Request): Doc {
   const { collection } = documentsOf(request, 'count')
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
-  const matched = (collection?.docs ?? []).filter(compileFilter(cmd.query)).length
+  const matched = scan(request, collection?.docs ?? [], cmd.query).length
   checkTime(request)
   return { n: Math.max(0, Math.min(matched - skip, limit > 0 ? limit : Infinity)), ok: 1 }
 }

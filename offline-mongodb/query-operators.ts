@@ -8,7 +8,7 @@ import { Query } from 'mingo/query'
 import type { Options } from 'mingo/types'
 import { compareValues, isDocument, typeRank, valuesEqual } from './bson-order.js'
 import { expandArrays, valuesAtPath } from './field-paths.js'
-import { fromBSONRegExp, toRegExp } from './regex.js'
+import { Pcre2Pattern, compilePattern, fromBSONRegExp } from './regex.js'
 import { CommandError } from './errors.js'
 
 type Candidates = unknown[]
@@ -27,13 +27,8 @@ function equalsAny (candidates: Candidates, operand: unknown): boolean {
   return false
 }
 
-function matchesRegex (candidates: Candidates, re: RegExp): boolean {
-  return expandArrays(candidates).some((value) => typeof value === 'string' && testRegex(re, value))
-}
-
-function testRegex (re: RegExp, value: string): boolean {
-  re.lastIndex = 0
-  return re.test(value)
+function matchesRegex (candidates: Candidates, re: Pcre2Pattern): boolean {
+  return expandArrays(candidates).some((value) => typeof value === 'string' && re.test(value))
 }
 
 /** Range operators only compare values of the same type bracket as the operand. */
@@ -50,10 +45,15 @@ function comparison (accept: (order: number) => boolean): PredicateBuilder {
 
 function inList (operand: unknown): Predicate {
   if (!Array.isArray(operand)) throw new CommandError(2, 'BadValue', '$in needs an array')
-  const tests = operand.map((value): Predicate => value instanceof RegExp
+  const tests = operand.map((value): Predicate => value instanceof Pcre2Pattern
     ? (c) => matchesRegex(c, value)
     : (c) => equalsAny(c, value))
   return (candidates) => tests.some((test) => test(candidates))
+}
+
+function regexPredicate (operand: unknown): Predicate {
+  if (!(operand instanceof Pcre2Pattern)) throw new CommandError(2, 'BadValue', '$regex has to be a string')
+  return (c) => matchesRegex(c, operand)
 }
 
 const TYPE_ALIASES: Record<string, number> = {
@@ -70,7 +70,7 @@ function bsonTypeNumber (value: unknown): number {
   if (value instanceof Int32) return 16
   if (value instanceof Double) return 1
   if (value instanceof Decimal128) return 19
-  if (value instanceof RegExp || value instanceof BSONRegExp) return 11
+  if (value instanceof RegExp || value instanceof BSONRegExp || value instanceof Pcre2Pattern) return 11
   const bsontype = (value as { _bsontype?: string })._bsontype
   const byBsonType: Record<string, number> = { ObjectId: 7, Binary: 5, Timestamp: 17, Long: 18, MinKey: -1, MaxKey: 127, Code: 13 }
   if (bsontype !== undefined && bsontype in byBsonType) return byBsonType[bsontype] as number
@@ -102,7 +102,7 @@ function elemMatch (operand: unknown, options: Options): Predicate {
 }
 
 function expressionPredicate (expression: unknown, options: Options): Predicate {
-  if (expression instanceof RegExp) return (c) => matchesRegex(c, expression)
+  if (expression instanceof Pcre2Pattern) return (c) => matchesRegex(c, expression)
   if (!isDocument(expression)) throw new CommandError(2, 'BadValue', '$not needs a regex or a document')
   const parts = Object.entries(expression).filter(([op]) => op !== '$options')
   if (parts.length === 0) throw new CommandError(2, 'BadValue', '$not cannot be empty')
@@ -127,14 +127,13 @@ const PREDICATES: Record<string, PredicateBuilder> = {
     return (c) => !test(c)
   },
   $exists: (operand) => (c) => c.some((value) => value !== undefined) === Boolean(operand),
-  $regex: (operand) => {
-    if (!(operand instanceof RegExp)) throw new CommandError(2, 'BadValue', '$regex has to be a string')
-    return (c) => matchesRegex(c, operand)
-  },
+  $regex: regexPredicate,
+  // `$regex`, and a regex as a field's value, after prepareFilter (mingo rewrites `$regex` itself).
+  $pcre: regexPredicate,
   $all: (operand, options) => {
     if (!Array.isArray(operand)) throw new CommandError(2, 'BadValue', '$all needs an array')
     const tests = operand.map((value): Predicate => {
-      if (value instanceof RegExp) return (c) => matchesRegex(c, value)
+      if (value instanceof Pcre2Pattern) return (c) => matchesRegex(c, value)
       if (isDocument(value) && Object.keys(value)[0] === '$elemMatch') return elemMatch(value.$elemMatch, options)
       return (c) => equalsAny(c, value)
     })
@@ -171,8 +170,8 @@ export const queryContext = Context.init({
 })
 
 /**
- * BSON regular expressions and `$regex`/`$options` pairs become JavaScript RegExps once,
- * before mingo sees the filter, so that every operator receives a ready RegExp.
+ * BSON regular expressions and `$regex`/`$options` pairs are compiled once (regex.ts), before
+ * mingo sees the filter, so that every operator receives a ready Pcre2Pattern.
  */
 export function prepareFilter (value: unknown): unknown {
   if (value instanceof BSONRegExp) return fromBSONRegExp(value)
@@ -183,12 +182,13 @@ export function prepareFilter (value: unknown): unknown {
     if (key === '$options') continue
     if (key === '$regex') {
       const options = typeof value.$options === 'string' ? value.$options : ''
-      out[key] = inner instanceof BSONRegExp
-        ? toRegExp(inner.pattern, options || inner.options)
-        : typeof inner === 'string' ? toRegExp(inner, options) : inner
+      out.$pcre = inner instanceof BSONRegExp
+        ? compilePattern(inner.pattern, options || inner.options)
+        : typeof inner === 'string' ? compilePattern(inner, options) : inner
       continue
     }
-    out[key] = prepareFilter(inner)
+    // A regex as a field's value means "matches": mingo would read the pattern object as a document.
+    out[key] = inner instanceof BSONRegExp && !key.startsWith('$') ? { $pcre: fromBSONRegExp(inner) } : prepareFilter(inner)
   }
   if ('$options' in value && !('$regex' in value)) throw new CommandError(2, 'BadValue', '$options needs a $regex')
   return out

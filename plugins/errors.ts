@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { PROBLEM_CONTENT_TYPE, type ErrorCode, type Problem, type ProblemItem } from '../schemas/problem.js'
+import { classifyDatabaseError } from './database-errors.js'
 
 const MAX_ERRORS = 20
 
@@ -9,7 +12,7 @@ const MAX_ERRORS = 20
 export class ProblemError extends Error {
   readonly errors: ProblemItem[]
 
-  constructor (readonly status: number, readonly code: ErrorCode, detail: string, errors: ProblemItem[] = []) {
+  constructor (readonly status: number, readonly code: ErrorCode, detail: string, errors: ProblemItem[] = [], readonly headers: Record<string, string> = {}) {
     super(detail)
     this.name = 'ProblemError'
     this.errors = errors.slice(0, MAX_ERRORS)
@@ -22,14 +25,11 @@ export class ProblemError extends Error {
   }
 }
 
-function problem (status: number, code: ErrorCode, detail: string, errors?: ProblemItem[]): Problem {
-  const body: Problem = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, code, detail }
-  if (errors !== undefined && errors.length > 0) body.errors = errors
-  return body
+/** CONTRACT.md §5: every problem has an `errors` list; a lone problem lists itself. */
+export function problem (status: number, code: ErrorCode, detail: string, errors: ProblemItem[] = [], param = 'request'): Problem {
+  const items = errors.length > 0 ? errors : [{ param, pointer: '', code, message: detail }]
+  return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, code, detail, errors: items }
 }
-
-const UNREACHABLE = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoTopologyClosedError', 'MongoNotConnectedError', 'MongoPoolClearedError'])
-const MAX_TIME_MS_EXPIRED = 50
 
 function fromValidation (error: FastifyError): Problem {
   const param = error.validationContext ?? 'request'
@@ -47,32 +47,84 @@ function fromValidation (error: FastifyError): Problem {
   return problem(400, first?.code ?? 'INVALID_VALUE', first?.message ?? error.message, errors)
 }
 
+/** Codes for what the HTTP layer refuses by status, when nothing more precise is known. */
+const HTTP_CODES: Record<number, ErrorCode> = { 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 414: 'URI_TOO_LONG', 429: 'RATE_LIMITED', 431: 'HEADERS_TOO_LARGE' }
+
+/** Fastify's own errors raised before a route runs, in our words (their messages may echo input). */
+const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
+  FST_ERR_BAD_URL: [400, 'BAD_REQUEST', 'The URL is not valid (check its percent-encoding).'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'URI_TOO_LONG', 'A path segment of the URL is too long.'],
+  FST_ERR_ASYNC_CONSTRAINT: [400, 'BAD_REQUEST', 'The request could not be routed.'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'BAD_REQUEST', 'The request body is too large; list requests carry no body.'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'BAD_REQUEST', 'Unsupported media type; list requests carry no body.'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'BAD_REQUEST', 'The request body is empty.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'BAD_REQUEST', 'The Content-Length header does not match the body.']
+}
+
 /** Maps any failure to CONTRACT.md §5; internals go to the log, never into the body. */
 export function toProblem (error: FastifyError | Error): Problem {
   if (error instanceof ProblemError) return problem(error.status, error.code, error.message, error.errors)
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) return fromValidation(fastifyError)
-  if (UNREACHABLE.has(error.name)) return problem(503, 'DATABASE_UNAVAILABLE', 'The database is not answering; try again shortly.')
-  if (error.name === 'MongoServerError' && (error as { code?: unknown }).code === MAX_TIME_MS_EXPIRED) {
-    return problem(503, 'QUERY_TIMEOUT', 'The query took longer than the service allows; narrow the filter or page with a smaller limit.')
-  }
+  const framework = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
+  if (framework !== undefined) return problem(...framework)
+  const database = classifyDatabaseError(error)
+  if (database !== undefined) return problem(database.status, database.code, database.detail, [], database.param)
   const status = fastifyError.statusCode ?? 500
-  if (status === 404) return problem(404, 'NOT_FOUND', 'Not found.')
-  if (status >= 400 && status < 500) return problem(status, 'INVALID_VALUE', error.message)
+  if (status >= 400 && status < 500) return problem(status, HTTP_CODES[status] ?? 'BAD_REQUEST', STATUS_CODES[status] ?? 'Bad request')
   return problem(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged.')
+}
+
+function send (request: FastifyRequest, reply: FastifyReply, body: Problem, headers: Record<string, string> = {}) {
+  body.requestId = request.id
+  if (body.code === 'DATABASE_UNAVAILABLE' || body.code === 'QUERY_TIMEOUT') headers['retry-after'] ??= '1'
+  return reply.code(body.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(body)
+}
+
+/**
+ * For Fastify's `frameworkErrors` option: errors raised while routing (bad URL, overlong
+ * parameter) answered like all others.
+ */
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  return send(request, reply, toProblem(error))
+}
+
+/**
+ * For Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (oversized URL or
+ * headers, malformed requests) never reaches a route, so the answer is written here.
+ */
+export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return
+  const [status, code, detail]: [number, ErrorCode, string] = error.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'HEADERS_TOO_LARGE', 'The URL and headers are larger than the server accepts; shorten the filter.']
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'BAD_REQUEST', 'The request took too long to arrive.']
+      : [400, 'BAD_REQUEST', 'The request is not valid HTTP.']
+  const body = JSON.stringify({ ...problem(status, code, detail), requestId: randomUUID() })
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const body = toProblem(error)
-    if (body.status >= 500) request.log.error({ err: error }, 'request failed')
+    if (body.status >= 500 && body.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed')
+    else if (body.status >= 500) request.log.warn({ code: body.code, driverCode: (error as { code?: unknown }).code, err: error.name }, 'database fault')
+    else if (error.name.startsWith('Mongo')) request.log.warn({ err: error }, 'MongoDB refused a query our checks accepted: the checks diverge from the server')
     else request.log.info({ code: body.code }, 'request rejected')
-    return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
+    return send(request, reply, body, error instanceof ProblemError ? { ...error.headers } : {})
   })
 
   fastify.setNotFoundHandler((request, reply) => {
-    const body = problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)
-    return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(body)
+    return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`, [], 'path'))
+  })
+
+  // A GET with a body is refused before anything runs (CONTRACT.md §5): lists take no body.
+  fastify.addHook('onRequest', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return
+    const { 'content-length': length, 'transfer-encoding': encoding } = request.headers
+    if (encoding !== undefined || (length !== undefined && length !== '0')) {
+      throw new ProblemError(400, 'BAD_REQUEST', 'A GET request carries no body: send the query in the URL.')
+    }
   })
 }
 

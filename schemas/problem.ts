@@ -6,7 +6,9 @@ export const ERROR_CODES = [
   'BLOCKED_OPERATOR', 'UNKNOWN_OPERATOR', 'OPERATOR_NOT_ALLOWED', 'INVALID_VALUE', 'INVALID_DATE', 'INVALID_OBJECT_ID',
   'REGEX_TOO_LONG', 'INVALID_REGEX', 'UNSAFE_REGEX', 'INVALID_REGEX_OPTIONS', 'ARRAY_TOO_LARGE', 'MIXED_FILTER_NOTATION',
   'INVALID_SORT', 'INVALID_LIMIT', 'INVALID_SKIP', 'INVALID_COUNT', 'DUPLICATE_PARAMETER', 'UNKNOWN_PARAMETER',
-  'INVALID_PROJECT_ID', 'PROJECT_NOT_FOUND', 'NOT_FOUND', 'QUERY_TIMEOUT', 'DATABASE_UNAVAILABLE', 'INTERNAL_ERROR'
+  'INVALID_PROJECT_ID', 'PROJECT_NOT_FOUND', 'NOT_FOUND', 'QUERY_TIMEOUT', 'DATABASE_UNAVAILABLE', 'INTERNAL_ERROR',
+  'INVALID_FIELDS', 'INVALID_CURSOR', 'CURSOR_MISMATCH', 'METHOD_NOT_ALLOWED', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE', 'BAD_REQUEST',
+  'UNAUTHENTICATED', 'RATE_LIMITED', 'OVERLOADED'
 ] as const
 
 export const ErrorCode = Type.Union(ERROR_CODES.map((code) => Type.Literal(code)))
@@ -27,7 +29,8 @@ export const Problem = Type.Object({
   status: Type.Integer({ minimum: 400, maximum: 599 }),
   code: ErrorCode,
   detail: Type.String(),
-  errors: Type.Optional(Type.Array(ProblemItem, { maxItems: 20 }))
+  errors: Type.Array(ProblemItem, { maxItems: 20 }),
+  requestId: Type.Optional(Type.String({ description: 'The request id (X-Request-Id) to quote when reporting a problem' }))
 }, { $id: 'Problem', title: 'Problem details (RFC 9457)' })
 export type Problem = Static<typeof Problem>
 

@@ -5,6 +5,8 @@ import type { Document, Filter, Sort } from 'mongodb'
 
 export const MISSING = Symbol('missing')
 const M = 'https://www.mongodb.com/docs/manual/reference/'
+/** PCRE2's pattern documentation: the engine MongoDB runs $regex with. */
+const P = 'https://pcre.org/current/doc/html/pcre2pattern.html'
 
 export interface ConformanceCase {
   name: string
@@ -55,6 +57,15 @@ export const cases: ConformanceCase[] = [
   { name: '$regex with the x option ignores white space and comments', manual: `${M}operator/query/regex/#ignore-white-spaces-in-pattern`, values: ['abc', 'a b c', 'xabc'], filter: { v: { $regex: '^a b c # letters', $options: 'x' } }, expect: [0] },
   { name: '$regex with the m option anchors at each line', manual: `${M}operator/query/regex/#multiline-match-for-lines-starting-with-specified-pattern`, values: ['one\nSecond', 'Second', 'xSecond'], filter: { v: { $regex: '^S', $options: 'm' } }, expect: [0, 1] },
   { name: '$regex on an array of strings', manual: `${M}operator/query/regex/`, values: [['jazz', 'rock'], ['pop'], 'rockabilly', 42], filter: { v: { $regex: '^rock' } }, expect: [0, 2] },
+  // $regex runs on PCRE2 (UTF mode, newline = LF), whose matching differs from JavaScript's
+  { name: 'a dot matches \\r and U+2028: only \\n ends a line', manual: `${P}#SEC6`, values: ['a\rb', 'a\u2028b', 'a\nb'], filter: { v: { $regex: '^a.b$' } }, expect: [0, 1] },
+  { name: '$ also matches before a final newline', manual: `${P}#SEC6`, values: ['yoga\n', 'yoga', 'yoga\n\n'], filter: { v: { $regex: 'yoga$' } }, expect: [0, 1] },
+  { name: 'with m, lines break at \\n only, not \\r', manual: `${P}#SEC6`, values: ['a\rb', 'a\nb'], filter: { v: { $regex: '^b', $options: 'm' } }, expect: [1] },
+  { name: '\\s is ASCII white space: not U+00A0', manual: `${P}#SEC5`, values: ['a\u00a0b', 'a b', 'a\u000bb'], filter: { v: { $regex: 'a\\sb' } }, expect: [1, 2] },
+  { name: '\\v is any vertical white space', manual: `${P}#SEC5`, values: ['a\u2028b', 'a\nb', 'ab'], filter: { v: { $regex: 'a\\vb' } }, expect: [0, 1] },
+  { name: '\\x{hhh} names a code point', manual: `${P}#SEC5`, values: ['☺', 'x'], filter: { v: { $regex: '^\\x{263A}$' } }, expect: [0] },
+  { name: 'UTF mode: a dot is one character, even beyond the BMP', manual: `${P}#SEC6`, values: ['😀', 'ab'], filter: { v: { $regex: '^.$' } }, expect: [0] },
+  { name: 'the x option keeps escaped white space and classes', manual: `${P}#SEC4`, values: ['a b', 'ab', 'a#b'], filter: { v: { $regex: '^a\\ b$|^a[#]b$ # comment', $options: 'x' } }, expect: [0, 2] },
   // $exists
   { name: '$exists: true includes null values', manual: `${M}operator/query/exists/`, values: [null, MISSING, 0, false], filter: { v: { $exists: true } }, expect: [0, 2, 3] },
   { name: '$exists: false', manual: `${M}operator/query/exists/`, values: [null, MISSING, 0], filter: { v: { $exists: false } }, expect: [1] },

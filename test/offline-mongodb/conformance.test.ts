@@ -93,6 +93,27 @@ t.test('unique indexes reject duplicates with E11000 (manual: Unique Indexes)', 
   t.same(names.sort(), ['_id_', 'email_1'])
 })
 
+t.test('refused regexes carry mongod codes (manual: $regex; error codes 51091, 51108, 2)', async (t) => {
+  const pages = db.collection('pages')
+  const code = async (filter: Document) => ((await pages.find(filter).toArray().catch((e: unknown) => e)) as MongoServerError).code
+  t.equal(await code({ n: { $regex: '[' } }), 51091, 'a pattern PCRE2 cannot compile')
+  t.equal(await code({ n: { $regex: '\\u0041' } }), 51091, '\\u is no PCRE2 escape')
+  t.equal(await code({ n: { $regex: 'a{65536}' } }), 51091, 'a quantifier bound over 65535')
+  t.equal(await code({ n: { $regex: 'a', $options: 'z' } }), 51108, 'an unknown option')
+  t.equal(await code({ n: { $regex: 'a\0b' } }), 2, 'a NUL character')
+})
+
+t.test('a regex that backtracks without bound gives up within maxTimeMS instead of blocking the server', async (t) => {
+  const slow = db.collection('slow_regex')
+  await slow.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, v: `${'a'.repeat(5000)}!` })))
+  const started = Date.now()
+  const outcome = await slow.find({ v: { $regex: '^(a|aa)+$' } }, { maxTimeMS: 1000 }).toArray().catch((e: unknown) => e)
+  const elapsed = Date.now() - started
+  // Exponential in the subject: unbounded it would never end. mongod ends it through PCRE2's match limit or maxTimeMS.
+  t.ok(Array.isArray(outcome) ? outcome.length === 0 : (outcome as MongoServerError).code === 50, 'no match, or MaxTimeMSExpired')
+  t.ok(elapsed < 10_000, `answered after ${elapsed} ms`)
+})
+
 t.test('errors carry mongod codes', async (t) => {
   const unknown = await db.command({ frobnicate: 1 }).catch((e: unknown) => e)
   t.equal((unknown as MongoServerError).code, 59, 'CommandNotFound (manual: Error Codes)')

@@ -10,7 +10,15 @@ t.test('an unknown route is a 404 problem+json', async (t) => {
   const res = await fastify.inject('/no/such/route?x=1')
   t.equal(res.statusCode, 404)
   t.match(res.headers['content-type'], /^application\/problem\+json/)
-  t.same(res.json(), { type: 'about:blank', title: 'Not Found', status: 404, code: 'NOT_FOUND', detail: 'No route GET /no/such/route' })
+  t.match(res.json(), {
+    type: 'about:blank',
+    title: 'Not Found',
+    status: 404,
+    code: 'NOT_FOUND',
+    detail: 'No route GET /no/such/route',
+    errors: [{ param: 'path', pointer: '', code: 'NOT_FOUND', message: 'No route GET /no/such/route' }],
+    requestId: String
+  })
 })
 
 t.test('an unexpected throw is a 500 problem+json without internals', async (t) => {

@@ -1,0 +1,104 @@
+// A pattern read by read-pattern.ts, written as a JavaScript RegExp (`v` mode, which reads
+// code points as PCRE2's UTF mode does) that matches what MongoDB's PCRE2 matches. The
+// differences handled (pcre2pattern, "Newline conventions", "Generic character types"):
+// `.` stops only at \n; `$` also matches before a final \n; `^`/`$` with `m` break at \n only;
+// `\s` is ASCII white space; `\v` is vertical white space. `x` was stripped while reading.
+import type { AST } from '@eslint-community/regexpp'
+import type { RegexFlags } from './read-pattern.js'
+
+const SPACE = '\\t\\n\\v\\f\\r '
+const VERTICAL_SPACE = '[\\n\\v\\f\\r\\u{85}\\u{2028}\\u{2029}]'
+
+const isHigh = (n: AST.Node | undefined): n is AST.Character => n?.type === 'Character' && n.value >= 0xd800 && n.value <= 0xdbff
+const isLow = (n: AST.Node | undefined): n is AST.Character => n?.type === 'Character' && n.value >= 0xdc00 && n.value <= 0xdfff
+const pairValue = (high: number, low: number): number => (high - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000
+const codePoint = (value: number): string => `\\u{${value.toString(16)}}`
+
+function character (node: AST.Character): string {
+  return node.raw === '\\v' ? VERTICAL_SPACE : codePoint(node.value)
+}
+
+function characterSet (node: AST.CharacterSet, flags: RegexFlags): string {
+  switch (node.kind) {
+    case 'any': return flags.dotAll ? '.' : '[^\\n]'
+    case 'space': return node.negate ? `[^${SPACE}]` : `[${SPACE}]`
+    case 'digit': return node.negate ? '\\D' : '\\d'
+    case 'word': return node.negate ? '\\W' : '\\w'
+    default: throw new Error(`unexpected character set ${node.raw}`)
+  }
+}
+
+function classElements (elements: AST.CharacterClass['elements'], flags: RegexFlags): string {
+  let out = ''
+  for (let i = 0; i < elements.length; i++) {
+    const element = elements[i] as AST.CharacterClassElement
+    const next = elements[i + 1]
+    if (isHigh(element) && isLow(next)) {
+      out += codePoint(pairValue(element.value, next.value))
+      i++
+    } else if (element.type === 'Character') out += character(element)
+    else if (element.type === 'CharacterClassRange') out += `${codePoint(element.min.value)}-${codePoint(element.max.value)}`
+    else out += emit(element as AST.Node, flags)
+  }
+  return out
+}
+
+function alternative (node: AST.Alternative, flags: RegexFlags): string {
+  let out = ''
+  const elements = node.elements
+  for (let i = 0; i < elements.length; i++) {
+    const element = elements[i] as AST.Element
+    const next = elements[i + 1]
+    // Without the u flag a surrogate pair is two characters; PCRE2 (UTF) and `v` mode see one.
+    if (isHigh(element) && isLow(next)) {
+      out += codePoint(pairValue(element.value, next.value))
+      i++
+    } else if (isHigh(element) && next?.type === 'Quantifier' && isLow(next.element)) {
+      out += `(?:${codePoint(pairValue(element.value, next.element.value))})${quantifierSuffix(next)}`
+      i++
+    } else out += emit(element, flags)
+  }
+  return out
+}
+
+const alternatives = (nodes: AST.Alternative[], flags: RegexFlags): string => nodes.map((a) => alternative(a, flags)).join('|')
+
+function quantifierSuffix (node: AST.Quantifier): string {
+  const { min, max } = node
+  const bounds = min === 0 && max === Infinity ? '*' : min === 1 && max === Infinity ? '+' : min === 0 && max === 1 ? '?' : `{${min},${max === Infinity ? '' : max}}`
+  return bounds + (node.greedy ? '' : '?')
+}
+
+function assertion (node: AST.Assertion, flags: RegexFlags): string {
+  switch (node.kind) {
+    case 'start': return flags.multiline ? '(?:(?<![\\s\\S])|(?<=\\n)(?=[\\s\\S]))' : '^'
+    case 'end': return flags.multiline ? '(?=\\n|(?![\\s\\S]))' : '(?=\\n?(?![\\s\\S]))'
+    case 'word': return node.negate ? '\\B' : '\\b'
+    case 'lookahead': return `(?${node.negate ? '!' : '='}${alternatives(node.alternatives, flags)})`
+    case 'lookbehind': return `(?<${node.negate ? '!' : '='}${alternatives(node.alternatives, flags)})`
+  }
+}
+
+function emit (node: AST.Node, flags: RegexFlags): string {
+  switch (node.type) {
+    case 'Character': return character(node)
+    case 'CharacterSet': return characterSet(node, flags)
+    case 'CharacterClass': return `[${node.negate ? '^' : ''}${classElements(node.elements, flags)}]`
+    case 'Assertion': return assertion(node, flags)
+    case 'Group': return `(?:${alternatives(node.alternatives, flags)})`
+    case 'CapturingGroup': return `(${node.name === null ? '' : `?<${node.name}>`}${alternatives(node.alternatives, flags)})`
+    case 'Backreference': return typeof node.ref === 'number' ? `\\${node.ref}` : `\\k<${node.ref}>`
+    case 'Quantifier': {
+      // `v` mode refuses a quantified assertion, which Annex B allowed: a group keeps its meaning.
+      const element = emit(node.element, flags)
+      return (node.element.type === 'Assertion' ? `(?:${element})` : element) + quantifierSuffix(node)
+    }
+    case 'Pattern': return alternatives(node.alternatives, flags)
+    default: throw new Error(`unexpected regex node ${node.type}`)
+  }
+}
+
+/** The JavaScript source and flags that match as MongoDB's PCRE2 matches the pattern read. */
+export function toJavaScript (pattern: AST.Pattern, flags: RegexFlags): { source: string, flags: string } {
+  return { source: emit(pattern, flags), flags: `v${flags.ignoreCase ? 'i' : ''}${flags.dotAll ? 's' : ''}` }
+}

@@ -1,0 +1,60 @@
+// What a database failure means to the client, read from what the driver says (error
+// classes, server codes and labels), never from error names alone (CONTRACT.md §5).
+import { MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
+import type { ErrorCode } from '../schemas/problem.js'
+
+export interface DatabaseProblem {
+  status: number
+  code: ErrorCode
+  detail: string
+  param: string
+}
+
+/** Time limits: MaxTimeMSExpired and ExceededTimeLimit. */
+const TIME_LIMIT_CODES = new Set([50, 262])
+/**
+ * The server cannot serve now (the retryable-reads specification's list, plus interruptions):
+ * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress 91,
+ * PrimarySteppedDown 189, SocketException 9001, NotWritablePrimary 10107,
+ * InterruptedAtShutdown 11600, Interrupted 11601, InterruptedDueToReplStateChange 11602,
+ * NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436, ReadConcernMajorityNotAvailableYet 134.
+ */
+const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 134, 189, 9001, 10107, 11600, 11601, 11602, 13435, 13436])
+const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPool', 'PoolRequestedRetry']
+/** Socket errors that escape the driver unwrapped. */
+const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED', 'EAI_AGAIN'])
+
+/** Refusals of what the client sent, which our checks should have caught first. */
+const QUERY_CODES: Record<number, [ErrorCode, string]> = {
+  51091: ['INVALID_REGEX', 'MongoDB refused the $regex pattern.'],
+  51108: ['INVALID_REGEX_OPTIONS', 'MongoDB refused the $regex options.'],
+  2: ['INVALID_VALUE', 'MongoDB refused a value in the filter.'],
+  14: ['INVALID_VALUE', 'MongoDB refused the type of a value in the filter.'],
+  17287: ['INVALID_VALUE', 'MongoDB refused a value in the filter.']
+}
+
+const UNAVAILABLE: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database is not answering; try again shortly.', param: 'request' }
+const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.', param: 'request' }
+
+/** The client's problem for a database failure, or undefined when it is not one (a bug: 500). */
+export function classifyDatabaseError (error: Error): DatabaseProblem | undefined {
+  if (error instanceof MongoOperationTimeoutError) return TIMEOUT
+  if (error instanceof MongoServerError) {
+    const code = typeof error.code === 'number' ? error.code : -1
+    if (TIME_LIMIT_CODES.has(code)) return TIMEOUT
+    if (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
+    const query = QUERY_CODES[code]
+    if (query !== undefined) {
+      const [problemCode, detail] = code === 2 && /regular expression/i.test(error.message) ? ['INVALID_REGEX' as const, QUERY_CODES[51091]?.[1] ?? ''] : query
+      return { status: 400, code: problemCode, detail, param: 'filter' }
+    }
+    return undefined
+  }
+  if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError || error instanceof MongoTopologyClosedError ||
+    error instanceof MongoNotConnectedError || error instanceof MongoServerClosedError || error instanceof MongoClientClosedError) return UNAVAILABLE
+  if (error instanceof MongoError && UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
+  const socketCode = (error as { code?: unknown }).code
+  if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
+  if (error.name === 'DatabaseTimeoutError') return TIMEOUT
+  return undefined
+}

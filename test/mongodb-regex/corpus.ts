@@ -1,0 +1,48 @@
+// Patterns for the PCRE2 oracle and the ReDoS property: hand-picked (every escape, class,
+// group and quantifier form, and each class of the hostile-input report) and generated.
+import { SeededRandom } from '../../demo-data/random.js'
+
+/** Patterns PCRE2 10.42 refuses (MongoDB answers 51091 or 2): we must refuse them all. */
+export const PCRE2_REFUSES = [
+  'a{65536}', 'a{1,65536}', 'a{70000,}', '(?:ab){0,99999}', '\\u0041', '\\u{41}', '[\\u0041]', '[]', '[^]', '[]a]x[', '\\1', '(a)\\2', '\\3(a)(b)',
+  '(?<=a+)b', '(?<=a*)b', '(?<!ab?)c', '(?<=a|b+)c', '(?<=(a|bc))d', '(?<a$>x)', '(?<$a>x)', '(?<a.b>x)', '(?<abcdefghijklmnopqrstuvwxyz1234567>x)',
+  '(', ')', '[a-', 'a**', '*a', '+', '?', 'a{2,1}', '[z-a]', '[\\d-z]', '[a-\\w]', '[[.a.]]', '[[=a=]]', '\\x{110000}', '\\x{d800}', '\\c', '\\',
+  '(?<n>a)(?<n>b)', '\\k<missing>', `${'('.repeat(251)}a${')'.repeat(251)}`.slice(0, 500), '(?:abc){30000}', '(abc){25000}'
+]
+
+/** MongoDB refuses a NUL itself, before PCRE2 (code 2, "Regular expression cannot contain an embedded null byte"). */
+export const MONGODB_REFUSES = ['a\0b', '\0', '[\0]']
+
+/** Patterns that must stay accepted: what real clients write, and PCRE2 forms we translate. */
+export const MUST_ACCEPT = [
+  'festival', '^Yoga', 'yoga$', 'a.*b', '\\s+$', '^[a-z]+$', 'fest(ival)?', '\\d{4}-\\d{2}-\\d{2}', '^(foo|bar)baz', 'yoga|pilates|dance',
+  '[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}', '^\\w+$', '(?:abc)+', 'a+b+c+', '^[^@]+@[^@]+$', 'x(a|b)*y', '^.*$', 'name \\d+', '.*workshop',
+  '^(\\d+,)*\\d+$', '(\\d{1,3}\\.){3}\\d{1,3}', '(?:Mon|Mar)+', '\\bjazz\\b', '\\x{263A}', '\\x41', '\\t', 'caf\\xe9', 'é+', '😀', '^\\$\\d+\\.\\d\\d$',
+  '(?<year>\\d{4})-\\k<year>', '(a)\\1', '(?=a)a', '(?!b)a', '(?<=ab|c)d', '(?<!x)y', '[\\]]', '[\\-]', '[-a]', '[a-]', '\\.', '\\/', '\\-', 'a{,3}', 'a{', 'x{2,}',
+  '[\\s\\S]', '[^\\s]', '\\v', '[\\v]', '\\cA', '\\0', '\\n\\r\\f', '(?:a|b|c)', 'a??', 'a*?b', 'a{2,3}?', '^$', '\\B', '[\\b]'
+]
+
+const ATOMS = ['a', 'b', 'ab', '.', '\\d', '\\D', '\\w', '\\W', '\\s', '\\S', '[ab]', '[^a]', '[a-c]', '[\\d_]', '\\x41', '\\x{263A}', '\\n', '\\r', '\\v', 'é', '\\.', ' ',
+  '^', '$', '\\b', '\\B', '(?=a)', '(?!b)', '(?<=a)', '(?<!ab)', '\\u0041', '[]', '\\z', '\\A', '\\h', '(?i)', '(?#c)', '\\p{L}', '[[:alpha:]]', '\\1', '\\k<n>', '(?<n>a)', '\\Q.\\E', '\\x{ffffff}', '\\e', '\\a']
+const QUANTIFIERS = ['', '', '', '*', '+', '?', '{2}', '{1,3}', '{2,}', '*?', '+?', '{65536}', '++', '{,2}']
+
+function item (random: SeededRandom, depth: number): string {
+  if (depth < 2 && random.chance(0.3)) {
+    const alternatives = Array.from({ length: random.int(1, 3) }, () => sequence(random, depth + 1)).join('|')
+    const open = random.pick(['(', '(?:', '(?<g>', '(?=', '(?<='])
+    return `${open}${alternatives})${random.pick(QUANTIFIERS)}`
+  }
+  return random.pick(ATOMS) + random.pick(QUANTIFIERS)
+}
+
+function sequence (random: SeededRandom, depth: number): string {
+  return Array.from({ length: random.int(1, 4) }, () => item(random, depth)).join('')
+}
+
+/** `count` patterns drawn from the atoms and quantifiers above, the same on every run. */
+export function generatedPatterns (count: number, seed = 9): string[] {
+  const random = new SeededRandom(seed)
+  return Array.from({ length: count }, () => sequence(random, 0))
+}
+
+export const FLAG_SETS = ['', 'i', 'm', 's', 'x', 'imsx']

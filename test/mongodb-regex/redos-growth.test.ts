@@ -1,0 +1,81 @@
+// ReDoS judged by growth, not by a clock: for each pattern we accept, PCRE2's own backtracking
+// count (the smallest match limit that lets the match finish) is measured on attack strings
+// (a pump repeated 16, 32, 64 times, then a failing suffix). It must grow at most like a cubic,
+// never exponentially. The unsafe patterns of the contract show why the measure can fail.
+import t from 'tap'
+import { SeededRandom } from '../../demo-data/random.js'
+import { checkPattern } from '../../mongodb-regex/check-pattern.js'
+import { pcre2Unavailable, startPcre2Oracle, type Pcre2Oracle } from '../helpers/pcre2-oracle.js'
+import { MUST_ACCEPT } from './corpus.js'
+
+const CAP = 2_000_000
+const SIZES = [16, 32, 64]
+/** Doubling the pump multiplies a cubic by 8; an exponential by far more. */
+const MAX_RATIO = 8
+const SLACK = 200
+
+/** Atoms that overlap on purpose, so that many generated patterns are ambiguous. */
+const ATOMS = ['a', 'b', 'a?', 'ab', '\\w', '\\d', '\\s', '.', '[ab]', '(a|b)', '(a|ab)', '(?:a|a)', '(a+)', '(\\w+\\s?)', '(?:.a)', 'x', '\\b']
+const QUANTIFIERS = ['', '*', '+', '?', '{2,}', '{1,5}', '{20}', '*?']
+
+function riskyPatterns (count: number): string[] {
+  const random = new SeededRandom(21)
+  return Array.from({ length: count }, () => {
+    const items = Array.from({ length: random.int(1, 4) }, () => random.pick(ATOMS) + random.pick(QUANTIFIERS))
+    const body = random.chance(0.3) ? `(?:${items.join('')})${random.pick(['+', '*', '{2,}'])}` : items.join('')
+    return (random.chance(0.4) ? '^' : '') + body + (random.chance(0.5) ? '$' : '')
+  })
+}
+
+function pumpsFor (pattern: string): string[] {
+  const letters = [...new Set(pattern.replace(/\\[a-z]/gi, '').match(/[a-z]/g) ?? [])]
+  return [...letters.slice(0, 2), '0', ' ', 'ab'].slice(0, 4)
+}
+
+/** The worst growth of PCRE2's backtracking over the attack strings for a pattern: counts per size. */
+async function worstGrowth (oracle: Pcre2Oracle, pattern: string): Promise<{ counts: Array<number | null>, attack: string }> {
+  let worst = { counts: [] as Array<number | null>, attack: '', ratio: 0 }
+  for (const pump of pumpsFor(pattern)) {
+    for (const suffix of ['!', '\n!']) {
+      const counts: Array<number | null> = []
+      for (const size of SIZES) counts.push(await oracle.steps(pattern, '', pump.repeat(size) + suffix, CAP))
+      const ratio = counts.includes(null) ? Infinity : Math.max(...counts.slice(1).map((c, i) => (c as number) / ((counts[i] as number) + SLACK)))
+      if (ratio > worst.ratio) worst = { counts, attack: `${JSON.stringify(pump)}×n + ${JSON.stringify(suffix)}`, ratio }
+    }
+  }
+  return worst
+}
+
+const explodes = ({ counts }: { counts: Array<number | null> }): boolean =>
+  counts.includes(null) || counts.slice(1).some((c, i) => (c as number) > MAX_RATIO * ((counts[i] as number) + SLACK))
+
+const unavailable = pcre2Unavailable()
+if (unavailable !== undefined) {
+  t.comment(`ReDoS growth property skipped: ${unavailable}`)
+  t.skip('ReDoS growth')
+} else {
+  const oracle = startPcre2Oracle()
+  t.teardown(oracle.close)
+
+  t.test('the measure can fail: refused patterns backtrack explosively in PCRE2 itself', async (t) => {
+    for (const pattern of ['^(a|aa)+$', '^(\\w|\\d)+$', '^(a+)+$', '^(.*a){20}$', '^(\\w+\\s?)*$', '^(a?){25}a{25}$']) {
+      t.equal(checkPattern(pattern).ok, false, `we refuse ${pattern}`)
+      t.ok(explodes(await worstGrowth(oracle, pattern)), `PCRE2's backtracking explodes on ${pattern}`)
+    }
+  })
+
+  t.test('for every accepted pattern, backtracking grows at most polynomially (degree ≤ 3)', async (t) => {
+    const candidates = [...new Set([...MUST_ACCEPT, ...riskyPatterns(600)])]
+    let accepted = 0
+    const failures: string[] = []
+    for (const pattern of candidates) {
+      if (!checkPattern(pattern).ok) continue
+      accepted++
+      const growth = await worstGrowth(oracle, pattern)
+      if (explodes(growth)) failures.push(`${pattern} on ${growth.attack}: ${growth.counts.join(' → ')}`)
+    }
+    t.comment(`${candidates.length} candidates, ${accepted} accepted and measured`)
+    t.ok(accepted >= 150, 'enough accepted patterns to mean something')
+    t.same(failures, [], 'no accepted pattern backtracks explosively')
+  })
+}
