@@ -6,6 +6,7 @@ import { ObjectId } from 'mongodb'
 import { compileListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { Activity, Registration, Session } from '../schemas/kinds.js'
+import { checkPatternUncached } from '../mongodb-regex/check-pattern.js'
 import { median, timePerCall } from './timing.js'
 
 const limits = { defaultLimit: 100, maxLimit: 1000, maxSkip: 100_000 }
@@ -27,8 +28,22 @@ export const INPUTS = [
     name: '(c) $in with 50 ObjectIds',
     spec: buildQuerySpec(Registration, { scopeField: 'project' }),
     query: json({ 'sessionsSubscriptions.session': { $in: ids } })
+  },
+  {
+    name: '(d) two regexes, one with options',
+    spec: buildQuerySpec(Activity, { scopeField: 'project' }),
+    query: `${json({ name: { $regex: '^(fest|work)shop\\s+\\d{4}$', $options: 'i' }, tags: { $regex: '^jazz' } })}&sort=-createdAt`
   }
 ]
+
+/** The regex check before its verdict is cached: what a client's first use of a pattern costs. */
+export function benchFirstRegexCheck (calls = 200): Array<{ pattern: string, options: string, us: number }> {
+  const patterns: Array<[string, string]> = [['yoga', 'i'], ['^(fest|work)shop\\s+\\d{4}$', 'i'], ['^jazz', ''], ['[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}', '']]
+  return patterns.map(([pattern, options]) => {
+    const us = median(Array.from({ length: 5 }, (_, round) => timePerCall((i: number) => checkPatternUncached(`${pattern}(?:${round}x${i})?`, options), calls))) / 1000
+    return { pattern, options, us }
+  })
+}
 
 export interface CompileFigure { input: string, listingNs: number, aqpNs: number, ratio: number, ratioMin: number, ratioMax: number }
 
@@ -64,4 +79,12 @@ export function printCompile (figures: CompileFigure[]): void {
   })))
 }
 
-if (/compile\.[jt]s$/.test(process.argv[1] ?? '')) printCompile(benchCompile())
+export function printFirstRegexCheck (figures: ReturnType<typeof benchFirstRegexCheck>): void {
+  console.log('\nFirst check of a $regex (uncached; median µs per call; later calls hit the verdict cache)')
+  console.table(figures.map((f) => ({ pattern: f.pattern, options: f.options, 'µs': f.us.toFixed(1) })))
+}
+
+if (/compile\.[jt]s$/.test(process.argv[1] ?? '')) {
+  printCompile(benchCompile())
+  printFirstRegexCheck(benchFirstRegexCheck())
+}

@@ -69,7 +69,6 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
     problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: give a value or operators such as {"$eq": …}`)
     return undefined
   }
-  const keys = new Set(value.entries.map(([key]) => key))
   const options = value.entries.find(([key]) => key === '$options')?.[1]
   const regexOptions = options?.type === 'string' && validOptions(options.value) ? options.value : ''
   for (const [key, operand] of value.entries) {
@@ -88,7 +87,7 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
       continue
     }
     if (key === '$options') {
-      if (!keys.has('$regex')) problems.add(PARAM, at, 'INVALID_REGEX_OPTIONS', '$options is only allowed next to $regex')
+      if (!value.entries.some(([other]) => other === '$regex')) problems.add(PARAM, at, 'INVALID_REGEX_OPTIONS', '$options is only allowed next to $regex')
       else checkOptions(operand, at, problems)
       continue
     }

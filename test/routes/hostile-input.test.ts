@@ -1,0 +1,118 @@
+// The classes of the hostile-input report, over HTTP on the demo data: each is a 4xx
+// problem+json with a precise code and pointer, and the database receives no command.
+import net from 'node:net'
+import t from 'tap'
+import { buildWithDemoData, projectIds, q } from '../helpers/demo-app.js'
+import { watchCommands } from '../helpers/commands.js'
+
+const fastify = await buildWithDemoData(t)
+const { publicIds } = await projectIds(fastify)
+const sessions = `/projects/${publicIds[0] as string}/sessions`
+const commands = watchCommands(fastify)
+
+type Case = [string, string, number, string, string]
+// [what, raw query string, status, code, pointer]
+const filterCases: Case[] = [
+  ['a quantifier bound over 65535', q({ name: { $regex: 'a{65536}' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['a \\u escape', q({ name: { $regex: '\\u0041' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['an empty class', q({ name: { $regex: 'a[]b' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['[^]', q({ name: { $regex: '[^]' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['a back-reference to a missing group', q({ name: { $regex: '(a)\\2' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['a variable-length lookbehind', q({ name: { $regex: '(?<=a+)b' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['a group name PCRE2 refuses', q({ name: { $regex: '(?<a$b>x)' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['a NUL character', q({ name: { $regex: 'a\u0000b' } }), 400, 'INVALID_REGEX', '/name/$regex'],
+  ['a regex in bracket notation', 'filter[name][$regex]=a%7B70000%7D', 400, 'INVALID_REGEX', '/name/$regex'],
+  ['alternatives that overlap', q({ name: { $regex: '^(a|aa)+$' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['\\w or \\d, repeated', q({ name: { $regex: '(\\w|\\d)+$' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['(.|.)*', q({ name: { $regex: '(.|.)*z' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['.* side by side', q({ name: { $regex: '.*.*.*.*.*=.*' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['a counted group of .*', q({ name: { $regex: '(.*a){20}' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['an ambiguity only the i option creates', q({ name: { $regex: '^(a|A)+$', $options: 'i' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['a lone surrogate in a value', 'filter=%7B%22name%22%3A%22%5Cud800%22%7D', 400, 'INVALID_VALUE', '/name'],
+  ['a lone surrogate inside $in', 'filter=%7B%22name%22%3A%7B%22%24in%22%3A%5B%22a%22%2C%22%5Cudfff%22%5D%7D%7D', 400, 'INVALID_VALUE', '/name/$in/1'],
+  ['an integer beyond 2^53', q({ 'customFields.n': 9007199254740993 }).replace('9007199254740992', '9007199254740993'), 400, 'INVALID_VALUE', '/customFields.n'],
+  ['the same integer in exponent form', `filter=${encodeURIComponent('{"customFields.n":9.007199254740993e15}')}`, 400, 'INVALID_VALUE', '/customFields.n'],
+  ['customFields.__proto__', q({ 'customFields.__proto__': 'x' }), 400, 'UNKNOWN_FIELD', '/customFields.__proto__'],
+  ['customFields.constructor', q({ 'customFields.constructor': { $exists: true } }), 400, 'UNKNOWN_FIELD', '/customFields.constructor'],
+  ['prototype as a bracket segment', 'filter[customFields.prototype]=x', 400, 'UNKNOWN_FIELD', '/customFields.prototype'],
+  ['__proto__ in sort', 'sort=-customFields.__proto__', 400, 'INVALID_SORT', '/0']
+]
+
+t.test('every hostile filter is a 400 problem with its code and pointer, and runs no command', async (t) => {
+  for (const [what, query, status, code, pointer] of filterCases) {
+    const res = await fastify.inject(`${sessions}?${query}`)
+    t.equal(res.statusCode, status, `${what}: status`)
+    if (status !== 400) continue
+    t.match(res.headers['content-type'], /^application\/problem\+json/, `${what}: problem+json`)
+    t.match(res.json(), { status, code, errors: [{ code, pointer }], requestId: String }, `${what}: code and pointer`)
+    t.same(commands.names(), [], `${what}: no database command`)
+  }
+})
+
+t.test('a bracket number is judged by its text as well', async (t) => {
+  const places = `/projects/${publicIds[0] as string}/places`
+  const res = await fastify.inject(`${places}?filter[maxNumberOfParticipants][$gt]=9007199254740993`)
+  t.equal(res.statusCode, 400)
+  t.match(res.json(), { code: 'INVALID_VALUE', errors: [{ pointer: '/maxNumberOfParticipants/$gt' }] })
+  t.equal((await fastify.inject(`${places}?filter[maxNumberOfParticipants][$gt]=9007199254740992`)).statusCode, 200)
+  t.same(commands.names().filter((name) => name !== 'find' && name !== 'findOne'), [])
+})
+
+t.test('the exact limits are still accepted', async (t) => {
+  for (const query of [q({ 'customFields.n': 9007199254740992 }), q({ 'customFields.n': -9007199254740992 }), q({ 'customFields.n': 0.1 }),
+    q({ name: { $regex: 'a{65535}' } }), q({ name: { $regex: '\\x{263A}|caf\\xe9' } }), q({ name: { $regex: '^(\\d+,)*\\d+$' } }), q({ name: '\ud83d\ude00' })]) {
+    const res = await fastify.inject(`${sessions}?${query}`)
+    t.equal(res.statusCode, 200, decodeURIComponent(query))
+  }
+})
+
+t.test('errors raised before a route runs are problem+json too', async (t) => {
+  const check = async (what: string, res: { statusCode: number, headers: Record<string, unknown>, json: () => any }, status: number, code: string) => {
+    t.equal(res.statusCode, status, `${what}: status`)
+    t.match(res.headers['content-type'], /^application\/problem\+json/, `${what}: problem+json`)
+    t.match(res.json(), { status, code, errors: [{ code }], requestId: String }, `${what}: body`)
+    t.same(commands.names(), [], `${what}: no database command`)
+  }
+  await check('an overlong project id', await fastify.inject(`/projects/${'a'.repeat(200)}/sessions`), 414, 'URI_TOO_LONG')
+  await check('broken percent-encoding in the path', await fastify.inject('/projects/%E0%A4%A/sessions'), 400, 'BAD_REQUEST')
+  await check('an unknown route', await fastify.inject('/nowhere'), 404, 'NOT_FOUND')
+  const post = await fastify.inject({ method: 'POST', url: sessions, payload: { a: 1 } })
+  await check('POST on a list', post, 405, 'METHOD_NOT_ALLOWED')
+  t.equal(post.headers.allow, 'GET, HEAD')
+  await check('DELETE on /projects', await fastify.inject({ method: 'DELETE', url: '/projects' }), 405, 'METHOD_NOT_ALLOWED')
+  await check('a GET with a body', await fastify.inject({ method: 'GET', url: sessions, headers: { 'content-type': 'text/plain' }, payload: 'x' }), 400, 'BAD_REQUEST')
+  const head = await fastify.inject({ method: 'HEAD', url: `${sessions}?limit=1` })
+  t.equal(head.statusCode, 200, 'HEAD answers like GET')
+  t.equal(head.body, '', 'without a body')
+  commands.names()
+})
+
+t.test('a MongoDB refusal of the query is a 400 with the matching code, never a 5xx', async (t) => {
+  const app = await buildWithDemoData(t, {
+    extend: (app) => app.get('/test/raw-regex', async () => await app.mongo.db?.collection('sessions').find({ name: { $regex: '(', $options: 'z' } }).toArray())
+  })
+  const res = await app.inject('/test/raw-regex')
+  t.equal(res.statusCode, 400)
+  t.match(res.json(), { code: /^INVALID_REGEX/, errors: [{ param: 'filter' }] })
+})
+
+t.test('what the HTTP parser of Node refuses is problem+json on a real socket', async (t) => {
+  const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+  const huge = await fetch(`${address}${sessions}?${q({ name: 'x'.repeat(100_000) })}`)
+  t.equal(huge.status, 431, 'an oversized URL')
+  t.match(huge.headers.get('content-type'), /^application\/problem\+json/)
+  t.match(await huge.json(), { status: 431, code: 'HEADERS_TOO_LARGE', errors: [{ code: 'HEADERS_TOO_LARGE' }], requestId: String })
+
+  const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
+    const url = new URL(address)
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.end(request))
+    let answer = ''
+    socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk }).on('end', () => resolve(answer)).on('error', reject)
+  })
+  const smuggled = await raw(`GET ${sessions} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`)
+  t.match(smuggled, /^HTTP\/1\.1 400 /, 'Content-Length with Transfer-Encoding: 400')
+  t.match(smuggled, /application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/)
+  const garbage = await raw('NOT HTTP AT ALL\r\n\r\n')
+  t.match(garbage, /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/, 'a request that is not HTTP')
+  t.same(commands.names(), [], 'no database command')
+})
