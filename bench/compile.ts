@@ -81,7 +81,7 @@ export function printCompile (figures: CompileFigure[]): void {
 
 export function printFirstRegexCheck (figures: ReturnType<typeof benchFirstRegexCheck>): void {
   console.log('\nFirst check of a $regex (uncached; median µs per call; later calls hit the verdict cache)')
-  console.table(figures.map((f) => ({ pattern: f.pattern, options: f.options, 'µs': f.us.toFixed(1) })))
+  console.table(figures.map((f) => ({ pattern: f.pattern, options: f.options, µs: f.us.toFixed(1) })))
 }
 
 if (/compile\.[jt]s$/.test(process.argv[1] ?? '')) {

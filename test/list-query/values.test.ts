@@ -2,6 +2,7 @@
 import { ObjectId } from 'mongodb'
 import t from 'tap'
 import { parseDate } from '../../list-query/dates.js'
+import { exactNumber } from '../../list-query/exact-number.js'
 import { Activity, Place, Project, Registration, Session } from '../../schemas/kinds.js'
 import { ID, ID2, compileFor, jsonFilter } from '../helpers/list-query.js'
 
@@ -172,4 +173,17 @@ t.test('date-only and year-only values name whole UTC periods', async (t) => {
   t.same(f({ $nin: ['2024-06-01'] }), { $and: [{ $nor: [{ start: { $gte: day.start, $lt: day.end } }] }] })
   t.same(f({ $in: ['2024-06-01T10:00:00Z'] }), { start: { $in: [new Date('2024-06-01T10:00:00Z')] } }, 'instants only: a plain $in')
   t.same(f({ $eq: '2024-06-01', $gte: '2024-06-01T12:00:00Z' }), { start: { $gte: day.start, $lt: day.end }, $and: [{ start: { $gte: new Date('2024-06-01T12:00:00Z') } }] }, 'a repeated operator goes to $and')
+})
+
+t.test('numbers are judged by their text, not by the double they round to', async (t) => {
+  const cases: Array<[string, boolean]> = [
+    ['9007199254740992', true], ['-9007199254740992', true], ['9007199254740993', false], ['-9007199254740993', false],
+    ['9.007199254740993e15', false], ['9.007199254740992e15', true], ['1e16', false], ['1E300', false], ['100000000000000000000e-4', false],
+    ['0.1', true], ['1.5', true], ['123456789012345678e-2', true], ['12345678901234567890e-4', true], ['0e999', true], ['1e-400', true]
+  ]
+  for (const [text, exact] of cases) {
+    t.equal(exactNumber(text) !== undefined, exact, text)
+    const res = compileFor(Place, `filter=${encodeURIComponent(`{"maxNumberOfParticipants":${text}}`)}`)
+    t.equal(res.ok, exact, `${text} in a filter`)
+  }
 })

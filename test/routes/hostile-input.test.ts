@@ -30,7 +30,7 @@ const filterCases: Case[] = [
   ['an ambiguity only the i option creates', q({ name: { $regex: '^(a|A)+$', $options: 'i' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
   ['a lone surrogate in a value', 'filter=%7B%22name%22%3A%22%5Cud800%22%7D', 400, 'INVALID_VALUE', '/name'],
   ['a lone surrogate inside $in', 'filter=%7B%22name%22%3A%7B%22%24in%22%3A%5B%22a%22%2C%22%5Cudfff%22%5D%7D%7D', 400, 'INVALID_VALUE', '/name/$in/1'],
-  ['an integer beyond 2^53', q({ 'customFields.n': 9007199254740993 }).replace('9007199254740992', '9007199254740993'), 400, 'INVALID_VALUE', '/customFields.n'],
+  ['an integer beyond 2^53', `filter=${encodeURIComponent('{"customFields.n":9007199254740993}')}`, 400, 'INVALID_VALUE', '/customFields.n'],
   ['the same integer in exponent form', `filter=${encodeURIComponent('{"customFields.n":9.007199254740993e15}')}`, 400, 'INVALID_VALUE', '/customFields.n'],
   ['customFields.__proto__', q({ 'customFields.__proto__': 'x' }), 400, 'UNKNOWN_FIELD', '/customFields.__proto__'],
   ['customFields.constructor', q({ 'customFields.constructor': { $exists: true } }), 400, 'UNKNOWN_FIELD', '/customFields.constructor'],
