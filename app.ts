@@ -20,6 +20,8 @@ export function serverOptions (config: Config): FastifyServerOptions {
     // What the HTTP layer refuses before a route runs is problem+json too (CONTRACT.md §5).
     frameworkErrors,
     clientErrorHandler,
+    // Requests arriving while closing get our problem+json 503 (plugins/lifecycle.ts), not Fastify's body.
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } }
   }
 }

@@ -31,12 +31,22 @@ if (database.embedded) {
 
 await fastify.register(app, { config: { ...config, MONGODB_URI: database.uri } })
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-  if (err !== undefined) fastify.log.error({ err }, 'server closing after an error')
-  else fastify.log.info(`${signal} received, server closing`)
+const { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS } = config
+// Drain (CONTRACT.md §8): not ready at once, keep serving while load balancers notice, stop
+// accepting, let in-flight requests finish (each is bounded by the query timeout), database last.
+closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {
+  fastify.lifecycle.draining = true
+  if (err !== undefined) {
+    fastify.log.error({ err }, 'server closing after an error')
+  } else {
+    fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
+    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
+  }
+  fastify.lifecycle.closing = true
+  await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + 2000)
   await fastify.close()
-  // The database goes last: in-flight requests finished while fastify.close() drained them.
   await database.close()
+  fastify.log.info('closed')
 })
 
 try {

@@ -2,7 +2,7 @@
 // collection; validation, scoping, projection, paging, counting and docs come from here.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Document } from 'mongodb'
+import type { Document, ObjectId } from 'mongodb'
 import type { ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { listLimits } from '../plugins/config.js'
@@ -10,6 +10,7 @@ import { ProblemError } from '../plugins/errors.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
+import { offSchemaGuard } from './off-schema.js'
 
 export interface ListRouteOptions {
   /** The MongoDB collection listed. */
@@ -45,16 +46,23 @@ function both (filter: Document, fixed: Document): Document {
   return Object.keys(fixed).some((key) => key in filter) ? { $and: [filter, fixed] } : { ...filter, ...fixed }
 }
 
+/** Whether the project exists; run beside the list, which the project scopes anyway. */
+async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
+  return await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } }) !== null
+}
+
+function projectNotFound (id: ObjectId): ProblemError {
+  const message = `No project has the id '${String(id)}'`
+  return new ProblemError(404, 'PROJECT_NOT_FOUND', message, [{ param: 'projectId', pointer: '', code: 'PROJECT_NOT_FOUND', message }])
+}
+
 export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/', summary, example }: ListRouteOptions) {
   return async function listRoutePlugin (fastify: FastifyInstance) {
     const { QUERY_TIMEOUT_MS } = fastify.config
     const limits = listLimits(fastify.config)
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
     const projection = projectionOf(schema)
-    const db = fastify.mongo.db
-    if (db === undefined) throw new Error('no database configured')
-    // One Collection handle for the route's life, not one per request.
-    const documents = db.collection(collection)
+    const guard = offSchemaGuard(schema, (misfit) => fastify.offSchema.report(collection, misfit, fastify.log))
 
     fastify.get(url, {
       schema: {
@@ -76,14 +84,20 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
       validatorCompiler: () => () => true
     }, async function list (request) {
       const { filter, sort, skip, limit, count } = request.listQuery as ListQuery
-      let where = scoped ? both(filter, { project: request.projectId }) : filter
+      const projectId = request.projectId
+      let where = scoped ? both(filter, { project: projectId }) : filter
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
-      const options = { maxTimeMS: QUERY_TIMEOUT_MS }
-      const [data, total] = await Promise.all([
+      // The server stops at maxTimeMS; the signal bounds the client side too (a silent database).
+      const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal: fastify.database.requestSignal() }
+      const documents = fastify.database.collection(collection)
+      const [exists, data, total] = await Promise.all([
+        scoped ? projectExists(fastify, projectId as ObjectId, options) : true,
         documents.find(where, { ...options, projection, sort, skip, limit }).toArray(),
         count ? documents.countDocuments(where, options) : undefined
       ])
-      return total === undefined ? { data, limit, skip } : { data, limit, skip, total }
+      if (!exists) throw projectNotFound(projectId as ObjectId)
+      const page = guard(data)
+      return total === undefined ? { data: page, limit, skip } : { data: page, limit, skip, total }
     })
 
     // CONTRACT.md §2: other methods on a list are 405, refused before the body is read or the project looked up.

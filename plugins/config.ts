@@ -22,6 +22,10 @@ export const ConfigSchema = Type.Object({
   MAX_LIMIT: PositiveInteger(1000, 100_000),
   MAX_SKIP: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000 }),
   QUERY_TIMEOUT_MS: PositiveInteger(5000, 600_000),
+  /** No successful ping for this long while the database accepts connections: the client is replaced. */
+  DATABASE_STUCK_AFTER_MS: PositiveInteger(5000, 600_000),
+  /** After SIGTERM, /ready is 503 and requests are still served this long, so that load balancers stop sending. */
+  SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 })
 

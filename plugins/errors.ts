@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { PROBLEM_CONTENT_TYPE, type ErrorCode, type Problem, type ProblemItem } from '../schemas/problem.js'
-import { classifyDatabaseError } from './database-errors.js'
+import { classifyDatabaseError } from '../database/classify-error.js'
 
 const MAX_ERRORS = 20
 

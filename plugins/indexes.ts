@@ -17,10 +17,11 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   registrations: scoped({ user: 1 }, { 'sessionsSubscriptions.session': 1 })
 }
 
+/** Created once the database first answers (the service starts before it), retried until they are. */
 async function indexesPlugin (fastify: FastifyInstance) {
-  const db = fastify.mongo.db
-  if (db === undefined) return
-  for (const [collection, indexes] of Object.entries(INDEXES)) await db.collection(collection).createIndexes(indexes)
+  fastify.database.watchdog.whenConnected(async () => {
+    for (const [collection, indexes] of Object.entries(INDEXES)) await fastify.database.collection(collection).createIndexes(indexes)
+  })
 }
 
 export default fp(indexesPlugin, { name: 'indexes', dependencies: ['mongodb'] })

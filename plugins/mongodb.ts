@@ -1,21 +1,79 @@
 import fastifyMongo from '@fastify/mongodb'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
+import { DatabaseWatchdog } from '../database/watchdog.js'
 
-/** How long the driver looks for a server before a request fails with DATABASE_UNAVAILABLE. */
-export const SERVER_SELECTION_TIMEOUT_MS = 3000
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The database as it stands now: the client may be replaced by the watchdog. */
+    database: Database
+  }
+}
 
-/** One MongoClient for the whole process, closed when the app closes. */
+/** How much longer than QUERY_TIMEOUT_MS the client waits for an answer before giving up itself. */
+export const CLIENT_MARGIN_MS = 500
+
+export interface Database {
+  /** A collection of the current client (cached per client). */
+  collection: (name: string) => Collection<Document>
+  /** A signal that aborts the driver's work once a request has had its time (QUERY_TIMEOUT_MS + margin). */
+  requestSignal: () => AbortSignal
+  readonly watchdog: DatabaseWatchdog
+}
+
+export function clientOptions (queryTimeoutMs: number): MongoClientOptions {
+  return {
+    appName: 'listing-api',
+    // A request that cannot find a server gives up within its own time budget.
+    serverSelectionTimeoutMS: Math.min(3000, queryTimeoutMs),
+    connectTimeoutMS: 2000,
+    // Frequent heartbeats notice a returning server quickly (the default is 10 s).
+    heartbeatFrequencyMS: 2000
+  }
+}
+
+/**
+ * One MongoClient for the process, handed to @fastify/mongodb (which decorates `fastify.mongo`).
+ * It is created without connecting: the service starts before its database, and the watchdog
+ * (database-watchdog.ts) replaces it when it stops recovering by itself.
+ */
 async function mongodbPlugin (fastify: FastifyInstance) {
-  const { MONGODB_URI, MONGODB_DB } = fastify.config
+  const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS } = fastify.config
   if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
-  await fastify.register(fastifyMongo, {
-    url: MONGODB_URI,
-    database: MONGODB_DB,
-    forceClose: true,
-    serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
-    appName: 'listing-api'
+  const connect = () => new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS))
+  const client = connect()
+  await fastify.register(fastifyMongo, { client, database: MONGODB_DB })
+
+  let collections = new Map<string, Collection<Document>>()
+  const watchdog = new DatabaseWatchdog({
+    client,
+    log: fastify.log,
+    stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS,
+    createClient: connect,
+    // The replacement becomes the one every route and @fastify/mongodb's decorator use.
+    onReplace: (next) => {
+      fastify.mongo.client = next
+      fastify.mongo.db = next.db(MONGODB_DB)
+      collections = new Map()
+    }
   })
+  const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
+  fastify.decorate('database', {
+    collection: (name: string) => {
+      let collection = collections.get(name)
+      if (collection === undefined) {
+        collection = (fastify.mongo.db as Db).collection(name)
+        collections.set(name, collection)
+      }
+      return collection
+    },
+    requestSignal: () => AbortSignal.timeout(budget),
+    watchdog
+  })
+  fastify.addHook('onReady', async () => watchdog.start())
+  // The database closes last, after in-flight requests (server.ts).
+  fastify.addHook('onClose', async () => await watchdog.stop())
 }
 
 export default fp(mongodbPlugin, { name: 'mongodb', dependencies: ['config'] })

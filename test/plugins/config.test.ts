@@ -4,7 +4,7 @@ import { ConfigError, readConfig } from '../../plugins/config.js'
 
 t.test('defaults are those of CONTRACT.md §6', async (t) => {
   t.same(readConfig({}), {
-    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info'
+    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', DATABASE_STUCK_AFTER_MS: 5000, SHUTDOWN_DELAY_MS: 5000
   })
 })
 

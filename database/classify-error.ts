@@ -55,6 +55,7 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   if (error instanceof MongoError && UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
-  if (error.name === 'DatabaseTimeoutError') return TIMEOUT
+  // The request's own bound (AbortSignal.timeout, plugins/mongodb.ts): the database did not answer in time.
+  if (error.name === 'TimeoutError' || (error as { cause?: { name?: string } }).cause?.name === 'TimeoutError') return TIMEOUT
   return undefined
 }

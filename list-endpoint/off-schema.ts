@@ -1,0 +1,90 @@
+// MongoDB does not enforce our schemas and other services write to the collections. A stored
+// value whose BSON type does not fit its declared field is left out of that document's JSON
+// (CONTRACT.md §3): never converted into an invented value, never a 5xx for the page.
+import type { TObject, TSchema } from '@sinclair/typebox'
+import type { Document } from 'mongodb'
+import { fieldKind, type FieldKind } from '../schemas/fields.js'
+
+type Fits = (value: unknown) => boolean
+
+const isObjectId = (value: unknown): boolean => (value as { _bsontype?: unknown } | null)?._bsontype === 'ObjectId'
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { _bsontype?: unknown })._bsontype === undefined && !(value instanceof Date)
+
+const FITS: Record<Exclude<FieldKind, 'object[]'>, Fits> = {
+  string: (v) => typeof v === 'string',
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  boolean: (v) => typeof v === 'boolean',
+  date: (v) => v instanceof Date && !Number.isNaN(v.getTime()),
+  ref: isObjectId,
+  'string[]': (v) => Array.isArray(v) && v.every((item) => typeof item === 'string'),
+  'ref[]': (v) => Array.isArray(v) && v.every(isObjectId),
+  custom: isPlainObject
+}
+
+/** A misfit found in a stored document: which field, in which document. */
+export interface Misfit { field: string, id: unknown }
+
+interface FieldCheck { fits: Fits, inner?: Record<string, FieldCheck> }
+
+function checkFor (property: TSchema): FieldCheck | undefined {
+  const kind = fieldKind(property)
+  if (kind === undefined) return undefined
+  if (kind !== 'object[]') return { fits: FITS[kind] }
+  const items = (property as unknown as { items: TObject }).items
+  return { fits: (v) => Array.isArray(v) && v.every(isPlainObject), inner: checksFor(items) }
+}
+
+function checksFor (schema: TObject): Record<string, FieldCheck> {
+  const checks: Record<string, FieldCheck> = Object.create(null)
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const check = checkFor(property)
+    if (check !== undefined) checks[name] = check
+  }
+  return checks
+}
+
+/** The document without its misfits; the same object when everything fits (the common case). */
+function clean (doc: Document, checks: Record<string, FieldCheck>, prefix: string, found: (field: string) => void): Document {
+  let out: Document | undefined
+  for (const key in doc) {
+    const check = checks[key]
+    if (check === undefined) continue
+    const value = doc[key]
+    let kept: unknown = value
+    if (!check.fits(value)) {
+      found(prefix + key)
+      kept = undefined
+    } else if (check.inner !== undefined) {
+      const inner = check.inner
+      const items = value as Document[]
+      const cleaned = items.map((item) => clean(item, inner, `${prefix}${key}.`, found))
+      if (cleaned.some((item, i) => item !== items[i])) kept = cleaned
+    }
+    if (kept === value) continue
+    out ??= { ...doc }
+    if (kept === undefined) delete out[key]
+    else out[key] = kept
+  }
+  return out ?? doc
+}
+
+/**
+ * A guard for one kind's documents: returns the page with misfitting values left out, and
+ * reports each misfit. Fitting documents are returned as they are, without a copy.
+ */
+export function offSchemaGuard (schema: TObject, report: (misfit: Misfit) => void): (docs: Document[]) => Document[] {
+  const checks = checksFor(schema)
+  return (docs) => {
+    let out: Document[] | undefined
+    for (let i = 0; i < docs.length; i++) {
+      const doc = docs[i] as Document
+      const cleaned = clean(doc, checks, '', (field) => report({ field, id: doc._id }))
+      if (cleaned !== doc) {
+        out ??= docs.slice()
+        out[i] = cleaned
+      }
+    }
+    return out ?? docs
+  }
+}
