@@ -47,7 +47,7 @@ export class DatabaseWatchdog {
 
   /** Starts the checks; resolves after the first one (at most about a second). */
   async start (): Promise<void> {
-    this.timer = setInterval(() => { void this.tick() }, TICK_MS)
+    this.timer = setInterval(() => { this.tick().catch(() => {}) }, TICK_MS)
     this.timer.unref()
     await this.tick()
   }
@@ -135,7 +135,7 @@ export class DatabaseWatchdog {
     this.retiring.add(old)
     setTimeout(() => {
       this.retiring.delete(old)
-      void old.close(true).catch(() => {})
+      old.close(true).catch(() => {})
     }, this.options.retireAfterMs ?? 10_000).unref()
   }
 }
