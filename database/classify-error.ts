@@ -1,6 +1,6 @@
 // What a database failure means to the client, read from what the driver says (error
 // classes, server codes and labels), never from error names alone (CONTRACT.md §5).
-import { MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
+import { MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
 import type { ErrorCode } from '../schemas/problem.js'
 
 export interface DatabaseProblem {
@@ -53,6 +53,9 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError || error instanceof MongoTopologyClosedError ||
     error instanceof MongoNotConnectedError || error instanceof MongoServerClosedError || error instanceof MongoClientClosedError) return UNAVAILABLE
   if (error instanceof MongoError && UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
+  // The connection pool's own errors (no connection could be checked out, or the pool closed
+  // under the request) are not exported by the driver; they are the driver errors with an `address`.
+  if (error instanceof MongoDriverError && typeof (error as { address?: unknown }).address === 'string') return UNAVAILABLE
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
   // The request's own bound (AbortSignal.timeout, plugins/mongodb.ts): the database did not answer in time.

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import { CLIENT_MARGIN_MS } from '../../plugins/mongodb.js'
+import { build } from '../helpers/build.js'
+import { testDatabase } from '../helpers/database.js'
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
+
+/** Short timeouts keep the fault suite fast; the rules are the same at any value. */
+export const QUERY_TIMEOUT_MS = 1000
+/** What the contract promises: an answer within QUERY_TIMEOUT_MS plus the documented margin. */
+export const ANSWER_BOUND_MS = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
+/** Scheduling noise on a shared 2-core machine, on top of the bound. */
+export const SLACK_MS = 1000
+export const RECOVERY_BOUND_MS = 10_000
+
+/** The test database (the stand-in, or MONGODB_URI), reached through a fault proxy. */
+export async function proxiedDatabase (t: Test): Promise<FaultProxy> {
+  const { uri } = await testDatabase()
+  const host = new URL(uri.replace(/^mongodb(\+srv)?:\/\//, 'http://')).host.split(',')[0] as string
+  const [hostname = '127.0.0.1', port = '27017'] = host.split(':')
+  const proxy = await startFaultProxy({ host: hostname, port: Number(port) })
+  t.teardown(proxy.close)
+  return proxy
+}
+
+export async function faultApp (t: Test, proxy: FaultProxy): Promise<FastifyInstance> {
+  return await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, DATABASE_STUCK_AFTER_MS: 2000 } })
+}
+
+export interface Timed { status: number, code?: string, ms: number, retryAfter?: string }
+
+/** One request, timed; the problem code when it is one. */
+export async function timed (fastify: FastifyInstance, url: string): Promise<Timed> {
+  const started = Date.now()
+  const res = await fastify.inject(url)
+  const ms = Date.now() - started
+  const code = res.statusCode >= 400 ? (res.json() as { code?: string }).code : undefined
+  return { status: res.statusCode, code, ms, retryAfter: res.headers['retry-after'] as string | undefined }
+}
+
+/** Polls `url` until it answers 200; the time it took, or Infinity past `withinMs`. */
+export async function recoveryTime (fastify: FastifyInstance, url: string, withinMs = RECOVERY_BOUND_MS + 5000): Promise<number> {
+  const started = Date.now()
+  while (Date.now() - started < withinMs) {
+    if ((await fastify.inject(url)).statusCode === 200) return Date.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return Infinity
+}
+
+export const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))

@@ -1,0 +1,107 @@
+// The service as a process: it starts before its database (the normal order when a cluster
+// starts) and becomes ready when the database answers; on SIGTERM it drains and exits 0.
+import { MongoClient } from 'mongodb'
+import t from 'tap'
+import { start } from '../../offline-mongodb/server.js'
+import { INDEXES } from '../../plugins/indexes.js'
+import { startFaultProxy } from './fault-proxy.js'
+import { freePort, get, startService } from './service-process.js'
+import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
+
+t.setTimeout(120_000)
+
+async function until (check: () => Promise<boolean>, withinMs: number): Promise<number> {
+  const started = Date.now()
+  while (Date.now() - started < withinMs) {
+    if (await check()) return Date.now() - started
+    await sleep(200)
+  }
+  return Infinity
+}
+
+t.test('starts before its database: /health 200, /ready and lists 503, then ready once it answers', async (t) => {
+  const port = await freePort()
+  const service = await startService({ MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, QUERY_TIMEOUT_MS: '1000', SHUTDOWN_DELAY_MS: '0' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  t.equal((await get(`${service.url}/health`)).status, 200, '/health answers at once')
+  t.equal((await get(`${service.url}/ready`)).status, 503, '/ready is 503')
+  const list = await get(`${service.url}/projects`)
+  t.equal(list.status, 503)
+  t.match(list.body, { code: 'DATABASE_UNAVAILABLE' })
+  t.equal(service.lines.filter((line) => line.includes('waiting for the database')).length, 1, 'one line says what it waits for')
+  t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+/.test(line) || line.includes('"stack"')), 'no stack trace')
+
+  const database = await start({ port })
+  t.teardown(database.close)
+  const readyAfter = await until(async () => (await get(`${service.url}/ready`)).status === 200, RECOVERY_BOUND_MS)
+  t.ok(readyAfter <= RECOVERY_BOUND_MS, `ready ${readyAfter} ms after the database came up`)
+  t.equal((await get(`${service.url}/projects`)).status, 200, 'lists answer')
+  t.ok(service.lines.some((line) => line.includes('database connected')), 'one line says it connected')
+
+  const client = new MongoClient(database.uri)
+  t.teardown(async () => await client.close())
+  const indexesCreated = await until(async () => {
+    const names = await client.db('listing').collection('sessions').listIndexes().toArray().catch(() => [])
+    return names.length === (INDEXES.sessions?.length ?? 0) + 1
+  }, 5000)
+  t.ok(indexesCreated < Infinity, 'start-up indexes were created once the database answered')
+
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0, 'exits 0 on SIGTERM')
+})
+
+t.test('SIGTERM under load: not ready at once, still serving during the delay, then exit 0', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: '1500', QUERY_TIMEOUT_MS: '1000' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  t.equal((await get(`${service.url}/ready`)).status, 200)
+
+  const statuses: number[] = []
+  const problems: string[] = []
+  let loading = true
+  const load = (async () => {
+    for (let i = 0; i < 2000 && loading; i++) {
+      try {
+        const res = await get(`${service.url}/projects?limit=1`)
+        statuses.push(res.status)
+        if (res.status !== 200 && !res.type.startsWith('application/problem+json')) problems.push(`${res.status} ${res.type}`)
+      } catch {
+        break // the listener is closed: connections are refused from here on
+      }
+    }
+  })()
+  await sleep(300)
+  const signalled = Date.now()
+  service.child.kill('SIGTERM')
+  const notReady = await until(async () => (await get(`${service.url}/ready`)).status === 503, 1000)
+  t.ok(notReady < 1000, `/ready is 503 ${notReady} ms after SIGTERM`)
+  const during = await get(`${service.url}/projects?limit=1`)
+  t.equal(during.status, 200, 'lists are still served during SHUTDOWN_DELAY_MS')
+  const code = await service.exited
+  const exitedAfter = Date.now() - signalled
+  loading = false
+  await load
+  t.equal(code, 0, 'exit code 0')
+  t.ok(exitedAfter < 15_000, `exited ${exitedAfter} ms after SIGTERM`)
+  t.ok(statuses.filter((s) => s === 200).length > 10, `${statuses.length} requests answered under load`)
+  t.same(problems, [], 'every refusal was problem+json')
+})
+
+t.test('SIGTERM while a request waits on a silent database: it gets its 503, and the exit is 0', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
+  t.teardown(proxy.close)
+  const service = await startService({ MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  t.equal((await get(`${service.url}/projects`)).status, 200)
+  proxy.blackhole()
+  const stuck = get(`${service.url}/projects`)
+  await sleep(200)
+  service.child.kill('SIGTERM')
+  const answer = await stuck
+  t.equal(answer.status, 503, 'the waiting request is answered')
+  t.match(answer.type, /^application\/problem\+json/)
+  t.equal(await service.exited, 0, 'exit code 0')
+})

@@ -1,0 +1,56 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+
+const ROOT = path.join(import.meta.dirname, '..', '..')
+
+export interface ServiceProcess {
+  child: ChildProcess
+  url: string
+  /** Every line the process wrote, stdout and stderr. */
+  lines: string[]
+  exited: Promise<number | null>
+}
+
+/** A free loopback port (nothing listens on it when this returns). */
+export async function freePort (): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** `server.ts` as `npm start` runs it, in its own process, on loopback; resolves once it listens. */
+export async function startService (env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const lines: string[] = []
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no 'API at' line within 30 s:\n${lines.join('\n')}`)), 30_000)
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line)
+        const address = /API at (http:\/\/[^/\s]+)/.exec(line)
+        if (address !== null) {
+          clearTimeout(timer)
+          resolve(address[1] as string)
+        }
+      })
+    }
+    void exited.then((code) => reject(new Error(`exited with ${String(code)}:\n${lines.join('\n')}`)))
+  })
+  return { child, url, lines, exited }
+}
+
+export async function get (url: string): Promise<{ status: number, type: string, body: Record<string, unknown> | undefined }> {
+  const res = await fetch(url)
+  const type = res.headers.get('content-type') ?? ''
+  const text = await res.text()
+  return { status: res.status, type, body: type.includes('json') ? JSON.parse(text) : undefined }
+}

@@ -1,0 +1,96 @@
+// A database that goes silent (blackhole, half-open connections), one that answers slowly,
+// and one that answers with the error documents mongod sends during failovers: every list
+// answers within the bound, with the right problem, and the service serves again afterwards.
+import t from 'tap'
+import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, recoveryTime, timed } from './fault-app.js'
+
+t.setTimeout(120_000)
+const proxy = await proxiedDatabase(t)
+const fastify = await faultApp(t, proxy)
+const projectId = '665f1c2e9b1d4a3f5c7e8a90'
+const urls = ['/projects?limit=5', `/projects/${projectId}/sessions?count=true`]
+
+t.test('a blackhole: bounded 503s, /health stays 200, recovery after', async (t) => {
+  proxy.blackhole()
+  for (const url of urls) {
+    const answer = await timed(fastify, url)
+    t.equal(answer.status, 503, `${url}: 503`)
+    t.ok(answer.code === 'QUERY_TIMEOUT' || answer.code === 'DATABASE_UNAVAILABLE', `${url}: ${answer.code ?? ''}`)
+    t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `${url}: answered in ${answer.ms} ms`)
+  }
+  t.equal((await fastify.inject('/health')).statusCode, 200)
+  t.equal((await fastify.inject('/ready')).statusCode, 503)
+  proxy.heal()
+  t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, 'serving again')
+})
+
+t.test('half-open connections (the peer vanished without a FIN): bounded, then recovered', async (t) => {
+  t.equal((await timed(fastify, urls[0] as string)).status, 200)
+  proxy.halfOpen()
+  const answer = await timed(fastify, urls[0] as string)
+  t.ok(answer.status === 200 || answer.status === 503, `${answer.status} ${answer.code ?? ''}`)
+  t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${answer.ms} ms`)
+  proxy.heal()
+  t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, 'serving again')
+})
+
+t.test('slow replies', async (t) => {
+  proxy.slow(QUERY_TIMEOUT_MS * 3)
+  for (const url of urls) {
+    const answer = await timed(fastify, url)
+    t.equal(answer.status, 503, `a reply slower than the query timeout: ${url} 503 ${answer.code ?? ''}`)
+    t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${answer.ms} ms`)
+  }
+  proxy.heal()
+  t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, 'serving again')
+  const delay = Math.round(QUERY_TIMEOUT_MS / 4)
+  proxy.slow(delay)
+  const nested = await timed(fastify, `/projects/${projectId}/sessions`)
+  t.equal(nested.status, 404, 'a reply within the timeout answers (this project does not exist)')
+  t.ok(nested.ms < 3 * delay + SLACK_MS, `the project check runs beside the list: ${nested.ms} ms for ${delay} ms replies`)
+  proxy.heal()
+})
+
+// The documents mongod sends (ok: 0, code, codeName, errmsg, errorLabels), injected for `find`.
+const SERVER_ERRORS: Array<[number, string, string, string[]?]> = [
+  [91, 'ShutdownInProgress', 'The server is in quiesce mode and will shut down'],
+  [189, 'PrimarySteppedDown', 'Primary stepped down while waiting for replication', ['RetryableWriteError']],
+  [10107, 'NotWritablePrimary', 'not primary'],
+  [11600, 'InterruptedAtShutdown', 'interrupted at shutdown'],
+  [11602, 'InterruptedDueToReplStateChange', 'operation was interrupted because a client disconnected'],
+  [13435, 'NotPrimaryNoSecondaryOk', 'not master and slaveOk=false'],
+  [13436, 'NotPrimaryOrSecondary', 'node is recovering'],
+  [6, 'HostUnreachable', 'Connection refused'],
+  [7, 'HostNotFound', 'No host found'],
+  [89, 'NetworkTimeout', 'Socket operation timed out'],
+  [9001, 'SocketException', 'socket exception'],
+  [262, 'ExceededTimeLimit', 'operation exceeded time limit'],
+  [50, 'MaxTimeMSExpired', 'operation exceeded time limit']
+]
+const TIME_LIMITS = new Set([50, 262])
+
+t.test('server error replies: state changes are 503 DATABASE_UNAVAILABLE, time limits 503 QUERY_TIMEOUT', async (t) => {
+  for (const [code, codeName, errmsg, errorLabels] of SERVER_ERRORS) {
+    proxy.failCommands(['find'], { code, codeName, errmsg, ...(errorLabels === undefined ? {} : { errorLabels }) })
+    const res = await fastify.inject(urls[0] as string)
+    t.equal(res.statusCode, 503, `${code} ${codeName}: 503`)
+    t.match(res.json(), { code: TIME_LIMITS.has(code) ? 'QUERY_TIMEOUT' : 'DATABASE_UNAVAILABLE' }, `${code} ${codeName}`)
+    t.equal(res.headers['retry-after'], '1')
+    t.notMatch(res.body, new RegExp(errmsg), 'no driver message in the body')
+    proxy.heal()
+    t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, `${codeName}: serving again`)
+  }
+})
+
+t.test('a refusal caused by the query is a 400; an unknown server error a 500 without its message', async (t) => {
+  proxy.failCommands(['find'], { code: 51091, codeName: 'Location51091', errmsg: 'Regular expression is invalid: missing )' })
+  const refused = await fastify.inject(urls[0] as string)
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json(), { code: 'INVALID_REGEX' })
+  proxy.failCommands(['find'], { code: 12345, codeName: 'SomethingNew', errmsg: 'secret internals' })
+  const unknown = await fastify.inject(urls[0] as string)
+  t.equal(unknown.statusCode, 500)
+  t.match(unknown.json(), { code: 'INTERNAL_ERROR' })
+  t.notMatch(unknown.body, /secret internals/)
+  proxy.heal()
+})
