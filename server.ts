@@ -3,6 +3,7 @@ import Fastify from 'fastify'
 import app, { serverOptions } from './app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
 import { ConfigError, readConfig } from './plugins/config.js'
+import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
 import { seedDemoData } from './demo-data/seed.js'
 
 let config
@@ -43,7 +44,7 @@ closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ 
     await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
   }
   fastify.lifecycle.closing = true
-  await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + 2000)
+  await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS)
   await fastify.close()
   await database.close()
   fastify.log.info('closed')

@@ -11,6 +11,7 @@ import type { MongoClient } from 'mongodb'
 const TICK_MS = 1000
 const PING_TIMEOUT_MS = 1000
 const PROBE_TIMEOUT_MS = 1000
+const CLOSE_TIMEOUT_MS = 1500
 
 export interface WatchdogOptions {
   client: MongoClient
@@ -52,10 +53,13 @@ export class DatabaseWatchdog {
     await this.tick()
   }
 
+  /** Stops the checks and closes the clients, waiting at most CLOSE_TIMEOUT_MS (closing talks to a database that may be silent). */
   async stop (): Promise<void> {
     clearInterval(this.timer)
-    await this.ticking
-    await Promise.all([this.client, ...this.retiring].map(async (client) => await client.close(true).catch(() => {})))
+    const closing = Promise.all([this.client, ...this.retiring].map(async (client) => await client.close(true).catch(() => {})))
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([closing, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_TIMEOUT_MS) })])
+    clearTimeout(timer)
   }
 
   /** Pings now; the answer also feeds the watchdog. */

@@ -59,9 +59,9 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
 
   const statuses: number[] = []
   const problems: string[] = []
-  let loading = true
+  const loading = { on: true }
   const load = (async () => {
-    for (let i = 0; i < 2000 && loading; i++) {
+    for (let i = 0; i < 2000 && loading.on; i++) {
       try {
         const res = await get(`${service.url}/projects?limit=1`)
         statuses.push(res.status)
@@ -80,7 +80,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   t.equal(during.status, 200, 'lists are still served during SHUTDOWN_DELAY_MS')
   const code = await service.exited
   const exitedAfter = Date.now() - signalled
-  loading = false
+  loading.on = false
   await load
   t.equal(code, 0, 'exit code 0')
   t.ok(exitedAfter < 15_000, `exited ${exitedAfter} ms after SIGTERM`)

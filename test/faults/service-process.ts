@@ -43,7 +43,7 @@ export async function startService (env: Record<string, string>): Promise<Servic
         }
       })
     }
-    void exited.then((code) => reject(new Error(`exited with ${String(code)}:\n${lines.join('\n')}`)))
+    exited.then((code) => reject(new Error(`exited with ${String(code)}:\n${lines.join('\n')}`)))
   })
   return { child, url, lines, exited }
 }
