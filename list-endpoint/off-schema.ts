@@ -56,10 +56,15 @@ function clean (doc: Document, checks: Record<string, FieldCheck>, prefix: strin
       found(prefix + key)
       kept = undefined
     } else if (check.inner !== undefined) {
-      const inner = check.inner
       const items = value as Document[]
-      const cleaned = items.map((item) => clean(item, inner, `${prefix}${key}.`, found))
-      if (cleaned.some((item, i) => item !== items[i])) kept = cleaned
+      let cleaned: Document[] | undefined
+      const innerPrefix = `${prefix}${key}.`
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i] as Document
+        const after = clean(item, check.inner, innerPrefix, found)
+        if (after !== item) (cleaned ??= items.slice())[i] = after
+      }
+      if (cleaned !== undefined) kept = cleaned
     }
     if (kept === value) continue
     out ??= { ...doc }
