@@ -88,13 +88,15 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
       let where = scoped ? both(filter, { project: projectId }) : filter
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
       // The server stops at maxTimeMS; the signal bounds the client side too (a silent database).
-      const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal: fastify.database.requestSignal() }
       const documents = fastify.database.collection(collection)
-      const [exists, data, total] = await Promise.all([
-        scoped ? projectExists(fastify, projectId as ObjectId, options) : true,
-        documents.find(where, { ...options, projection, sort, skip, limit }).toArray(),
-        count ? documents.countDocuments(where, options) : undefined
-      ])
+      const [exists, data, total] = await fastify.database.bounded(async (signal) => {
+        const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
+        return await Promise.all([
+          scoped ? projectExists(fastify, projectId as ObjectId, options) : true,
+          documents.find(where, { ...options, projection, sort, skip, limit }).toArray(),
+          count ? documents.countDocuments(where, options) : undefined
+        ])
+      })
       if (!exists) throw projectNotFound(projectId as ObjectId)
       const page = guard(data)
       return total === undefined ? { data: page, limit, skip } : { data: page, limit, skip, total }
