@@ -105,6 +105,44 @@ function adjacentTrade (q: AST.Quantifier, flags: ReadonlyFlags): boolean {
   return false
 }
 
+/** Four optional or variable items in a row that can take the same character: `a?a?a?a?…aaaa` is exponential. */
+const MAX_OPTIONAL_CHAIN = 3
+
+function firstChars (element: AST.Element, flags: ReadonlyFlags): ReturnType<typeof toCharSet> {
+  return isSingleChar(element) ? toCharSet(element, flags) : getFirstConsumedChar(element, 'ltr', flags).char
+}
+
+/** A run of variable repetitions (`x?`, `x{0,3}`, `(a|b)?`) that all share a character. */
+function optionalChain (node: AST.Node, flags: ReadonlyFlags): string | undefined {
+  if (node.type === 'Alternative') {
+    let chain: AST.Quantifier[] = []
+    let shared: ReturnType<typeof toCharSet> | undefined
+    for (const element of node.elements) {
+      if (element.type === 'Quantifier' && element.min < element.max) {
+        const chars = firstChars(element.element, flags)
+        const common: ReturnType<typeof toCharSet> | undefined = shared === undefined ? chars : shared.intersect(chars)
+        if (common.isEmpty) {
+          chain = [element]
+          shared = chars
+        } else {
+          chain.push(element)
+          shared = common
+        }
+        if (chain.length > MAX_OPTIONAL_CHAIN) return `'${chain.map((q) => q.raw).join('')}' can split the same text in many ways`
+      } else if (!isPotentiallyZeroLength(element, flags)) {
+        chain = []
+        shared = undefined
+      }
+    }
+  }
+  const children = node.type === 'Alternative' ? node.elements : 'alternatives' in node ? node.alternatives : node.type === 'Quantifier' ? [node.element] : []
+  for (const child of children) {
+    const found = optionalChain(child, flags)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 /** Names the ambiguous repetition in a pattern, or undefined when there is none. */
 export function findAmbiguity (pattern: AST.Pattern, flags: ReadonlyFlags): string | undefined {
   for (const q of innerQuantifiers(pattern)) {
@@ -114,6 +152,8 @@ export function findAmbiguity (pattern: AST.Pattern, flags: ReadonlyFlags): stri
     if (nestedRepetition(q, flags)) return `'${q.raw}' nests repetitions that can split the same text in many ways`
     if (adjacentTrade(q, flags)) return `'${q.raw}' is followed by a repetition that can take the same characters`
   }
+  const chain = optionalChain(pattern, flags)
+  if (chain !== undefined) return chain
   const literal = { type: 'RegExpLiteral', pattern, flags, parent: null, start: 0, end: pattern.end, raw: pattern.raw } as unknown as AST.RegExpLiteral
   const { reports } = analyse(literal, { maxReports: 1, reportTypes: { Move: false } })
   const report = reports[0]

@@ -27,6 +27,7 @@ const filterCases: Case[] = [
   ['(.|.)*', q({ name: { $regex: '(.|.)*z' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
   ['.* side by side', q({ name: { $regex: '.*.*.*.*.*=.*' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
   ['a counted group of .*', q({ name: { $regex: '(.*a){20}' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
+  ['optional items in a row that share characters', q({ name: { $regex: `${'a?'.repeat(30)}${'a'.repeat(30)}` } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
   ['an ambiguity only the i option creates', q({ name: { $regex: '^(a|A)+$', $options: 'i' } }), 400, 'UNSAFE_REGEX', '/name/$regex'],
   ['a lone surrogate in a value', 'filter=%7B%22name%22%3A%22%5Cud800%22%7D', 400, 'INVALID_VALUE', '/name'],
   ['a lone surrogate inside $in', 'filter=%7B%22name%22%3A%7B%22%24in%22%3A%5B%22a%22%2C%22%5Cudfff%22%5D%7D%7D', 400, 'INVALID_VALUE', '/name/$in/1'],
