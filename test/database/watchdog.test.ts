@@ -1,0 +1,55 @@
+// The watchdog replaces a client that does not recover while its database accepts connections,
+// and leaves it alone while the database is unreachable (nothing a new client could fix).
+import type { FastifyBaseLogger } from 'fastify'
+import { MongoClient } from 'mongodb'
+import t from 'tap'
+import { DatabaseWatchdog } from '../../database/watchdog.js'
+import { start } from '../../offline-mongodb/server.js'
+import { startFaultProxy } from '../faults/fault-proxy.js'
+import { freePort } from '../faults/service-process.js'
+
+const quiet = () => {}
+const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log } as unknown as FastifyBaseLogger
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+
+function watch (uri: string, onReplace: (client: MongoClient) => void) {
+  const options = { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 }
+  return new DatabaseWatchdog({ client: new MongoClient(uri, options), log, stuckAfterMs: 800, createClient: () => new MongoClient(uri, options), onReplace, retireAfterMs: 100 })
+}
+
+t.test('a database that accepts connections but never answers: the client is replaced', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
+  t.teardown(proxy.close)
+  proxy.blackhole()
+  const replaced: MongoClient[] = []
+  const watchdog = watch(proxy.uri, (client) => replaced.push(client))
+  await watchdog.start()
+  t.equal(watchdog.ready, false)
+  await sleep(3500)
+  t.ok(replaced.length >= 1, `replaced ${replaced.length} time(s)`)
+  t.ok(replaced.length <= 3, 'at most once per stuck period')
+  proxy.heal()
+  await sleep(2000)
+  t.equal(watchdog.ready, true, 'ready once the database answers')
+  await watchdog.stop()
+})
+
+t.test('an unreachable database: no replacement, and ready when it comes', async (t) => {
+  const port = await freePort()
+  const replaced: MongoClient[] = []
+  const watchdog = watch(`mongodb://127.0.0.1:${port}/?directConnection=true`, (client) => replaced.push(client))
+  let connected = 0
+  watchdog.whenConnected(async () => { connected++ })
+  await watchdog.start()
+  await sleep(2500)
+  t.equal(replaced.length, 0, 'nothing to gain from a new client')
+  t.equal(connected, 0)
+  const database = await start({ port })
+  t.teardown(database.close)
+  await sleep(3000)
+  t.equal(watchdog.ready, true, 'ready')
+  t.equal(connected, 1, 'start-up work ran once, on first connect')
+  await watchdog.stop()
+})
