@@ -77,6 +77,10 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       const timer = setTimeout(() => controller.abort(new DOMException('The database did not answer in time', 'TimeoutError')), budget)
       try {
         return await work(controller.signal)
+      } catch (error) {
+        // Whatever else the request started (the list beside a failed project check) stops too.
+        controller.abort(error)
+        throw error
       } finally {
         clearTimeout(timer)
       }
