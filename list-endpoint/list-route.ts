@@ -2,7 +2,7 @@
 // collection; validation, scoping, projection, paging, counting and docs come from here.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Document, ObjectId } from 'mongodb'
+import { BSON, type Document, type ObjectId } from 'mongodb'
 import type { ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { listLimits } from '../plugins/config.js'
@@ -10,7 +10,10 @@ import { ProblemError } from '../plugins/errors.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
+import type { CursorBinding } from './cursor.js'
+import { keysetFilter, valueAt } from './keyset.js'
 import { offSchemaGuard } from './off-schema.js'
+import { nextUrl, pageProjection, withoutExtra } from './paging.js'
 
 export interface ListRouteOptions {
   /** The MongoDB collection listed. */
@@ -32,7 +35,8 @@ export function listEnvelope (schema: TObject, description?: string) {
     data: Type.Array(Type.Ref(schema)),
     limit: Type.Integer(),
     skip: Type.Integer(),
-    total: Type.Optional(Type.Integer({ description: 'Matches ignoring limit and skip; only with count=true' }))
+    total: Type.Optional(Type.Integer({ description: 'Matches ignoring limit and skip; only with count=true' })),
+    next: Type.Optional(Type.String({ description: 'Present when more results follow: pass it as `after` (also sent as a `Link: <…>; rel="next"` header)' }))
   }, { description })
 }
 
@@ -49,6 +53,10 @@ function both (filter: Document, fixed: Document): Document {
 /** Whether the project exists; run beside the list, which the project scopes anyway. */
 async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
   return await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } }) !== null
+}
+
+function cursorProblem (code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string): ProblemError {
+  return new ProblemError(400, code, message, [{ param: 'after', pointer: '', code, message }])
 }
 
 function projectNotFound (id: ObjectId): ProblemError {
@@ -82,24 +90,50 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
       config: { listQuery: spec },
       // The list-query plugin and the project hook check the query string and path themselves.
       validatorCompiler: () => () => true
-    }, async function list (request) {
-      const { filter, sort, skip, limit, count } = request.listQuery as ListQuery
+    }, async function list (request, reply) {
+      const { filter, sort, skip, limit, count, fields, after } = request.listQuery as ListQuery
       const projectId = request.projectId
       let where = scoped ? both(filter, { project: projectId }) : filter
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
-      // The server stops at maxTimeMS; the signal bounds the client side too (a silent database).
+      const sortKeys = Object.keys(sort)
+      // What a cursor is bound to; only built when a cursor is read or written.
+      const binding = (): CursorBinding => ({
+        path: `${collection} ${url} ${String(projectId)}`,
+        filter: BSON.EJSON.stringify(filter, { relaxed: false }),
+        sort: JSON.stringify(sort),
+        fields: fields === undefined ? '*' : [...fields].sort().join(',')
+      })
+      let pageWhere = where
+      if (after !== undefined) {
+        const cursor = fastify.cursors.decode(after, binding())
+        if (!cursor.ok) throw cursorProblem(cursor.code, cursor.message)
+        if (cursor.values.length !== sortKeys.length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
+        pageWhere = { $and: [where, keysetFilter(sort, cursor.values)] }
+      }
+      const { projection: read, extra } = pageProjection(projection, fields, sortKeys)
       const documents = fastify.database.collection(collection)
-      const [exists, data, total] = await fastify.database.bounded(async (signal) => {
+      const [exists, found, total] = await fastify.database.bounded(async (signal) => {
         const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
         return await Promise.all([
           scoped ? projectExists(fastify, projectId as ObjectId, options) : true,
-          documents.find(where, { ...options, projection, sort, skip, limit }).toArray(),
+          // One more than the page tells whether a next page exists; limit=0 reads nothing.
+          limit === 0 ? [] : documents.find(pageWhere, { ...options, projection: read, sort, skip, limit: limit + 1 }).toArray(),
           count ? documents.countDocuments(where, options) : undefined
         ])
       })
       if (!exists) throw projectNotFound(projectId as ObjectId)
-      const page = guard(data)
-      return total === undefined ? { data: page, limit, skip } : { data: page, limit, skip, total }
+      let next: string | undefined
+      if (found.length > limit) {
+        found.length = limit
+        const last = found[limit - 1] as Document
+        next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
+        reply.header('link', `<${nextUrl(request, next)}>; rel="next"`)
+      }
+      const page = guard(withoutExtra(found, extra))
+      const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data: page, limit, skip }
+      if (total !== undefined) body.total = total
+      if (next !== undefined) body.next = next
+      return body
     })
 
     // CONTRACT.md §2: other methods on a list are 405, refused before the body is read or the project looked up.

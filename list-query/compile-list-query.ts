@@ -1,5 +1,6 @@
 import type { Document } from 'mongodb'
 import { bracketTree } from './bracket-filter.js'
+import { compileFields } from './compile-fields.js'
 import { compileFilter } from './compile-filter.js'
 import { compileSort, type SortSpec } from './compile-sort.js'
 import { readJson } from './json-text.js'
@@ -20,8 +21,13 @@ export interface ListQuery {
   filter: Document
   sort: SortSpec
   skip: number
+  /** 0: a count-only page (no document is read). */
   limit: number
   count: boolean
+  /** The fields asked for (`_id` is always returned); undefined: every declared field. */
+  fields?: string[]
+  /** The cursor text of `after`, checked against its signature and query by the route (list-endpoint/cursor.ts). */
+  after?: string
 }
 
 export type CompileResult = { ok: true, query: ListQuery } | { ok: false, problems: ProblemItem[] }
@@ -60,15 +66,24 @@ export function compileListQuery (rawQuery: string, spec: QuerySpec, limits: Lis
   }
 
   const sort = compileSort(params.sort, spec, problems)
-  const limit = integer(params.limit, limits.defaultLimit, 1, limits.maxLimit)
-  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit must be a whole number from 1 to ${limits.maxLimit}`)
+  const limit = integer(params.limit, limits.defaultLimit, 0, limits.maxLimit)
+  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit must be a whole number from 0 (count only) to ${limits.maxLimit}`)
   const skip = integer(params.skip, 0, 0, limits.maxSkip)
   if (skip === undefined) problems.add('skip', '', 'INVALID_SKIP', `skip must be a whole number from 0 to ${limits.maxSkip}`)
   const count = params.count === undefined ? false : params.count === 'true' ? true : params.count === 'false' ? false : undefined
   if (count === undefined) problems.add('count', '', 'INVALID_COUNT', 'count must be true or false')
+  const fields = compileFields(params.fields, spec, problems)
+  if (params.after !== undefined && params.skip !== undefined) {
+    problems.add('after', '', 'INVALID_CURSOR', 'after continues from a cursor: it cannot be combined with skip')
+  } else if (params.after === '') {
+    problems.add('after', '', 'INVALID_CURSOR', 'after is empty: pass the next cursor of the previous page')
+  }
 
   if (!problems.empty || filter === undefined || limit === undefined || skip === undefined || count === undefined) {
     return { ok: false, problems: problems.items }
   }
-  return { ok: true, query: { filter, sort, skip, limit, count } }
+  const query: ListQuery = { filter, sort, skip, limit, count }
+  if (fields !== undefined) query.fields = fields
+  if (params.after !== undefined) query.after = params.after
+  return { ok: true, query }
 }

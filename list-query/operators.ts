@@ -24,4 +24,7 @@ export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
   'object[]': new Set(['$exists', '$size'])
 }
 
+/** CONTRACT.md §4 (v2): `_id` also takes the range operators (ObjectIds order by creation time). */
+export const ID_OPERATORS: ReadonlySet<Operator> = new Set(COMPARISON)
+
 export const isOperator = (key: string): key is Operator => (OPERATORS as readonly string[]).includes(key)

@@ -1,7 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { closest, distance } from 'fastest-levenshtein'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
-import { OPERATORS_BY_KIND, type Operator } from './operators.js'
+import { ID_OPERATORS, OPERATORS_BY_KIND, type Operator } from './operators.js'
 
 export interface FieldSpec {
   path: string
@@ -21,6 +21,8 @@ export interface QuerySpec {
   scopeField?: string
   /** Field names offered as "did you mean" suggestions. */
   suggestions: string[]
+  /** The kind's declared top-level fields: what `fields` may name. */
+  returnable: string[]
 }
 
 export const CUSTOM_FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -38,7 +40,7 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
     }
     if (kind === 'ref' || kind === 'ref[]') references.add(path)
     const sortable = !inArray && !kind.endsWith('[]')
-    fields.set(path, { path, kind, operators: OPERATORS_BY_KIND[kind], sortable })
+    fields.set(path, { path, kind, operators: path === '_id' ? ID_OPERATORS : OPERATORS_BY_KIND[kind], sortable })
     if (kind === 'object[]') {
       const items = (property as unknown as { items: TObject }).items
       for (const [name, inner] of Object.entries(items.properties)) add(`${path}.${name}`, inner, true)
@@ -47,7 +49,7 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
   for (const [name, property] of Object.entries(schema.properties)) add(name, property, false)
   if (scopeField !== undefined) fields.delete(scopeField)
   const suggestions = [...fields.keys()]
-  return { fields, references, hasCustomFields, scopeField, suggestions }
+  return { fields, references, hasCustomFields, scopeField, suggestions, returnable: Object.keys(schema.properties) }
 }
 
 const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype']

@@ -10,11 +10,13 @@ export interface RawListParams {
   limit?: string
   skip?: string
   count?: string
+  fields?: string
+  after?: string
 }
 
-const SCALAR_PARAMS = new Set(['filter', 'sort', 'limit', 'skip', 'count'])
+const SCALAR_PARAMS = new Set(['filter', 'sort', 'limit', 'skip', 'count', 'fields', 'after'])
 const BRACKET_KEY = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/
-const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT' } as const
+const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR' } as const
 
 /** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
 function decode (text: string): string | undefined {
@@ -62,7 +64,7 @@ export function readQueryString (raw: string, problems: Problems): RawListParams
     }
     const bracket = BRACKET_KEY.exec(key)
     if (bracket === null) {
-      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}'; the parameters are filter, sort, limit, skip and count`)
+      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}'; the parameters are filter, sort, limit, skip, count, fields and after`)
     } else if (value === undefined) {
       problems.add('filter', '', 'INVALID_VALUE', `The value of '${key}' is not valid percent-encoding`)
     } else {

@@ -26,6 +26,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_STUCK_AFTER_MS: PositiveInteger(5000, 600_000),
   /** After SIGTERM, /ready is 503 and requests are still served this long, so that load balancers stop sending. */
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
+  /** Keys that sign cursors, comma-separated (the first signs, all verify); each at least 32 bytes. */
+  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 })
 
@@ -52,6 +54,13 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
   } catch (error) {
     // env-schema reports "env/PORT must be integer"; the variable is the part that matters.
     throw new ConfigError((error as Error).message.replaceAll('env/', ''))
+  }
+  const secrets = config.CURSOR_SECRET?.split(',')
+  if (secrets?.some((secret) => Buffer.byteLength(secret) < 32) === true) {
+    throw new ConfigError('CURSOR_SECRET holds a key shorter than 32 bytes (keys are comma-separated)')
+  }
+  if (secrets === undefined && env.NODE_ENV === 'production') {
+    throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production: replicas must sign cursors with the same key')
   }
   if (config.DEFAULT_LIMIT > config.MAX_LIMIT) {
     throw new ConfigError(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)

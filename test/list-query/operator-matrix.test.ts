@@ -12,7 +12,7 @@ const TABLE: Record<string, string[]> = {
   date: ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'],
   boolean: ['$eq', '$ne', '$in', '$nin', '$exists'],
   ref: ['$eq', '$ne', '$in', '$nin', '$exists'],
-  _id: ['$eq', '$ne', '$in', '$nin', '$exists'],
+  _id: ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'], // v2: ObjectIds order by creation time
   'string[]': ['$eq', '$ne', '$in', '$nin', '$all', '$size', '$regex', '$options', '$exists'],
   'ref[]': ['$eq', '$ne', '$in', '$nin', '$all', '$size', '$exists'],
   custom: ALL

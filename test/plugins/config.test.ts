@@ -28,7 +28,12 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ DEFAULT_LIMIT: '2000' }, 'DEFAULT_LIMIT'],
   [{ MAX_SKIP: '-1' }, 'MAX_SKIP'],
   [{ QUERY_TIMEOUT_MS: '0' }, 'QUERY_TIMEOUT_MS'],
-  [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL']
+  [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  [{ CURSOR_SECRET: 'short' }, 'CURSOR_SECRET'],
+  [{ CURSOR_SECRET: `${'k'.repeat(32)},short` }, 'CURSOR_SECRET'],
+  [{ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db:27017' }, 'CURSOR_SECRET'],
+  [{ SHUTDOWN_DELAY_MS: '-5' }, 'SHUTDOWN_DELAY_MS'],
+  [{ DATABASE_STUCK_AFTER_MS: '0' }, 'DATABASE_STUCK_AFTER_MS']
 ]
 for (const [env, variable] of bad) {
   t.test(`${JSON.stringify(env)} is refused, naming ${variable}`, async (t) => {
@@ -49,7 +54,7 @@ t.test('the server stops at start-up on a bad value, naming the variable', async
 })
 
 t.test('production without MONGODB_URI refuses to start', async (t) => {
-  const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal' })
+  const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32) })
   t.equal(run.status, 1)
   t.match(run.stdout + run.stderr, /MONGODB_URI is required when NODE_ENV=production/)
 })

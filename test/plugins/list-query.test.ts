@@ -54,7 +54,13 @@ const cases: Case[] = [
   ['a sort on an array field', 'sort=%2Bname,-places', 'INVALID_SORT', '/1', 'sort'],
   ['a duplicate sort field', 'sort=%2Bname,-name', 'INVALID_SORT', '/1', 'sort'],
   ['six sort fields', 'sort=%2Bname,%2Bemail,%2Bstart,%2Bend,%2Bactivity,%2BcreatedAt', 'INVALID_SORT', '/5', 'sort'],
-  ['limit 0', 'limit=0', 'INVALID_LIMIT', '', 'limit'],
+  ['a negative limit', 'limit=-1', 'INVALID_LIMIT', '', 'limit'],
+  ['an unknown field in fields', 'fields=name,strat', 'INVALID_FIELDS', '/1', 'fields'],
+  ['a related path in fields', 'fields=activity.name', 'INVALID_FIELDS', '/0', 'fields'],
+  ['an empty item in fields', 'fields=name,,start', 'INVALID_FIELDS', '/1', 'fields'],
+  ['a repeated field in fields', 'fields=name,start,name', 'INVALID_FIELDS', '/2', 'fields'],
+  ['after with skip', 'after=abc.def&skip=10', 'INVALID_CURSOR', '', 'after'],
+  ['an empty after', 'after=', 'INVALID_CURSOR', '', 'after'],
   ['limit above MAX_LIMIT', 'limit=501', 'INVALID_LIMIT', '', 'limit'],
   ['limit with an exponent', 'limit=1e2', 'INVALID_LIMIT', '', 'limit'],
   ['a negative skip', 'skip=-1', 'INVALID_SKIP', '', 'skip'],
@@ -83,7 +89,7 @@ t.test('every problem is listed, at most 20', async (t) => {
   const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`unknown${i}`, 1]))
   const res = await fastify.inject(`/test/sessions?${jsonFilter(many)}`)
   t.equal(res.json().errors.length, 20)
-  const mixed = await fastify.inject(`/test/sessions?${jsonFilter({ nmae: 1, start: 'x' })}&sort=name&limit=0`)
+  const mixed = await fastify.inject(`/test/sessions?${jsonFilter({ nmae: 1, start: 'x' })}&sort=name&limit=-1`)
   t.same(mixed.json().errors.map((e: { code: string }) => e.code), ['UNKNOWN_FIELD', 'INVALID_DATE', 'INVALID_SORT', 'INVALID_LIMIT'])
 })
 

@@ -1,0 +1,64 @@
+// What a page reads and what it leaves out: the projection for `fields` (plus the sort keys a
+// cursor needs, which are not returned), and the URL of the next page for the Link header.
+import type { FastifyRequest } from 'fastify'
+import type { Document } from 'mongodb'
+
+export interface PageProjection {
+  projection: Document
+  /** Paths read only to build the cursor: removed from the documents before they are sent. */
+  extra: string[]
+}
+
+const covered = (path: string, fields: Iterable<string>): boolean => {
+  for (const field of fields) if (path === field || path.startsWith(`${field}.`)) return true
+  return false
+}
+
+/** `_id` and the fields asked for, plus the sort keys they do not cover. */
+export function pageProjection (all: Document, fields: string[] | undefined, sortKeys: string[]): PageProjection {
+  if (fields === undefined) return { projection: all, extra: [] }
+  // `customFields` with `customFields.x` would be a path collision for MongoDB: the whole wins.
+  const asked = fields.filter((field) => !covered(field, fields.filter((other) => other !== field)))
+  const extra = sortKeys.filter((key) => key !== '_id' && !covered(key, asked))
+  const projection: Document = { _id: 1 }
+  for (const path of [...asked, ...extra]) projection[path] = 1
+  return { projection, extra }
+}
+
+/** The documents without the paths read only for the cursor (and without the objects that held only them). */
+export function withoutExtra (docs: Document[], extra: string[]): Document[] {
+  if (extra.length === 0) return docs
+  return docs.map((doc) => {
+    const out = { ...doc }
+    for (const path of extra) {
+      const dot = path.indexOf('.')
+      if (dot < 0) {
+        delete out[path]
+        continue
+      }
+      const head = path.slice(0, dot)
+      const inner = out[head]
+      if (inner === null || typeof inner !== 'object') continue
+      const rest = { ...(inner as Document) }
+      delete rest[path.slice(dot + 1)]
+      if (Object.keys(rest).length === 0) delete out[head]
+      else out[head] = rest
+    }
+    return out
+  })
+}
+
+/** The same request URL without `skip` and `after`, continuing after `cursor` (RFC 8288 `Link`). */
+export function nextUrl (request: FastifyRequest, cursor: string): string {
+  const url = request.raw.url ?? '/'
+  const mark = url.indexOf('?')
+  const path = mark < 0 ? url : url.slice(0, mark)
+  const kept = mark < 0
+    ? []
+    : url.slice(mark + 1).split('&').filter((pair) => {
+      const name = pair.split('=', 1)[0] ?? ''
+      return pair.length > 0 && name !== 'skip' && name !== 'after'
+    })
+  kept.push(`after=${cursor}`)
+  return `${request.protocol}://${request.host}${path}?${kept.join('&')}`
+}
