@@ -25,6 +25,8 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   const fastify = Fastify(serverOptions(config))
   await fastify.register(app, { config })
   extend?.(fastify)
+  // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
+  fastify.after(() => { fastify.mongo.client.monitorCommands = true })
   await fastify.ready()
   t.teardown(async () => {
     // A database the test brought is the test's to clean (it may well be stopped by now).

@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 
 /**
- * Counts the commands the app's MongoClient sends from now on (driver command monitoring),
- * so that a test can assert that a refused request ran no query.
+ * The commands the app's MongoClient sends from now on (driver command monitoring, switched
+ * on by the build helper before the first connection), so that a test can assert that a
+ * refused request ran no query. `names()` returns and forgets what was seen; the watchdog's
+ * pings (database/watchdog.ts) are not queries and are left out.
  */
 export function watchCommands (fastify: FastifyInstance): { names: () => string[] } {
   const client = fastify.mongo.client
-  client.monitorCommands = true
+  if (client.monitorCommands !== true) throw new Error('command monitoring is off: build the app with test/helpers/build.ts')
   const names: string[] = []
-  client.on('commandStarted', (event) => names.push(event.commandName))
+  client.on('commandStarted', (event) => { if (event.commandName !== 'ping') names.push(event.commandName) })
   return { names: () => names.splice(0) }
 }

@@ -1,0 +1,182 @@
+// Paging for programs (CONTRACT.md §3, §4 v2): walking with `next` gives exactly what one
+// unpaged request gives, for any sort, including missing values and custom fields holding
+// different BSON types; cursors are signed and bound to their query; `fields` reads only what
+// is asked; `limit=0` reads no document.
+import fc from 'fast-check'
+import { Decimal128, ObjectId, type Document } from 'mongodb'
+import t from 'tap'
+import { CursorCodec } from '../../../list-endpoint/cursor.js'
+import { watchCommands } from '../../helpers/commands.js'
+import { buildWithDemoData, projectIds } from '../../helpers/demo-app.js'
+
+const fastify = await buildWithDemoData(t)
+const { publicIds } = await projectIds(fastify)
+const first = publicIds[0] as string
+const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+
+interface Body { data: Document[], next?: string, total?: number, limit: number }
+
+async function page (url: string): Promise<{ body: Body, link?: string }> {
+  const res = await fastify.inject(url)
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+  return { body: res.json(), link: res.headers.link as string | undefined }
+}
+
+/** Every page of a listing, following `next`; the ids in order. */
+async function walk (base: string, limit: number): Promise<string[]> {
+  const ids: string[] = []
+  let url = `${base}${base.includes('?') ? '&' : '?'}limit=${limit}`
+  for (let pages = 0; pages < 2000; pages++) {
+    const { body, link } = await page(url)
+    ids.push(...body.data.map((d) => d._id as string))
+    if (body.next === undefined) {
+      if (link !== undefined) throw new Error('a Link header without next')
+      return ids
+    }
+    if (body.data.length !== limit) throw new Error('a page before the last is short')
+    const target = /^<([^>]+)>; rel="next"$/.exec(link ?? '')?.[1]
+    if (target === undefined) throw new Error(`no Link header: ${String(link)}`)
+    url = target.replace(/^http:\/\/[^/]+/, '')
+  }
+  throw new Error('too many pages')
+}
+
+async function all (base: string): Promise<string[]> {
+  return (await page(`${base}${base.includes('?') ? '&' : '?'}limit=1000`)).body.data.map((d) => d._id as string)
+}
+
+t.test('walking with next equals the unpaged list, for several sorts, on the demo data', async (t) => {
+  const sessions = `/projects/${first}/sessions`
+  for (const sort of ['', 'sort=%2Bstart', 'sort=-end,%2Bname', 'sort=-activity', `filter=${encodeURIComponent('{"start":{"$gte":"2024"}}')}&sort=%2Bname`]) {
+    const base = sort === '' ? sessions : `${sessions}?${sort}`
+    const expected = await all(base)
+    t.same(await walk(base, 37), expected, `${sort || 'default sort'}: same documents, same order`)
+  }
+  const registrations = `/projects/${first}/registrations?sort=-createdAt`
+  t.same(await walk(registrations, 100), await all(registrations), 'an exact multiple of the page size ends without an empty page')
+})
+
+t.test('the Link header is the same URL with after, without skip', async (t) => {
+  const { body, link } = await page(`/projects/${first}/sessions?sort=-start&skip=5&limit=3&count=true`)
+  t.ok(body.next)
+  t.equal(link, `<http://localhost:80/projects/${first}/sessions?sort=-start&limit=3&count=true&after=${body.next as string}>; rel="next"`)
+  const after = await page(`/projects/${first}/sessions?sort=-start&limit=3&after=${body.next as string}`)
+  const bySkip = await page(`/projects/${first}/sessions?sort=-start&skip=8&limit=3`)
+  t.same(after.body.data, bySkip.body.data, 'after gives what skip would give next')
+  const counted = await page(`/projects/${first}/sessions?sort=-start&limit=5&count=true&after=${body.next as string}`)
+  t.equal(counted.body.total, body.total, 'total counts all matches, also after a cursor; limit may change')
+})
+
+// Random data with missing values and custom fields of every type, random sorts and page sizes.
+const customValues = fc.oneof(fc.constant(undefined), fc.constant(null), fc.integer({ min: -3, max: 3 }), fc.double({ min: -3, max: 3, noNaN: true }),
+  fc.constantFrom('a', 'b', 'B', ''), fc.boolean(), fc.constantFrom(new Date('2024-01-01'), new Date('2023-01-01')),
+  fc.constant(new ObjectId('665f1c2e9b1d4a3f5c7e8a90')), fc.constant(new Decimal128('2.5')))
+const docArbitrary = fc.record({
+  name: fc.option(fc.constantFrom('Yoga', 'Salsa', 'yoga', 'Dance'), { nil: undefined }),
+  createdAt: fc.option(fc.constantFrom(new Date('2024-01-01'), new Date('2024-06-01')), { nil: undefined }),
+  active: fc.option(fc.boolean(), { nil: undefined }),
+  level: customValues,
+  other: customValues
+})
+const SORTABLE = ['name', 'createdAt', 'active', 'customFields.level', 'customFields.other', 'category', '_id']
+const FILTERS = ['', `filter=${encodeURIComponent('{"active":true}')}`, `filter=${encodeURIComponent('{"customFields.level":{"$exists":true}}')}`, `filter=${encodeURIComponent('{"name":{"$ne":"Yoga"}}')}`]
+
+t.test('property: the concatenation of all pages is the unpaged result, whatever the data, filter, sort and page size', async (t) => {
+  let run = 0
+  await fc.assert(fc.asyncProperty(
+    fc.array(docArbitrary, { minLength: 0, maxLength: 25 }),
+    fc.uniqueArray(fc.constantFrom(...SORTABLE), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+    fc.integer({ min: 1, max: 7 }),
+    fc.constantFrom(...FILTERS),
+    async (docs, keys, descending, size, filter) => {
+      const project = new ObjectId()
+      await db.collection('projects').insertOne({ _id: project, name: `property ${run++}` })
+      if (docs.length > 0) {
+        await db.collection('activities').insertMany(docs.map(({ level, other, ...fields }) => {
+          const customFields: Document = {}
+          if (level !== undefined) customFields.level = level
+          if (other !== undefined) customFields.other = other
+          return { ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)), project, customFields }
+        }))
+      }
+      const sort = `sort=${keys.map((key, i) => `${descending[i] === true ? '-' : '%2B'}${key}`).join(',')}`
+      const base = `/projects/${String(project)}/activities?${[filter, sort].filter((p) => p !== '').join('&')}`
+      const expected = await all(base)
+      const walked = await walk(base, size)
+      return new Set(walked).size === walked.length && JSON.stringify(walked) === JSON.stringify(expected)
+    }
+  ), { numRuns: 60, seed: 15 })
+  t.pass('60 random listings walked exactly')
+})
+
+t.test('cursors are signed and bound to their query', async (t) => {
+  const base = `/projects/${first}/sessions?sort=%2Bname&fields=name,start&limit=2`
+  const { body } = await page(base)
+  const cursor = body.next as string
+  const problem = async (url: string, code: string, detail?: RegExp) => {
+    const res = await fastify.inject(url)
+    t.equal(res.statusCode, 400, url)
+    t.match(res.json(), { code, errors: [{ param: 'after', code }], ...(detail === undefined ? {} : { detail }) }, url)
+  }
+  const [payload, signature] = cursor.split('.') as [string, string]
+  const flipped = `${payload.slice(0, 5)}${payload[5] === 'A' ? 'B' : 'A'}${payload.slice(6)}.${signature}`
+  await problem(`${base}&after=${flipped}`, 'INVALID_CURSOR')
+  await problem(`${base}&after=${cursor.slice(0, -3)}`, 'INVALID_CURSOR')
+  await problem(`${base}&after=not-a-cursor`, 'INVALID_CURSOR')
+  await problem(`${base}&after=${cursor}&skip=2`, 'INVALID_CURSOR')
+  const otherKey = new CursorCodec([Buffer.alloc(32, 7)])
+  const forged = otherKey.encode({ path: 'x', filter: 'x', sort: 'x', fields: 'x' }, ['Zumba', new ObjectId()])
+  await problem(`${base}&after=${forged}`, 'INVALID_CURSOR')
+  await problem(`/projects/${first}/sessions?sort=-name&fields=name,start&limit=2&after=${cursor}`, 'CURSOR_MISMATCH', /sort/)
+  await problem(`/projects/${first}/sessions?sort=%2Bname&fields=name&limit=2&after=${cursor}`, 'CURSOR_MISMATCH', /fields/)
+  await problem(`/projects/${first}/sessions?sort=%2Bname&fields=name,start&limit=2&filter[name]=x&after=${cursor}`, 'CURSOR_MISMATCH', /filter/)
+  await problem(`/projects/${publicIds[1] as string}/sessions?sort=%2Bname&fields=name,start&limit=2&after=${cursor}`, 'CURSOR_MISMATCH', /path/)
+  await problem(`/projects/${first}/activities?sort=%2Bname&fields=name&limit=2&after=${(await page(`/projects/${first}/sessions?sort=%2Bname&fields=name&limit=2`)).body.next as string}`, 'CURSOR_MISMATCH', /path/)
+  t.equal((await fastify.inject(`/projects/${first}/sessions?sort=%2Bname&fields=start,name&limit=9&count=true&after=${cursor}`)).statusCode, 200, 'limit, count and the order of fields may change')
+})
+
+t.test('a cursor carries no value of a field the kind does not declare', async (t) => {
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'secrets' })
+  await db.collection('registrations').insertMany([1, 2, 3].map((i) => ({ project, name: `r${i}`, password: `hunter2-secret-${i}`, customFields: { vip: i } })))
+  const { body } = await page(`/projects/${String(project)}/registrations?sort=-customFields.vip&limit=1`)
+  const decoded = Buffer.from((body.next as string).split('.')[0] as string, 'base64url').toString()
+  t.notMatch(decoded, /hunter2/)
+  t.match(decoded, /"\$numberInt":"3"/, 'only the sort keys (here customFields.vip and _id)')
+})
+
+t.test('fields: only _id and the fields asked for, and only they (and sort keys) are read', async (t) => {
+  watchCommands(fastify)
+  const { body } = await page(`/projects/${first}/sessions?fields=name,customFields.room&sort=-end&limit=3`)
+  t.ok(body.data.every((d) => Object.keys(d).every((k) => ['_id', 'name', 'customFields'].includes(k))), 'nothing else is returned')
+  t.ok(body.data.every((d) => d.end === undefined), 'the sort key read for the cursor is not returned')
+  const finds: Document[] = []
+  fastify.mongo.client.on('commandStarted', (event) => { if (event.commandName === 'find' && event.command.find === 'sessions') finds.push(event.command) })
+  const named = await page(`/projects/${first}/sessions?fields=name&sort=-end&limit=3`)
+  t.same(finds[0]?.projection, { _id: 1, name: 1, end: 1 }, 'the projection sent to MongoDB: _id, the field, and the sort key')
+  const next = await page(`/projects/${first}/sessions?fields=name&sort=-end&limit=3&after=${named.body.next as string}`)
+  const bySkip = await page(`/projects/${first}/sessions?fields=name&sort=-end&limit=3&skip=3`)
+  t.same(next.body.data, bySkip.body.data, 'a cursor works with fields that leave out its sort key')
+})
+
+t.test('limit=0 is a count-only page: no document is read', async (t) => {
+  watchCommands(fastify)
+  const { body, link } = await page(`/projects/${first}/sessions?limit=0&count=true`)
+  t.same(body.data, [])
+  t.equal(body.limit, 0)
+  t.equal(body.total, 300)
+  t.equal(body.next, undefined)
+  t.equal(link, undefined)
+  const events: Document[] = []
+  fastify.mongo.client.on('commandStarted', (event) => { events.push({ name: event.commandName, collection: event.command[event.commandName] }) })
+  await page(`/projects/${first}/sessions?limit=0&count=true`)
+  t.notOk(events.some((e) => e.name === 'find' && e.collection === 'sessions'), 'no find on the listed collection')
+})
+
+t.test('_id takes range operators', async (t) => {
+  const ids = await all(`/projects/${first}/categories`)
+  const middle = ids[3] as string
+  const { body } = await page(`/projects/${first}/categories?filter=${encodeURIComponent(JSON.stringify({ _id: { $gt: middle } }))}`)
+  t.same(body.data.map((d) => d._id), ids.slice(4))
+})
