@@ -46,15 +46,51 @@ async function measure (target: RunFigure['target'], child: ChildProcess, url: s
   return { target, requests: ok, rps: ok / options.duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors }
 }
 
-export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }> }
+export interface PagingFigure { page: string, serviceCpuUsPerRequest: number, databaseCpuUsPerRequest?: number, p50: number }
+
+export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }>, paging: PagingFigure[] }
+
+/**
+ * Deep pages: page 1, the page after `depth` documents reached with a cursor, and the same
+ * page reached with skip, loaded in turn (rounds interleaved); CPU per request of the service
+ * and, when it is ours, of the database process.
+ */
+async function benchPaging (serviceUrl: string, service: ChildProcess, database: ChildProcess | undefined, base: string, options: HttpOptions, depth = 900): Promise<PagingFigure[]> {
+  let cursorUrl = `${base}&limit=100`
+  for (let read = 0; read < depth; read += 100) {
+    const link = (await fetch(serviceUrl + cursorUrl)).headers.get('link') ?? ''
+    cursorUrl = (/^<http:\/\/[^/]+([^>]+)>/.exec(link)?.[1] ?? '').replace('limit=100', 'limit=20')
+  }
+  const pages = { 'page 1': `${base}&limit=20`, [`cursor after ${depth}`]: cursorUrl, [`skip ${depth}`]: `${base}&limit=20&skip=${depth}` }
+  const figures = new Map<string, PagingFigure[]>()
+  for (let round = 0; round < options.pairs; round++) {
+    for (const [page, path] of Object.entries(pages)) {
+      const serviceBefore = cpuMicros(service.pid as number)
+      const databaseBefore = database === undefined ? 0 : cpuMicros(database.pid as number)
+      const result = await autocannon({ url: serviceUrl + path, connections: options.connections, duration: Math.max(2, options.duration / 2) })
+      const ok = Math.max(result['2xx'], 1)
+      const figure: PagingFigure = { page, serviceCpuUsPerRequest: (cpuMicros(service.pid as number) - serviceBefore) / ok, p50: result.latency.p50 }
+      if (database !== undefined) figure.databaseCpuUsPerRequest = (cpuMicros(database.pid as number) - databaseBefore) / ok
+      figures.set(page, [...(figures.get(page) ?? []), figure])
+    }
+  }
+  return [...figures.entries()].map(([page, runs]) => ({
+    page,
+    serviceCpuUsPerRequest: median(runs.map((r) => r.serviceCpuUsPerRequest)),
+    ...(database === undefined ? {} : { databaseCpuUsPerRequest: median(runs.map((r) => r.databaseCpuUsPerRequest ?? 0)) }),
+    p50: median(runs.map((r) => r.p50))
+  }))
+}
 
 export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   const children: ChildProcess[] = []
   try {
     let db = { uri: process.env.MONGODB_URI ?? '', kind: 'external', reason: 'MONGODB_URI is set' }
+    let databaseChild: ChildProcess | undefined
     if (process.env.MONGODB_URI === undefined) {
       const database = await start('bench/database-process.js', {}, /^\{/)
       children.push(database.child)
+      databaseChild = database.child
       db = JSON.parse(database.line)
     }
     const dbName = process.env.MONGODB_DB ?? 'listing'
@@ -63,9 +99,10 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000 }).connect()
     if (db.kind !== 'external') await seedDemoData(db.uri, dbName, { scale: options.scale })
     const mix = await buildMix(client.db(dbName))
+    const project = await client.db(dbName).collection('projects').findOne({}, { sort: { _id: 1 } })
     await client.close()
 
-    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0' }
+    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!' }
     const service = await start('server.js', { ...env, HOST: '127.0.0.1' }, /API at/)
     const serviceUrl = /API at (http:\/\/[^/]+)/.exec(service.line)?.[1] as string
     const floor = await start('bench/floor.js', env, /floor listening on/)
@@ -75,6 +112,8 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     // Same driver calls, same answers: checked before anything is timed.
     for (const entry of mix) {
       const [a, b] = await Promise.all([serviceUrl, floorUrl].map(async (base) => await (await fetch(base + entry.path)).json()))
+      // The floor has no cursors: the documents, limit, skip and total must agree.
+      delete (a as { next?: string }).next
       if (!isDeepStrictEqual(a, b)) throw new Error(`service and floor disagree on ${entry.name}`)
     }
 
@@ -90,7 +129,8 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       for (let i = 0; i < runs.length; i += 2) values.push((runs[i] as RunFigure)[key] / (runs[i + 1] as RunFigure)[key])
       return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
     }
-    return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') } }
+    const paging = await benchPaging(serviceUrl, service.child, databaseChild, `/projects/${String(project?._id)}/registrations?sort=-createdAt`, options)
+    return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') }, paging }
   } finally {
     for (const child of children.reverse()) child.kill('SIGTERM')
   }
@@ -108,4 +148,11 @@ export function printHttp (result: HttpResult): void {
   })))
   const f = (x: { median: number, min: number, max: number }) => `${x.median.toFixed(2)} (${x.min.toFixed(2)}–${x.max.toFixed(2)})`
   console.log(`service/floor, median (min–max) over ${result.runs.length / 2} pairs: CPU per request ${f(result.ratios.cpu)} [target ≤ 1.25], p99 ${f(result.ratios.p99)} [target ≤ 1.5], req/s ${f(result.ratios.rps)}`)
+  console.log('\nDeep pages of registrations (sort=-createdAt, 20 per page), median over the rounds')
+  console.table(result.paging.map((p) => ({
+    page: p.page,
+    'service CPU µs/req': Math.round(p.serviceCpuUsPerRequest),
+    ...(p.databaseCpuUsPerRequest === undefined ? {} : { 'database CPU µs/req': Math.round(p.databaseCpuUsPerRequest) }),
+    'p50 ms': p.p50
+  })))
 }

@@ -28,7 +28,8 @@ export function describeList (spec: QuerySpec, limits: ListLimits): string {
     `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +
     '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. ' +
     (spec.scopeField !== undefined ? `\`${spec.scopeField}\` is fixed by the path. ` : '') +
-    `Sort on up to ${MAX_SORT_FIELDS} fields; \`_id\` always ends the sort. limit 1–${limits.maxLimit} (default ${limits.defaultLimit}), skip 0–${limits.maxSkip}.`
+    `Sort on up to ${MAX_SORT_FIELDS} fields; \`_id\` always ends the sort. limit 0–${limits.maxLimit} (default ${limits.defaultLimit}; 0 counts only), skip 0–${limits.maxSkip}. ` +
+    'A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.'
   ].join('\n')
 }
 
@@ -44,8 +45,15 @@ export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: {
       description: `Comma-separated \`+field\` / \`-field\` (a raw + arrives as a space and counts as +). Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`,
       examples: [example.sort]
     })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maxLimit, default: limits.defaultLimit, description: 'Maximum number of results' })),
-    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxSkip, default: 0, description: 'Number of leading results skipped' })),
-    count: Type.Optional(Type.Boolean({ default: false, description: 'Add `total`, the number of matches ignoring limit and skip' }))
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxLimit, default: limits.defaultLimit, description: 'Maximum number of results; 0 reads no document (a count-only page with count=true)' })),
+    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxSkip, default: 0, description: 'Number of leading results skipped (not with after)' })),
+    count: Type.Optional(Type.Boolean({ default: false, description: 'Add `total`, the number of matches ignoring limit, skip and after' })),
+    fields: Type.Optional(Type.String({
+      description: `Comma-separated fields to return (\`_id\` always comes): ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`,
+      examples: [spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')]
+    })),
+    after: Type.Optional(Type.String({
+      description: 'Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change.'
+    }))
   })
 }

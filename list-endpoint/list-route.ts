@@ -80,7 +80,10 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
         querystring: listQuerystring(spec, limits, example),
         ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)' }) }) } : {}),
         response: {
-          200: listEnvelope(schema, `The page of ${collection}`),
+          200: {
+            ...listEnvelope(schema, `The page of ${collection}`),
+            headers: { link: { type: 'string', description: 'When more results follow: `<URL of the next page>; rel="next"` (RFC 8288)' } }
+          },
           400: problemResponse('The request breaks a rule of the query language; every problem is listed'),
           ...(scoped ? { 404: problemResponse('No project has this id') } : {}),
           500: problemResponse('Unexpected failure'),

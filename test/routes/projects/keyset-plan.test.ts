@@ -1,0 +1,42 @@
+// A page after a cursor costs what the first page costs: with real MongoDB (MONGODB_URI), the
+// winning plan of a deep cursor page is an index scan bounded on the sort key, with no SKIP.
+// The stand-in scans every collection and keeps no plan, so there is nothing to read there.
+import { ObjectId, type Document } from 'mongodb'
+import t from 'tap'
+import { build } from '../../helpers/build.js'
+import { testDatabase } from '../../helpers/database.js'
+
+const database = await testDatabase()
+if (database.kind === 'offline-mongodb') {
+  t.comment('keyset plan: skipped on the offline stand-in (it scans and has no query plans); run with MONGODB_URI to check')
+  t.skip('keyset plan needs a real MongoDB')
+} else {
+  t.test('a deep cursor page is an index range on the sort key, never a SKIP', async (t) => {
+    const fastify = await build(t)
+    const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+    const project = new ObjectId()
+    await db.collection('projects').insertOne({ _id: project, name: 'plan' })
+    const start = Date.UTC(2024, 0, 1)
+    await db.collection('sessions').insertMany(Array.from({ length: 3000 }, (_, i) => ({ project, name: `s${i}`, start: new Date(start + i * 60_000) })))
+    const finds: Document[] = []
+    fastify.mongo.client.on('commandStarted', (event) => { if (event.commandName === 'find' && event.command.find === 'sessions') finds.push(event.command) })
+    let url = `/projects/${String(project)}/sessions?sort=%2Bstart&limit=100`
+    for (let page = 0; page < 20; page++) {
+      const res = await fastify.inject(url)
+      url = (/^<http:\/\/[^/]+([^>]+)>/.exec(String(res.headers.link)) ?? [])[1] as string
+    }
+    const last = finds.at(-1) as Document
+    const explained = await db.command({ explain: { find: 'sessions', filter: last.filter, sort: last.sort, projection: last.projection, limit: last.limit }, verbosity: 'executionStats' })
+    const stages: Document[] = []
+    const visit = (stage: Document | undefined) => {
+      if (stage === undefined) return
+      stages.push(stage)
+      visit(stage.inputStage)
+      for (const inner of stage.inputStages ?? []) visit(inner)
+    }
+    visit(explained.queryPlanner.winningPlan.queryPlan ?? explained.queryPlanner.winningPlan)
+    t.notOk(stages.some((s) => s.stage === 'SKIP'), 'no SKIP stage')
+    t.ok(stages.some((s) => s.stage === 'IXSCAN' && 'start' in (s.keyPattern ?? {})), 'an index scan on the sort key')
+    t.ok(explained.executionStats.totalDocsExamined <= 300, `documents examined at page 20: ${String(explained.executionStats.totalDocsExamined)}`)
+  })
+}
