@@ -102,7 +102,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const project = await client.db(dbName).collection('projects').findOne({}, { sort: { _id: 1 } })
     await client.close()
 
-    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!' }
+    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0' }
     const service = await start('server.js', { ...env, HOST: '127.0.0.1' }, /API at/)
     const serviceUrl = /API at (http:\/\/[^/]+)/.exec(service.line)?.[1] as string
     const floor = await start('bench/floor.js', env, /floor listening on/)
@@ -132,7 +132,13 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const paging = await benchPaging(serviceUrl, service.child, databaseChild, `/projects/${String(project?._id)}/registrations?sort=-createdAt`, options)
     return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') }, paging }
   } finally {
-    for (const child of children.reverse()) child.kill('SIGTERM')
+    // Each process is waited for, so that none is left writing to a closed pipe (the service drains first).
+    for (const child of children.reverse()) {
+      if (child.exitCode !== null) continue
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))])
+    }
   }
 }
 
