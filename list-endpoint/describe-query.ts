@@ -46,11 +46,12 @@ export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: {
       examples: [example.sort]
     })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxLimit, default: limits.defaultLimit, description: 'Maximum number of results; 0 reads no document (a count-only page with count=true)' })),
-    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxSkip, default: 0, description: 'Number of leading results skipped (not with after)' })),
+    // No default: Swagger UI would send skip=0 with every request, and skip with after is refused.
+    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxSkip, description: 'Number of leading results skipped (default 0; not with after)' })),
     count: Type.Optional(Type.Boolean({ default: false, description: 'Add `total`, the number of matches ignoring limit, skip and after' })),
     fields: Type.Optional(Type.String({
-      description: `Comma-separated fields to return (\`_id\` always comes): ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`,
-      examples: [spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')]
+      // No example: Swagger UI would pre-fill it, and "Try it out" would then return only those fields.
+      description: `Comma-separated fields to return (\`_id\` always comes), such as \`${spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')}\`. Allowed: ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`
     })),
     after: Type.Optional(Type.String({
       description: 'Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change.'

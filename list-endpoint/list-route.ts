@@ -99,8 +99,9 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
       let where = scoped ? both(filter, { project: projectId }) : filter
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
       const sortKeys = Object.keys(sort)
-      // What a cursor is bound to; only built when a cursor is read or written.
-      const binding = (): CursorBinding => ({
+      // What a cursor is bound to; built once, and only when a cursor is read or written.
+      let bound: CursorBinding | undefined
+      const binding = (): CursorBinding => (bound ??= {
         path: `${collection} ${url} ${String(projectId)}`,
         filter: BSON.EJSON.stringify(filter, { relaxed: false }),
         sort: JSON.stringify(sort),

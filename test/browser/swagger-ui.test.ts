@@ -41,5 +41,24 @@ if (!existsSync(CHROMIUM)) {
     t.ok(json.data.length > 0, 'sessions are listed')
     t.ok(json.data.every((s: { start: string }) => s.start >= '2024-06-15'), 'the filter was applied')
     t.ok(json.data.every((s: { project: string }) => s.project === projectId), 'within the project')
+
+    // Paging by hand: a small page, then its `next` pasted into `after`, with the same filter.
+    await operation.locator('tr[data-param-name="limit"] input').fill('2')
+    await operation.locator('tr[data-param-name="fields"] input').fill('name,start')
+    await operation.locator('button.execute').click()
+    await page.waitForFunction(() => document.querySelector('.live-responses-table .response-col_description pre')?.textContent?.includes('"next"') === true, undefined, { timeout: 15_000 })
+    const firstPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
+    t.equal(firstPage.data.length, 2)
+    t.ok(firstPage.data.every((s: Record<string, unknown>) => Object.keys(s).every((k) => ['_id', 'name', 'start'].includes(k))), 'only the fields asked for')
+    await operation.locator('tr[data-param-name="after"] input').fill(firstPage.next)
+    await operation.locator('button.execute').click()
+    await page.waitForFunction((previous) => {
+      const text = document.querySelector('.live-responses-table .response-col_description pre')?.textContent ?? ''
+      return text.includes('"data"') && !text.includes(previous)
+    }, firstPage.next as string, { timeout: 15_000 })
+    const secondPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
+    const sort = await operation.locator('tr[data-param-name="sort"] input').inputValue()
+    const bySkip = await list(fastify, `/projects/${projectId}/sessions?filter=${encodeURIComponent('{"start":{"$gte":"2024-06-15"}}')}&sort=${encodeURIComponent(sort)}&fields=name,start&limit=2&skip=2`)
+    t.same(secondPage.data, bySkip.data, 'the cursor copied from the first answer gives the next page')
   })
 }
