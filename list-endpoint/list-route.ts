@@ -2,7 +2,7 @@
 // collection; validation, scoping, projection, paging, counting and docs come from here.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { BSON, type Document, type ObjectId } from 'mongodb'
+import { BSON, ObjectId, type Document } from 'mongodb'
 import type { ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { listLimits } from '../plugins/config.js'
@@ -24,6 +24,8 @@ export interface ListRouteOptions {
   scoped: boolean
   /** A condition every result meets, whatever the filter says. */
   fixedFilter?: Document
+  /** Readable without a token, even with AUTH_MODE=jwt. */
+  open?: boolean
   url?: string
   summary: string
   example: { filter: string, sort: string }
@@ -64,7 +66,7 @@ function projectNotFound (id: ObjectId): ProblemError {
   return new ProblemError(404, 'PROJECT_NOT_FOUND', message, [{ param: 'projectId', pointer: '', code: 'PROJECT_NOT_FOUND', message }])
 }
 
-export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/', summary, example }: ListRouteOptions) {
+export function listRoute ({ collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListRouteOptions) {
   return async function listRoutePlugin (fastify: FastifyInstance) {
     const { QUERY_TIMEOUT_MS } = fastify.config
     const limits = listLimits(fastify.config)
@@ -76,6 +78,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
       schema: {
         tags: ['projects'],
         summary,
+        ...(fastify.config.AUTH_MODE === 'jwt' && !open ? { security: [{ bearerAuth: [] }] } : {}),
         description: describeList(spec, limits),
         querystring: listQuerystring(spec, limits, example),
         ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)' }) }) } : {}),
@@ -85,19 +88,25 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, url = '/',
             headers: { link: { type: 'string', description: 'When more results follow: `<URL of the next page>; rel="next"` (RFC 8288)' } }
           },
           400: problemResponse('The request breaks a rule of the query language; every problem is listed'),
-          ...(scoped ? { 404: problemResponse('No project has this id') } : {}),
+          ...(fastify.config.AUTH_MODE === 'jwt' && !open ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)') } : {}),
+          ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read') } : {}),
           500: problemResponse('Unexpected failure'),
           503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE) or the query took too long (QUERY_TIMEOUT)')
         }
       },
-      config: { listQuery: spec },
+      config: { listQuery: spec, open },
       // The list-query plugin and the project hook check the query string and path themselves.
       validatorCompiler: () => () => true
     }, async function list (request, reply) {
       const { filter, sort, skip, limit, count, fields, after } = request.listQuery as ListQuery
       const projectId = request.projectId
+      const readable = request.principal?.projects ?? '*'
+      // A project outside the caller's claim is answered exactly as one that does not exist, before any query.
+      if (scoped && readable !== '*' && !readable.has(String(projectId))) throw projectNotFound(projectId as ObjectId)
       let where = scoped ? both(filter, { project: projectId }) : filter
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
+      // /projects lists only the caller's projects, ANDed so that no filter widens it.
+      if (!scoped && !open && readable !== '*') where = { $and: [where, { _id: { $in: [...readable].map((id) => new ObjectId(id)) } }] }
       const sortKeys = Object.keys(sort)
       // What a cursor is bound to; built once, and only when a cursor is read or written.
       let bound: CursorBinding | undefined

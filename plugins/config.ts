@@ -28,6 +28,15 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
   /** Keys that sign cursors, comma-separated (the first signs, all verify); each at least 32 bytes. */
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  /** `jwt`: bearer tokens required (CONTRACT.md §7); `none`: every caller reads every project. */
+  AUTH_MODE: Type.Optional(Type.Union([Type.Literal('jwt'), Type.Literal('none')])),
+  JWT_JWKS_URI: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** A PEM public key (`\n` may be written as the two characters backslash and n). */
+  JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  JWT_ALGORITHMS: Type.String({ pattern: '^(RS|PS|ES)(256|384|512)(,(RS|PS|ES)(256|384|512))*$|^EdDSA$', default: 'RS256,ES256' }),
+  JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
+  JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  JWT_PROJECTS_CLAIM: Type.String({ pattern: '^[A-Za-z0-9_:./-]{1,100}$', default: 'projects' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 })
 
@@ -61,6 +70,17 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (secrets === undefined && env.NODE_ENV === 'production') {
     throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production: replicas must sign cursors with the same key')
+  }
+  if (config.AUTH_MODE === undefined && env.NODE_ENV === 'production') {
+    throw new ConfigError('AUTH_MODE is required when NODE_ENV=production: jwt, or none to let every caller read every project')
+  }
+  if (config.AUTH_MODE === 'jwt') {
+    for (const name of ['JWT_ISSUER', 'JWT_AUDIENCE'] as const) {
+      if (config[name] === undefined) throw new ConfigError(`${name} is required when AUTH_MODE=jwt`)
+    }
+    if (config.JWT_JWKS_URI === undefined && config.JWT_PUBLIC_KEY === undefined) {
+      throw new ConfigError('JWT_JWKS_URI or JWT_PUBLIC_KEY is required when AUTH_MODE=jwt')
+    }
   }
   if (config.DEFAULT_LIMIT > config.MAX_LIMIT) {
     throw new ConfigError(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)

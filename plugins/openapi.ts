@@ -14,6 +14,11 @@ async function openapiPlugin (fastify: FastifyInstance) {
         version: '1.0.0',
         license: { name: 'MIT' }
       },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'With AUTH_MODE=jwt: a JWT whose projects claim lists the readable project ids, or "*"' }
+        }
+      },
       tags: [
         { name: 'projects', description: 'Projects and their collections' },
         { name: 'health', description: 'Liveness and readiness' }

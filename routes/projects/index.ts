@@ -7,6 +7,6 @@ const example = { filter: '{"name":{"$regex":"festival","$options":"i"}}', sort:
 export default async function projects (fastify: FastifyInstance) {
   await fastify.register(listRoute({ collection: 'projects', schema: Project, scoped: false, summary: 'List all projects', example }))
   await fastify.register(listRoute({
-    collection: 'projects', schema: Project, scoped: false, url: '/public', fixedFilter: { public: true }, summary: 'List the public projects', example
+    collection: 'projects', schema: Project, scoped: false, url: '/public', fixedFilter: { public: true }, open: true, summary: 'List the public projects', example
   }))
 }

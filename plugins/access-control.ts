@@ -1,0 +1,65 @@
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { tokenVerifier, type Principal } from '../access-control/verify-token.js'
+import { ProblemError } from './errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Authentication failures by reason (expired, bad signature, …), for the metrics. */
+    authFailures: Map<string, number>
+  }
+  interface FastifyRequest {
+    /** The caller of a protected list with AUTH_MODE=jwt; null when access control is off. */
+    principal: Principal | null
+  }
+  interface FastifyContextConfig {
+    /** A list anyone may read, even with AUTH_MODE=jwt (`/projects/public`). */
+    open?: boolean
+  }
+}
+
+const REALM = 'Bearer realm="listing-api"'
+
+/**
+ * CONTRACT.md §7. With AUTH_MODE=jwt, every list route that is not `open` requires a bearer
+ * token; its projects claim says which projects the caller reads (list-route.ts applies it).
+ * Checked first, before the query string, so that nothing about the request is judged for a
+ * caller who is not known.
+ */
+async function accessControlPlugin (fastify: FastifyInstance) {
+  const config = fastify.config
+  const failures = new Map<string, number>()
+  fastify.decorate('authFailures', failures)
+  fastify.decorateRequest('principal', null)
+  if (config.AUTH_MODE !== 'jwt') {
+    fastify.log.warn('AUTH_MODE is not jwt: every caller can read every project (set AUTH_MODE=jwt and the JWT_* variables to require tokens)')
+    return
+  }
+  const verify = tokenVerifier({
+    jwksUri: config.JWT_JWKS_URI,
+    publicKey: config.JWT_PUBLIC_KEY,
+    algorithms: config.JWT_ALGORITHMS.split(','),
+    issuer: config.JWT_ISSUER as string,
+    audience: config.JWT_AUDIENCE as string,
+    projectsClaim: config.JWT_PROJECTS_CLAIM
+  })
+  const authenticate: onRequestHookHandler = async function (request, reply) {
+    const result = await verify(request.headers.authorization)
+    if (result.ok) {
+      request.principal = result.principal
+      return
+    }
+    failures.set(result.reason, (failures.get(result.reason) ?? 0) + 1)
+    request.log.info({ reason: result.reason }, 'authentication failed')
+    reply.header('www-authenticate', result.tokenSent ? `${REALM}, error="invalid_token", error_description="${result.reason}"` : REALM)
+    const message = result.tokenSent ? `The bearer token was refused (${result.reason})` : 'This list needs a bearer token: Authorization: Bearer <JWT>'
+    throw new ProblemError(401, 'UNAUTHENTICATED', message, [{ param: 'authorization', pointer: '', code: 'UNAUTHENTICATED', message }])
+  }
+  fastify.addHook('onRoute', (route) => {
+    if (route.config?.listQuery === undefined || route.config.open === true) return
+    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [authenticate, ...existing]
+  })
+}
+
+export default fp(accessControlPlugin, { name: 'access-control', dependencies: ['config', 'errors', 'list-query'] })

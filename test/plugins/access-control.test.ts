@@ -1,0 +1,143 @@
+// AUTH_MODE=jwt (CONTRACT.md §7) against a JWKS server on loopback with keys made here: which
+// tokens pass, what the refusals look like, and what a token's projects claim lets a caller read.
+import { createHmac } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import t from 'tap'
+import { watchCommands } from '../helpers/commands.js'
+import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer } from '../helpers/tokens.js'
+
+const rsa = makeKey('rsa-1', 'RS256')
+const ec = makeKey('ec-1', 'ES256')
+const jwks = await startJwksServer([rsa, ec])
+t.teardown(jwks.close)
+const config = { AUTH_MODE: 'jwt' as const, JWT_JWKS_URI: jwks.uri, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }
+const fastify = await buildWithDemoData(t, { config })
+// The same demo data, without access control, tells which projects exist.
+const open = await buildWithDemoData(t)
+const { publicIds, privateIds } = await projectIds(open)
+const [a, b] = publicIds as [string, string]
+const c = privateIds[0] as string
+const KINDS = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']
+
+const get = async (app: FastifyInstance, url: string, token?: string) =>
+  await app.inject({ url, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+
+t.test('valid RS256 and ES256 tokens read their projects', async (t) => {
+  for (const key of [rsa, ec]) {
+    const res = await get(fastify, `/projects/${a}/sessions?limit=1`, mint(key, { projects: [a] }))
+    t.equal(res.statusCode, 200, key.alg)
+  }
+})
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+const unsigned = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*' })}.`
+const confusedHeader = base64url({ alg: 'HS256', typ: 'JWT', kid: 'rsa-1' })
+const confusedPayload = base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*' })
+const confused = `${confusedHeader}.${confusedPayload}.${createHmac('sha256', rsa.publicPem).update(`${confusedHeader}.${confusedPayload}`).digest('base64url')}`
+const valid = mint(rsa, { projects: '*' })
+const [head, , signature] = valid.split('.') as [string, string, string]
+const tampered = `${head}.${base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*', sub: 'admin' })}.${signature}`
+
+const REFUSED: Array<[string, string | undefined, string]> = [
+  ['no token', undefined, 'no token'],
+  ['expired (beyond the 30 s tolerance)', mint(rsa, { projects: '*', exp: Math.floor(Date.now() / 1000) - 120 }, { expiresIn: null }), 'expired'],
+  ['not yet valid', mint(rsa, { projects: '*' }, { notBefore: 600_000 }), 'not yet valid'],
+  ['without exp', mint(rsa, { projects: '*' }, { expiresIn: null }), 'missing exp'],
+  ['another issuer', mint(rsa, { projects: '*', iss: 'https://evil.test' }), 'wrong issuer'],
+  ['another audience', mint(rsa, { projects: '*', aud: 'other-api' }), 'wrong audience'],
+  ['alg none', unsigned, ''],
+  ['HS256 signed with the public key (algorithm confusion)', confused, ''],
+  ['a tampered payload', tampered, 'bad signature'],
+  ['no projects claim', mint(rsa), 'no valid projects claim'],
+  ['a malformed projects claim', mint(rsa, { projects: ['not-an-id'] }), 'no valid projects claim'],
+  ['a projects claim that is a string', mint(rsa, { projects: a }), 'no valid projects claim'],
+  ['garbage', 'abc.def', '']
+]
+
+t.test('refused tokens: 401 UNAUTHENTICATED with WWW-Authenticate, and no query', async (t) => {
+  const commands = watchCommands(fastify)
+  for (const [what, token, reason] of REFUSED) {
+    const failuresBefore = [...fastify.authFailures.values()].reduce((x, y) => x + y, 0)
+    const res = await get(fastify, `/projects/${a}/sessions`, token)
+    t.equal(res.statusCode, 401, `${what}: 401`)
+    t.match(res.json(), { status: 401, code: 'UNAUTHENTICATED', errors: [{ param: 'authorization', code: 'UNAUTHENTICATED' }] }, what)
+    t.match(res.headers['www-authenticate'], token === undefined ? /^Bearer realm="listing-api"$/ : /^Bearer realm="listing-api", error="invalid_token"/, `${what}: WWW-Authenticate`)
+    if (reason !== '') t.ok(fastify.authFailures.has(reason), `${what}: counted as '${reason}'`)
+    t.equal([...fastify.authFailures.values()].reduce((x, y) => x + y, 0), failuresBefore + 1, `${what}: one failure counted`)
+    t.notMatch(res.body, token === undefined ? /^$/ : token.slice(-20), 'the token is not echoed')
+  }
+  t.same(commands.names(), [], 'no database command for a refused caller')
+})
+
+t.test('a token in the query string is not a token', async (t) => {
+  const res = await get(fastify, `/projects/${a}/sessions?access_token=${valid}`)
+  t.equal(res.statusCode, 401)
+})
+
+t.test('a nested list outside the claim is 404, exactly as a project that does not exist, and queries nothing', async (t) => {
+  const token = mint(ec, { projects: [a] })
+  const commands = watchCommands(fastify)
+  for (const kind of KINDS) {
+    const denied = await get(fastify, `/projects/${b}/${kind}`, token)
+    const missing = await get(fastify, `/projects/${'0'.repeat(24)}/${kind}`, token)
+    t.equal(denied.statusCode, 404, `${kind}: 404`)
+    t.same(Object.keys(denied.json()), Object.keys(missing.json()), `${kind}: the same body shape`)
+    t.equal(denied.json().code, 'PROJECT_NOT_FOUND')
+    t.equal(denied.json().detail, missing.json().detail.replace('0'.repeat(24), b), `${kind}: the same words`)
+    t.notOk(commands.names().some((name) => name !== 'find') , 'only the unknown project was looked up')
+  }
+  const names: Array<{ collection: string }> = []
+  fastify.mongo.client.on('commandStarted', (event) => { names.push({ collection: String(event.command[event.commandName]) }) })
+  await get(fastify, `/projects/${b}/registrations`, token)
+  t.same(names, [], 'no command at all for a project outside the claim')
+  t.equal((await get(fastify, `/projects/${a}/registrations?limit=1`, token)).statusCode, 200, 'its own project is served')
+})
+
+t.test('/projects lists only the claim, whatever the filter says', async (t) => {
+  const token = mint(rsa, { projects: [a, c] })
+  for (const filter of ['', `&filter=${encodeURIComponent(JSON.stringify({ _id: { $in: [a, b, c] } }))}`, `&filter=${encodeURIComponent(JSON.stringify({ _id: { $ne: a } }))}`, '&filter[public]=true']) {
+    const res = await get(fastify, `/projects?limit=100${filter}`, token)
+    t.equal(res.statusCode, 200)
+    const ids = (res.json().data as Array<{ _id: string }>).map((p) => p._id)
+    t.ok(ids.every((id) => id === a || id === c), `${filter || 'no filter'}: only claimed projects (${ids.length})`)
+  }
+  const all = await get(fastify, '/projects?limit=100', mint(rsa, { projects: '*' }))
+  t.equal(all.json().data.length, 3, '"*" reads every project')
+})
+
+t.test('/projects/public, /health, /ready and the docs need no token', async (t) => {
+  for (const url of ['/projects/public', '/health', '/ready', '/docs/json']) t.equal((await get(fastify, url)).statusCode, 200, url)
+  t.equal((await get(fastify, '/docs')).statusCode < 400, true, '/docs')
+  const doc = (await get(fastify, '/docs/json')).json()
+  t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: doc.components.securitySchemes.bearerAuth.description })
+  t.same(doc.paths['/projects/{projectId}/sessions'].get.security, [{ bearerAuth: [] }])
+  t.equal(doc.paths['/projects/public'].get.security, undefined)
+})
+
+t.test('key rotation: an unknown kid is fetched again; an unreachable key set leaves cached keys working', async (t) => {
+  const rotated = makeKey('rsa-2', 'RS256')
+  jwks.keys.push(rotated)
+  t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, mint(rotated, { projects: '*' }))).statusCode, 200, 'a new key, published after start')
+  jwks.down('refuse')
+  t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, mint(rsa, { projects: '*' }))).statusCode, 200, 'a cached key still works while the key set is down')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const unknown = await get(fastify, `/projects/${a}/sessions?limit=1`, mint(makeKey('rsa-3', 'RS256'), { projects: '*' }))
+  t.equal(unknown.statusCode, 401, 'an unknown key while the key set is down: 401, not 503')
+  jwks.down('slow')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const started = Date.now()
+  const slow = await get(fastify, `/projects/${a}/sessions?limit=1`, mint(makeKey('rsa-4', 'RS256'), { projects: '*' }))
+  t.equal(slow.statusCode, 401, 'a key set that does not answer: 401')
+  t.ok(Date.now() - started < 4000, `within a bounded wait (${Date.now() - started} ms)`)
+  const requests = jwks.requests()
+  for (let i = 0; i < 5; i++) await get(fastify, `/projects/${a}/sessions?limit=1`, mint(makeKey('rsa-4', 'RS256'), { projects: '*' }))
+  t.equal(jwks.requests(), requests, 'a refused kid is not looked up again at once')
+  jwks.down('up')
+})
+
+t.test('JWT_PUBLIC_KEY instead of a key set', async (t) => {
+  const app = await buildWithDemoData(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: ec.publicPem.replaceAll('\n', '\\n'), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+  t.equal((await get(app, '/projects', mint(ec, { projects: '*' }))).statusCode, 200)
+  t.equal((await get(app, '/projects', mint(rsa, { projects: '*' }))).statusCode, 401, 'a token of another key')
+})
