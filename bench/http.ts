@@ -102,7 +102,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const project = await client.db(dbName).collection('projects').findOne({}, { sort: { _id: 1 } })
     await client.close()
 
-    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0' }
+    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
     const service = await start('server.js', { ...env, HOST: '127.0.0.1' }, /API at/)
     const serviceUrl = /API at (http:\/\/[^/]+)/.exec(service.line)?.[1] as string
     const floor = await start('bench/floor.js', env, /floor listening on/)

@@ -85,7 +85,7 @@ t.test('a nested list outside the claim is 404, exactly as a project that does n
     t.same(Object.keys(denied.json()), Object.keys(missing.json()), `${kind}: the same body shape`)
     t.equal(denied.json().code, 'PROJECT_NOT_FOUND')
     t.equal(denied.json().detail, missing.json().detail.replace('0'.repeat(24), b), `${kind}: the same words`)
-    t.notOk(commands.names().some((name) => name !== 'find') , 'only the unknown project was looked up')
+    t.notOk(commands.names().some((name) => name !== 'find'), 'only the unknown project was looked up')
   }
   const names: Array<{ collection: string }> = []
   fastify.mongo.client.on('commandStarted', (event) => { names.push({ collection: String(event.command[event.commandName]) }) })

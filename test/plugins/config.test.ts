@@ -4,7 +4,7 @@ import { ConfigError, readConfig } from '../../plugins/config.js'
 
 t.test('defaults are those of CONTRACT.md §6', async (t) => {
   t.same(readConfig({}), {
-    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', DATABASE_STUCK_AFTER_MS: 5000, SHUTDOWN_DELAY_MS: 5000
+    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', DATABASE_STUCK_AFTER_MS: 5000, SHUTDOWN_DELAY_MS: 5000, JWT_ALGORITHMS: 'RS256,ES256', JWT_PROJECTS_CLAIM: 'projects'
   })
 })
 
@@ -31,7 +31,15 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
   [{ CURSOR_SECRET: 'short' }, 'CURSOR_SECRET'],
   [{ CURSOR_SECRET: `${'k'.repeat(32)},short` }, 'CURSOR_SECRET'],
-  [{ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db:27017' }, 'CURSOR_SECRET'],
+  [{ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db:27017', AUTH_MODE: 'none' }, 'CURSOR_SECRET'],
+  [{ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db:27017', CURSOR_SECRET: 'k'.repeat(32) }, 'AUTH_MODE'],
+  [{ AUTH_MODE: 'jwt', JWT_AUDIENCE: 'a', JWT_PUBLIC_KEY: 'pem' }, 'JWT_ISSUER'],
+  [{ AUTH_MODE: 'jwt', JWT_ISSUER: 'i', JWT_PUBLIC_KEY: 'pem' }, 'JWT_AUDIENCE'],
+  [{ AUTH_MODE: 'jwt', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a' }, 'JWT_JWKS_URI'],
+  [{ AUTH_MODE: 'maybe' }, 'AUTH_MODE'],
+  [{ JWT_ALGORITHMS: 'RS256,none' }, 'JWT_ALGORITHMS'],
+  [{ JWT_ALGORITHMS: 'HS256' }, 'JWT_ALGORITHMS'],
+  [{ JWT_JWKS_URI: 'file:///etc/keys' }, 'JWT_JWKS_URI'],
   [{ SHUTDOWN_DELAY_MS: '-5' }, 'SHUTDOWN_DELAY_MS'],
   [{ DATABASE_STUCK_AFTER_MS: '0' }, 'DATABASE_STUCK_AFTER_MS']
 ]
@@ -54,7 +62,7 @@ t.test('the server stops at start-up on a bad value, naming the variable', async
 })
 
 t.test('production without MONGODB_URI refuses to start', async (t) => {
-  const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32) })
+  const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32), AUTH_MODE: 'none' })
   t.equal(run.status, 1)
   t.match(run.stdout + run.stderr, /MONGODB_URI is required when NODE_ENV=production/)
 })
