@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { chromium } from 'playwright-core'
 import t from 'tap'
 import { buildWithDemoData, list } from '../helpers/demo-app.js'
+import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
@@ -60,5 +61,36 @@ if (!existsSync(CHROMIUM)) {
     const sort = await operation.locator('tr[data-param-name="sort"] input').inputValue()
     const bySkip = await list(fastify, `/projects/${projectId}/sessions?filter=${encodeURIComponent('{"start":{"$gte":"2024-06-15"}}')}&sort=${encodeURIComponent(sort)}&fields=name,start&limit=2&skip=2`)
     t.same(secondPage.data, bySkip.data, 'the cursor copied from the first answer gives the next page')
+  })
+
+  t.test('with AUTH_MODE=jwt: Try it out is 401, then Authorize with a token and it is 200', async (t) => {
+    const key = makeKey('browser', 'ES256')
+    const fastify = await buildWithDemoData(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+    const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+    const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    })
+    t.teardown(() => browser.close())
+    const page = await browser.newPage()
+    await page.goto(`${address}/docs`)
+    const operation = page.locator('.opblock-get', { has: page.locator('[data-path="/projects/{projectId}/sessions"]') })
+    await operation.locator('.opblock-summary').click()
+    const tryOut = operation.locator('button.try-out__btn')
+    if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click()
+    await operation.locator('tr[data-param-name="projectId"] input').fill(projectId)
+    const status = operation.locator('.live-responses-table .response .response-col_status').first()
+    await operation.locator('button.execute').click()
+    await status.waitFor({ timeout: 15_000 })
+    t.equal((await status.innerText()).trim(), '401', 'without a token')
+
+    await page.locator('.auth-wrapper button.authorize').click()
+    await page.locator('.modal-ux input').first().fill(mint(key, { projects: [projectId] }))
+    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click()
+    await page.locator('.modal-ux button.btn-done').click()
+    await operation.locator('button.execute').click()
+    await page.waitForFunction(() => document.querySelector('.live-responses-table .response .response-col_status')?.textContent?.trim() === '200', undefined, { timeout: 15_000 })
+    t.equal((await status.innerText()).trim(), '200', 'Try it out sends the token')
   })
 }
