@@ -1,6 +1,7 @@
 import path from 'node:path'
 import fastifyAutoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
+import { randomUUID } from 'node:crypto'
 import { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './plugins/config.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
@@ -10,13 +11,22 @@ export interface AppOptions {
   config: Config
 }
 
+/** CONTRACT.md §8: an incoming X-Request-Id is kept only when it is this; otherwise one is made. */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
 /** Fastify options shared by server.ts and the test helper, so tests run the server as deployed. */
 export function serverOptions (config: Config): FastifyServerOptions {
   return {
     logger: { level: config.LOG_LEVEL },
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
-    logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace' }),
+    logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace', requestIdLogLabel: 'requestId' }),
     routerOptions: { ignoreTrailingSlash: true },
+    // Fastify 5 trusts an incoming id as it is: ours is validated first (plugins/request-id.ts sends it back).
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const id = request.headers['x-request-id']
+      return typeof id === 'string' && REQUEST_ID.test(id) ? id : randomUUID()
+    },
     // What the HTTP layer refuses before a route runs is problem+json too (CONTRACT.md §5).
     frameworkErrors,
     clientErrorHandler,

@@ -77,6 +77,7 @@ export function toProblem (error: FastifyError | Error): Problem {
 
 function send (request: FastifyRequest, reply: FastifyReply, body: Problem, headers: Record<string, string> = {}) {
   body.requestId = request.id
+  headers['x-request-id'] = request.id
   if (body.code === 'DATABASE_UNAVAILABLE' || body.code === 'QUERY_TIMEOUT') headers['retry-after'] ??= '1'
   return reply.code(body.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(body)
 }

@@ -13,16 +13,20 @@ export interface BuildOptions {
   databaseUri?: string
   /** Runs after the app is registered and before it is ready: test-only routes go here. */
   extend?: (app: FastifyInstance) => void
+  /** Collects the app's log lines (parsed) instead of discarding them. */
+  logLines?: Array<Record<string, unknown>>
 }
 
 /**
  * The app as server.ts builds it (same server options), on a database name of its own,
  * closed and dropped when the test ends.
  */
-export async function build (t: Test, { config: overrides = {}, databaseUri, extend }: BuildOptions = {}): Promise<FastifyInstance> {
+export async function build (t: Test, { config: overrides = {}, databaseUri, extend, logLines }: BuildOptions = {}): Promise<FastifyInstance> {
   const uri = databaseUri ?? (await testDatabase()).uri
   const config: Config = { ...readConfig({}), LOG_LEVEL: 'silent', MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
-  const fastify = Fastify(serverOptions(config))
+  const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
+  if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
+  const fastify = Fastify(options)
   await fastify.register(app, { config })
   extend?.(fastify)
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.

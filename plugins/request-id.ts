@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+
+/**
+ * CONTRACT.md §8: every answer carries its request's id (validated or made in app.ts's
+ * genReqId), which every log line of the request (`requestId`) and every problem body carry too.
+ */
+async function requestIdPlugin (fastify: FastifyInstance) {
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+}
+
+export default fp(requestIdPlugin, { name: 'request-id' })
