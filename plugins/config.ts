@@ -26,6 +26,10 @@ export const ConfigSchema = Type.Object({
   DATABASE_STUCK_AFTER_MS: PositiveInteger(5000, 600_000),
   /** After SIGTERM, /ready is 503 and requests are still served this long, so that load balancers stop sending. */
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
+  /** Event-loop delay beyond which lists and /ready answer 503 OVERLOADED (CONTRACT.md §8). */
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000),
+  /** List requests per caller and minute, per replica; unset: no limit. */
+  RATE_LIMIT_PER_MINUTE: Type.Optional(PositiveInteger(600, 1_000_000)),
   /** Keys that sign cursors, comma-separated (the first signs, all verify); each at least 32 bytes. */
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   /** `jwt`: bearer tokens required (CONTRACT.md §7); `none`: every caller reads every project. */

@@ -1,0 +1,43 @@
+import underPressure from '@fastify/under-pressure'
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ProblemError } from './errors.js'
+
+const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined
+
+/**
+ * CONTRACT.md §8. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+ * lists and /ready answer 503 OVERLOADED (with Retry-After) until it recovers; /health and the
+ * docs still answer. Rate limit (RATE_LIMIT_PER_MINUTE): list requests per caller — the token's
+ * `sub`, else the client address — and minute, on this replica.
+ */
+async function loadSheddingPlugin (fastify: FastifyInstance) {
+  const { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: maxDelay, RATE_LIMIT_PER_MINUTE: perMinute } = fastify.config
+  await fastify.register(underPressure, {
+    maxEventLoopDelay: maxDelay,
+    // One sample per allowed delay (at most a second): a lag shows for at least that long.
+    sampleInterval: Math.min(1000, Math.max(10, maxDelay)),
+    pressureHandler: async (request) => {
+      if (!isList(request) && request.routeOptions.url !== '/ready') return
+      throw new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.', [], { 'retry-after': '1' })
+    }
+  })
+  if (perMinute === undefined) return
+  // Before the plugin's own onRoute hook, which reads each route's `rateLimit` config.
+  fastify.addHook('onRoute', (route) => {
+    if (route.config?.listQuery !== undefined) route.config = { ...route.config, rateLimit: {} }
+  })
+  await fastify.register(rateLimit, {
+    global: false,
+    // After authentication (onRequest), so that the caller is the token's subject.
+    hook: 'preHandler',
+    max: perMinute,
+    timeWindow: 60_000,
+    enableDraftSpec: true,
+    keyGenerator: (request) => request.principal?.subject === undefined ? `ip:${request.ip}` : `sub:${request.principal.subject}`,
+    errorResponseBuilder: (_request, context) => new ProblemError(429, 'RATE_LIMITED', `More than ${context.max} list requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s.`, [], { 'retry-after': String(Math.ceil(context.ttl / 1000)) })
+  })
+}
+
+export default fp(loadSheddingPlugin, { name: 'load-shedding', dependencies: ['config', 'errors', 'access-control'] })

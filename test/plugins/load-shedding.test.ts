@@ -1,0 +1,58 @@
+// CONTRACT.md §8: overload shedding (event-loop delay) and the optional per-caller rate limit.
+import t from 'tap'
+import { buildWithDemoData } from '../helpers/demo-app.js'
+import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
+
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+
+t.test('a blocked event loop: lists and /ready 503 OVERLOADED with Retry-After, /health 200, then recovery', async (t) => {
+  const fastify = await buildWithDemoData(t, {
+    config: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 100 },
+    // Test-only: routes that keep the event loop lagging (300 ms busy out of every 320), as runaway work would.
+    extend: (app) => {
+      let lag: NodeJS.Timeout | undefined
+      app.get('/test/lag/start', async () => {
+        lag = setInterval(() => { const until = Date.now() + 300; while (Date.now() < until) { /* busy */ } }, 20)
+        return {}
+      })
+      app.get('/test/lag/stop', async () => { clearInterval(lag); return {} })
+      app.addHook('onClose', async () => clearInterval(lag))
+    }
+  })
+  t.equal((await fastify.inject('/projects')).statusCode, 200, 'serves before')
+  await fastify.inject('/test/lag/start')
+  await sleep(700) // a few samples of the event-loop delay
+  const list = await fastify.inject('/projects')
+  t.equal(list.statusCode, 503)
+  t.match(list.json(), { code: 'OVERLOADED', errors: [{ code: 'OVERLOADED' }] })
+  t.equal(list.headers['retry-after'], '1')
+  t.equal((await fastify.inject('/ready')).statusCode, 503, '/ready is 503 while overloaded')
+  t.equal((await fastify.inject('/health')).statusCode, 200, '/health stays 200')
+  await fastify.inject('/test/lag/stop')
+  let recovered = false
+  for (let i = 0; i < 40 && !recovered; i++) {
+    await sleep(100)
+    recovered = (await fastify.inject('/projects')).statusCode === 200
+  }
+  t.ok(recovered, 'lists answer again once the loop recovers')
+})
+
+t.test('RATE_LIMIT_PER_MINUTE: per caller (the token subject, else the address), 429 RATE_LIMITED with headers', async (t) => {
+  const key = makeKey('rate', 'ES256')
+  const fastify = await buildWithDemoData(t, { config: { RATE_LIMIT_PER_MINUTE: 3, AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+  const alice = { authorization: `Bearer ${mint(key, { projects: '*', sub: 'alice' })}` }
+  const bob = { authorization: `Bearer ${mint(key, { projects: '*', sub: 'bob' })}` }
+  for (let i = 0; i < 3; i++) t.equal((await fastify.inject({ url: '/projects', headers: alice })).statusCode, 200, `alice ${i + 1}`)
+  const limited = await fastify.inject({ url: '/projects', headers: alice })
+  t.equal(limited.statusCode, 429)
+  t.match(limited.json(), { code: 'RATE_LIMITED', errors: [{ code: 'RATE_LIMITED' }] })
+  t.match(limited.headers['content-type'], /^application\/problem\+json/)
+  t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
+  t.equal(limited.headers['ratelimit-limit'], '3')
+  t.equal(limited.headers['ratelimit-remaining'], '0')
+  t.ok(limited.headers['ratelimit-reset'] !== undefined, 'RateLimit-Reset')
+  t.equal((await fastify.inject({ url: '/projects', headers: bob })).statusCode, 200, 'another subject has its own budget')
+  for (let i = 0; i < 5; i++) t.equal((await fastify.inject('/health')).statusCode, 200, 'not a list: not limited')
+  for (let i = 0; i < 3; i++) await fastify.inject('/projects/public')
+  t.equal((await fastify.inject('/projects/public')).statusCode, 429, 'without a token, the client address is the caller')
+})
