@@ -26,6 +26,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_STUCK_AFTER_MS: PositiveInteger(5000, 600_000),
   /** After SIGTERM, /ready is 503 and requests are still served this long, so that load balancers stop sending. */
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
+  /** The Prometheus listener's port (GET /metrics), never the public one; 0 turns it off. */
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
   /** Event-loop delay beyond which lists and /ready answer 503 OVERLOADED (CONTRACT.md §8). */
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000),
   /** List requests per caller and minute, per replica; unset: no limit. */

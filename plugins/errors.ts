@@ -75,7 +75,15 @@ export function toProblem (error: FastifyError | Error): Problem {
   return problem(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged.')
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The problem code the request was answered with, for the metrics. */
+    problemCode: ErrorCode | null
+  }
+}
+
 function send (request: FastifyRequest, reply: FastifyReply, body: Problem, headers: Record<string, string> = {}) {
+  request.problemCode = body.code
   body.requestId = request.id
   headers['x-request-id'] = request.id
   if (body.code === 'DATABASE_UNAVAILABLE' || body.code === 'QUERY_TIMEOUT') headers['retry-after'] ??= '1'
@@ -106,6 +114,7 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {
+  fastify.decorateRequest('problemCode', null)
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const body = toProblem(error)
     if (body.status >= 500 && body.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed')

@@ -22,12 +22,16 @@ export interface Database {
    * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies.
    */
   bounded: <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T>
+  /** Calls `attach` with the client now and with every client that replaces it (metrics listen to them). */
+  observe: (attach: (client: MongoClient) => void) => void
   readonly watchdog: DatabaseWatchdog
 }
 
-export function clientOptions (queryTimeoutMs: number): MongoClientOptions {
+export function clientOptions (queryTimeoutMs: number, monitorCommands = false): MongoClientOptions {
   return {
     appName: 'listing-api',
+    // Command events feed the metrics (plugins/metrics.ts); without a metrics listener they are not made.
+    monitorCommands,
     // A request that cannot find a server gives up within its own time budget.
     serverSelectionTimeoutMS: Math.min(3000, queryTimeoutMs),
     connectTimeoutMS: 2000,
@@ -44,7 +48,8 @@ export function clientOptions (queryTimeoutMs: number): MongoClientOptions {
 async function mongodbPlugin (fastify: FastifyInstance) {
   const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS } = fastify.config
   if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
-  const connect = () => new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS))
+  const connect = () => new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, fastify.config.METRICS_PORT !== 0))
+  const observers: Array<(client: MongoClient) => void> = []
   const client = connect()
   await fastify.register(fastifyMongo, { client, database: MONGODB_DB })
 
@@ -56,6 +61,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     createClient: connect,
     // The replacement becomes the one every route and @fastify/mongodb's decorator use.
     onReplace: (next) => {
+      for (const attach of observers) attach(next)
       fastify.mongo.client = next
       fastify.mongo.db = next.db(MONGODB_DB)
       collections = new Map()
@@ -84,6 +90,10 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       } finally {
         clearTimeout(timer)
       }
+    },
+    observe: (attach) => {
+      observers.push(attach)
+      attach(fastify.mongo.client)
     },
     watchdog
   })

@@ -26,7 +26,7 @@ export async function freePort (): Promise<number> {
 export async function startService (env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: string[] = []

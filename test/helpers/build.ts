@@ -23,7 +23,8 @@ export interface BuildOptions {
  */
 export async function build (t: Test, { config: overrides = {}, databaseUri, extend, logLines }: BuildOptions = {}): Promise<FastifyInstance> {
   const uri = databaseUri ?? (await testDatabase()).uri
-  const config: Config = { ...readConfig({}), LOG_LEVEL: 'silent', MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
+  // No metrics listener unless a test asks for one: test files run in parallel and would share its port.
+  const config: Config = { ...readConfig({}), LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
   const fastify = Fastify(options)

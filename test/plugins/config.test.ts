@@ -4,7 +4,7 @@ import { ConfigError, readConfig } from '../../plugins/config.js'
 
 t.test('defaults are those of CONTRACT.md §6', async (t) => {
   t.same(readConfig({}), {
-    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', DATABASE_STUCK_AFTER_MS: 5000, SHUTDOWN_DELAY_MS: 5000, JWT_ALGORITHMS: 'RS256,ES256', JWT_PROJECTS_CLAIM: 'projects'
+    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', DATABASE_STUCK_AFTER_MS: 5000, SHUTDOWN_DELAY_MS: 5000, JWT_ALGORITHMS: 'RS256,ES256', JWT_PROJECTS_CLAIM: 'projects', METRICS_PORT: 9464, OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 1000
   })
 })
 
@@ -52,7 +52,7 @@ for (const [env, variable] of bad) {
 }
 
 const runServer = (env: Record<string, string>) => spawnSync(process.execPath, ['--import=tsx', 'server.ts'], {
-  env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000
+  env: { PATH: process.env.PATH, METRICS_PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000
 })
 
 t.test('the server stops at start-up on a bad value, naming the variable', async (t) => {

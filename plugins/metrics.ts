@@ -1,0 +1,114 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { MongoClient } from 'mongodb'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The metrics listener's address, when METRICS_PORT is not 0. */
+    metricsAddress: string | null
+  }
+}
+
+const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/** A counter fed from a Map of running totals kept elsewhere (auth failures, off-schema values). */
+function counterFrom (registry: Registry, name: string, help: string, label: string, totals: () => Map<string, number>): void {
+  const seen = new Map<string, number>()
+  // eslint-disable-next-line no-new
+  new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    collect () {
+      for (const [key, total] of totals()) {
+        const added = total - (seen.get(key) ?? 0)
+        if (added > 0) this.inc({ [label]: key }, added)
+        seen.set(key, total)
+      }
+    }
+  })
+}
+
+/**
+ * CONTRACT.md §8: Prometheus text format on GET /metrics of a listener of its own
+ * (METRICS_PORT; 0 turns it off), never on the public port. Route labels are templates.
+ */
+async function metricsPlugin (fastify: FastifyInstance) {
+  fastify.decorate('metricsAddress', null)
+  const { METRICS_PORT, HOST } = fastify.config
+  if (METRICS_PORT === 0) return
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+
+  const requests = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'HTTP requests by route template, method and status code',
+    labelNames: ['route', 'method', 'status_code'],
+    buckets: SECONDS,
+    registers: [registry]
+  })
+  const rejected = new Counter({ name: 'http_server_rejected_requests_total', help: 'Requests answered with a problem, by its code', labelNames: ['code'], registers: [registry] })
+  fastify.addHook('onResponse', async (request, reply) => {
+    // Unmatched URLs share one label value: raw URLs would make the series unbounded.
+    const route = request.routeOptions.url ?? 'unmatched'
+    requests.observe({ route, method: request.method, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
+  })
+
+  const commands = new Histogram({ name: 'mongodb_command_duration_seconds', help: 'MongoDB commands by name and outcome', labelNames: ['command', 'outcome'], buckets: SECONDS, registers: [registry] })
+  const checkout = new Histogram({ name: 'mongodb_pool_checkout_duration_seconds', help: 'Time to check a connection out of the pool', buckets: SECONDS, registers: [registry] })
+  const connections = new Gauge({ name: 'mongodb_pool_connections', help: 'Open connections of the pool', registers: [registry] })
+  const waiting = new Gauge({ name: 'mongodb_pool_checkouts_waiting', help: 'Requests waiting for a connection', registers: [registry] })
+  fastify.database.observe((client: MongoClient) => {
+    client.on('commandSucceeded', (event) => commands.observe({ command: event.commandName, outcome: 'success' }, event.duration / 1000))
+    client.on('commandFailed', (event) => commands.observe({ command: event.commandName, outcome: 'failure' }, event.duration / 1000))
+    client.on('connectionCheckOutStarted', () => waiting.inc())
+    client.on('connectionCheckedOut', (event) => {
+      waiting.dec()
+      checkout.observe(event.durationMS / 1000)
+    })
+    client.on('connectionCheckOutFailed', () => waiting.dec())
+    client.on('connectionCreated', () => connections.inc())
+    client.on('connectionClosed', () => connections.dec())
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'mongodb_client_replacements',
+    help: 'MongoDB clients replaced by the watchdog since start',
+    registers: [registry],
+    collect () { this.set(fastify.database.watchdog.replacements) }
+  })
+  counterFrom(registry, 'auth_failures_total', 'Refused bearer tokens by reason', 'reason', () => fastify.authFailures)
+  counterFrom(registry, 'offschema_values_total', 'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
+
+  const server = http.createServer((request, response) => {
+    if (request.method !== 'GET' || request.url !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n')
+      return
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (error: Error) => {
+        fastify.log.error({ err: error }, 'metrics collection failed')
+        response.writeHead(500).end()
+      }
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(METRICS_PORT, HOST, () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  fastify.metricsAddress = `http://${HOST.includes(':') ? `[${HOST}]` : HOST}:${port}`
+  fastify.log.info(`metrics at ${fastify.metricsAddress}/metrics`)
+  fastify.addHook('onClose', async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+}
+
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema'] })

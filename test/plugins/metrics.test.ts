@@ -1,0 +1,66 @@
+// CONTRACT.md §8: Prometheus metrics on a listener of their own, with route templates as labels.
+import t from 'tap'
+import { freePort } from '../faults/service-process.js'
+import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+
+interface Sample { name: string, labels: Record<string, string>, value: number }
+
+/** The Prometheus text format, read line by line: `name{a="x",b="y"} value`. */
+function parse (text: string): Sample[] {
+  const samples: Sample[] = []
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (match === null) continue
+    const labels: Record<string, string> = {}
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] as string] = pair[2] as string
+    samples.push({ name: match[1] as string, labels, value: Number(match[3]) })
+  }
+  return samples
+}
+
+const port = await freePort()
+const fastify = await buildWithDemoData(t, { config: { METRICS_PORT: port } })
+const { publicIds } = await projectIds(fastify)
+const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+
+t.test('known requests show up as series with route templates, never raw URLs', async (t) => {
+  t.equal(fastify.metricsAddress, `http://127.0.0.1:${port}`)
+  for (let i = 0; i < 3; i++) await fetch(`${address}/projects/${publicIds[0] as string}/sessions?limit=2`)
+  await fetch(`${address}/projects/${publicIds[1] as string}/sessions?limit=2`)
+  await fetch(`${address}/projects/${publicIds[0] as string}/sessions?sort=bad`)
+  await fetch(`${address}/no/such/${'x'.repeat(20)}`)
+  const res = await fetch(`${fastify.metricsAddress as string}/metrics`)
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^text\/plain/)
+  const samples = parse(await res.text())
+  const count = (labels: Record<string, string>) => samples.find((s) => s.name === 'http_server_request_duration_seconds_count' && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
+  t.equal(count({ route: '/projects/:projectId/sessions', method: 'GET', status_code: '200' }), 4, 'four lists, two projects, one template')
+  t.equal(count({ route: '/projects/:projectId/sessions', status_code: '400' }), 1)
+  t.equal(count({ route: 'unmatched', status_code: '404' }), 1, 'an unknown URL gets one shared label')
+  t.notOk(samples.some((s) => (s.labels.route ?? '').includes(publicIds[0] as string)), 'no raw URL in a label')
+  t.equal(samples.find((s) => s.name === 'http_server_rejected_requests_total' && s.labels.code === 'INVALID_SORT')?.value, 1)
+  t.ok(samples.some((s) => s.name === 'mongodb_command_duration_seconds_count' && s.labels.command === 'find' && s.labels.outcome === 'success' && s.value >= 4), 'MongoDB finds by outcome')
+  t.ok(samples.some((s) => s.name === 'mongodb_pool_checkout_duration_seconds_count' && s.value > 0), 'pool checkout wait')
+  t.ok((samples.find((s) => s.name === 'mongodb_pool_connections')?.value ?? 0) >= 1, 'pool size')
+  for (const name of ['nodejs_eventloop_lag_p99_seconds', 'process_cpu_seconds_total', 'mongodb_client_replacements']) t.ok(samples.some((s) => s.name === name), name)
+})
+
+t.test('off-schema values and authentication failures are counted', async (t) => {
+  const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+  const { ObjectId } = await import('mongodb')
+  await db.collection('activities').insertOne({ project: new ObjectId(publicIds[0] as string), name: 'odd', tags: 'not-an-array' })
+  await fetch(`${address}/projects/${publicIds[0] as string}/activities?limit=1000`)
+  fastify.authFailures.set('expired', 2)
+  const samples = parse(await (await fetch(`${fastify.metricsAddress as string}/metrics`)).text())
+  t.equal(samples.find((s) => s.name === 'offschema_values_total' && s.labels.field === 'activities.tags')?.value, 1)
+  t.equal(samples.find((s) => s.name === 'auth_failures_total' && s.labels.reason === 'expired')?.value, 2)
+})
+
+t.test('the public port does not serve /metrics', async (t) => {
+  t.equal((await fetch(`${address}/metrics`)).status, 404)
+})
+
+t.test('METRICS_PORT=0: no listener', async (t) => {
+  const quiet = await buildWithDemoData(t, { config: { METRICS_PORT: 0 } })
+  t.equal(quiet.metricsAddress, null)
+})
