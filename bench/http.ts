@@ -48,7 +48,19 @@ async function measure (target: RunFigure['target'], child: ChildProcess, url: s
 
 export interface PagingFigure { page: string, serviceCpuUsPerRequest: number, databaseCpuUsPerRequest?: number, p50: number }
 
-export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }>, paging: PagingFigure[] }
+export interface MetricsCost { on: number, off: number, ratio: { median: number, min: number, max: number } }
+
+export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }>, paging: PagingFigure[], metrics: MetricsCost }
+
+/** A free loopback port for the metrics listener. */
+async function freePort (): Promise<number> {
+  const { createServer } = await import('node:net')
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 /**
  * Deep pages: page 1, the page after `depth` documents reached with a cursor, and the same
@@ -103,7 +115,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     await client.close()
 
     const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
-    const service = await start('server.js', { ...env, HOST: '127.0.0.1' }, /API at/)
+    const service = await start('server.js', { ...env, HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }, /API at/)
     const serviceUrl = /API at (http:\/\/[^/]+)/.exec(service.line)?.[1] as string
     const floor = await start('bench/floor.js', env, /floor listening on/)
     const floorUrl = /on (http:\/\/\S+)/.exec(floor.line)?.[1] as string
@@ -129,8 +141,21 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       for (let i = 0; i < runs.length; i += 2) values.push((runs[i] as RunFigure)[key] / (runs[i + 1] as RunFigure)[key])
       return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
     }
+    // The same build with its metrics listener off, against the one above (metrics on), interleaved.
+    const quiet = await start('server.js', { ...env, HOST: '127.0.0.1', METRICS_PORT: '0' }, /API at/)
+    children.push(quiet.child)
+    const quietUrl = /API at (http:\/\/[^/]+)/.exec(quiet.line)?.[1] as string
+    await load(quietUrl, mix, 2, options.connections)
+    const on: number[] = []
+    const off: number[] = []
+    for (let pair = 0; pair < options.pairs; pair++) {
+      on.push((await measure('service', service.child, serviceUrl, mix, options)).cpuUsPerRequest)
+      off.push((await measure('service', quiet.child, quietUrl, mix, options)).cpuUsPerRequest)
+    }
+    const costRatios = on.map((x, i) => x / (off[i] as number))
+    const metrics: MetricsCost = { on: median(on), off: median(off), ratio: { median: median(costRatios), min: Math.min(...costRatios), max: Math.max(...costRatios) } }
     const paging = await benchPaging(serviceUrl, service.child, databaseChild, `/projects/${String(project?._id)}/registrations?sort=-createdAt`, options)
-    return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') }, paging }
+    return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') }, paging, metrics }
   } finally {
     // Each process is waited for, so that none is left writing to a closed pipe (the service drains first).
     for (const child of children.reverse()) {
@@ -154,6 +179,8 @@ export function printHttp (result: HttpResult): void {
   })))
   const f = (x: { median: number, min: number, max: number }) => `${x.median.toFixed(2)} (${x.min.toFixed(2)}–${x.max.toFixed(2)})`
   console.log(`service/floor, median (min–max) over ${result.runs.length / 2} pairs: CPU per request ${f(result.ratios.cpu)} [target ≤ 1.25], p99 ${f(result.ratios.p99)} [target ≤ 1.5], req/s ${f(result.ratios.rps)}`)
+  const m = result.metrics
+  console.log(`\nMetrics on/off (same build, request ids always on): CPU per request ${Math.round(m.on)} µs vs ${Math.round(m.off)} µs, ratio ${m.ratio.median.toFixed(3)} (${m.ratio.min.toFixed(3)}–${m.ratio.max.toFixed(3)}) [target ≤ 1.05]`)
   console.log('\nDeep pages of registrations (sort=-createdAt, 20 per page), median over the rounds')
   console.table(result.paging.map((p) => ({
     page: p.page,

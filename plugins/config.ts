@@ -31,7 +31,7 @@ export const ConfigSchema = Type.Object({
   /** Event-loop delay beyond which lists and /ready answer 503 OVERLOADED (CONTRACT.md §8). */
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000),
   /** List requests per caller and minute, per replica; unset: no limit. */
-  RATE_LIMIT_PER_MINUTE: Type.Optional(PositiveInteger(600, 1_000_000)),
+  RATE_LIMIT_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   /** Keys that sign cursors, comma-separated (the first signs, all verify); each at least 32 bytes. */
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   /** `jwt`: bearer tokens required (CONTRACT.md §7); `none`: every caller reads every project. */

@@ -8,6 +8,11 @@ t.test('defaults are those of CONTRACT.md §6', async (t) => {
   })
 })
 
+t.test('optional features are off unless asked for', async (t) => {
+  const config = readConfig({})
+  for (const name of ['RATE_LIMIT_PER_MINUTE', 'AUTH_MODE', 'CURSOR_SECRET', 'JWT_JWKS_URI', 'JWT_PUBLIC_KEY'] as const) t.equal(config[name], undefined, name)
+})
+
 t.test('values are read from the environment', async (t) => {
   const config = readConfig({ PORT: '8080', HOST: '0.0.0.0', MONGODB_URI: 'mongodb://db:27017', MAX_LIMIT: '50', DEFAULT_LIMIT: '20', LOG_LEVEL: 'warn' })
   t.equal(config.PORT, 8080)
