@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ProblemError } from './errors.js'
 
@@ -39,21 +39,18 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     }
   }
   fastify.decorate('lifecycle', lifecycle)
-  // A request is counted once, whichever of onResponse and onRequestAbort comes.
-  const counted = new WeakSet<FastifyRequest>()
-  fastify.addHook('onRequest', async (request) => {
-    counted.add(request)
-    lifecycle.inFlight++
-  })
-  const done = async (request: FastifyRequest) => {
-    if (!counted.delete(request)) return
+  const done = () => {
     if (--lifecycle.inFlight > 0 || idle.length === 0) return
     const waiting = idle
     idle = []
     for (const resolve of waiting) resolve()
   }
-  fastify.addHook('onResponse', done)
-  fastify.addHook('onRequestAbort', done)
+  // The response's 'close' comes once for every request, answered or abandoned mid-answer
+  // (onResponse and onRequestAbort together miss a client that leaves while the body is written).
+  fastify.addHook('onRequest', async (_request, reply) => {
+    lifecycle.inFlight++
+    reply.raw.once('close', done)
+  })
   fastify.addHook('preClose', async () => {
     lifecycle.draining = true
     lifecycle.closing = true
