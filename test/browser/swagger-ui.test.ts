@@ -2,35 +2,40 @@
 // with data. Headless Debian Chromium driven by playwright-core (no browser download).
 import { existsSync } from 'node:fs'
 import { chromium } from 'playwright-core'
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { BuildOptions } from '../helpers/build.js'
 import { buildWithDemoData, list } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+/** The app on demo data in Chromium: Swagger UI open, "Try it out" on the sessions list of a public project. */
+async function sessionsInSwaggerUi (t: Test, options: BuildOptions = {}) {
+  const fastify = await buildWithDemoData(t, options)
+  const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+  const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  await page.goto(`${address}/docs`)
+  const operation = page.locator('.opblock-get', { has: page.locator('[data-path="/projects/{projectId}/sessions"]') })
+  await operation.locator('.opblock-summary').click()
+  // /docs enables "Try it out" by default (tryItOutEnabled); the button then reads "Cancel".
+  const tryOut = operation.locator('button.try-out__btn')
+  if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click()
+  await operation.locator('tr[data-param-name="projectId"] input').fill(projectId)
+  return { fastify, page, operation, projectId }
+}
 
 if (!existsSync(CHROMIUM)) {
   if (process.env.CI !== undefined) t.fail(`no Chromium at ${CHROMIUM}: .ci/run installs Debian's chromium`)
   else t.skip(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
 } else {
   t.test('Try it out on the sessions list answers 200 with data', async (t) => {
-    const fastify = await buildWithDemoData(t)
-    const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
-    const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
-
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-    })
-    t.teardown(() => browser.close())
-    const page = await browser.newPage()
-    await page.goto(`${address}/docs`)
-
-    const operation = page.locator('.opblock-get', { has: page.locator('[data-path="/projects/{projectId}/sessions"]') })
-    await operation.locator('.opblock-summary').click()
-    // /docs enables "Try it out" by default (tryItOutEnabled); the button then reads "Cancel".
-    const tryOut = operation.locator('button.try-out__btn')
-    if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click()
-    await operation.locator('tr[data-param-name="projectId"] input').fill(projectId)
+    const { fastify, page, operation, projectId } = await sessionsInSwaggerUi(t)
     await operation.locator('tr[data-param-name="filter"] input').fill('{"start":{"$gte":"2024-06-15"}}')
     await operation.locator('button.execute').click()
 
@@ -65,21 +70,7 @@ if (!existsSync(CHROMIUM)) {
 
   t.test('with AUTH_MODE=jwt: Try it out is 401, then Authorize with a token and it is 200', async (t) => {
     const key = makeKey('browser', 'ES256')
-    const fastify = await buildWithDemoData(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
-    const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
-    const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-    })
-    t.teardown(() => browser.close())
-    const page = await browser.newPage()
-    await page.goto(`${address}/docs`)
-    const operation = page.locator('.opblock-get', { has: page.locator('[data-path="/projects/{projectId}/sessions"]') })
-    await operation.locator('.opblock-summary').click()
-    const tryOut = operation.locator('button.try-out__btn')
-    if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click()
-    await operation.locator('tr[data-param-name="projectId"] input').fill(projectId)
+    const { page, operation, projectId } = await sessionsInSwaggerUi(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
     const status = operation.locator('.live-responses-table .response .response-col_status').first()
     await operation.locator('button.execute').click()
     await status.waitFor({ timeout: 15_000 })
