@@ -58,12 +58,11 @@ async function projectExists (fastify: FastifyInstance, id: ObjectId, options: {
 }
 
 function cursorProblem (code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string): ProblemError {
-  return new ProblemError(400, code, message, [{ param: 'after', pointer: '', code, message }])
+  return ProblemError.about('after', 400, code, message)
 }
 
 function projectNotFound (id: ObjectId): ProblemError {
-  const message = `No project has the id '${String(id)}'`
-  return new ProblemError(404, 'PROJECT_NOT_FOUND', message, [{ param: 'projectId', pointer: '', code: 'PROJECT_NOT_FOUND', message }])
+  return ProblemError.about('projectId', 404, 'PROJECT_NOT_FOUND', `No project has the id '${String(id)}'`)
 }
 
 export function listRoute ({ collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListRouteOptions) {
@@ -72,13 +71,14 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     const limits = listLimits(fastify.config)
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
     const projection = projectionOf(schema)
+    const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
     const guard = offSchemaGuard(schema, (misfit) => fastify.offSchema.report(collection, misfit, fastify.log))
 
     fastify.get(url, {
       schema: {
         tags: ['projects'],
         summary,
-        ...(fastify.config.AUTH_MODE === 'jwt' && !open ? { security: [{ bearerAuth: [] }] } : {}),
+        ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
         description: describeList(spec, limits),
         querystring: listQuerystring(spec, limits, example),
         ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)' }) }) } : {}),
@@ -88,7 +88,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
             headers: { link: { type: 'string', description: 'When more results follow: `<URL of the next page>; rel="next"` (RFC 8288)' } }
           },
           400: problemResponse('The request breaks a rule of the query language; every problem is listed'),
-          ...(fastify.config.AUTH_MODE === 'jwt' && !open ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)') } : {}),
+          ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)') } : {}),
           ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read') } : {}),
           500: problemResponse('Unexpected failure'),
           503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE) or the query took too long (QUERY_TIMEOUT)')
@@ -155,8 +155,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       url,
       schema: { hide: true },
       onRequest: async (request) => {
-        const message = `${request.method} is not allowed here: lists answer GET and HEAD`
-        throw new ProblemError(405, 'METHOD_NOT_ALLOWED', message, [{ param: 'method', pointer: '', code: 'METHOD_NOT_ALLOWED', message }], { allow: 'GET, HEAD' })
+        throw ProblemError.about('method', 405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here: lists answer GET and HEAD`, { allow: 'GET, HEAD' })
       },
       handler: async () => undefined
     })

@@ -53,7 +53,7 @@ async function accessControlPlugin (fastify: FastifyInstance) {
     request.log.info({ reason: result.reason }, 'authentication failed')
     reply.header('www-authenticate', result.tokenSent ? `${REALM}, error="invalid_token", error_description="${result.reason}"` : REALM)
     const message = result.tokenSent ? `The bearer token was refused (${result.reason})` : 'This list needs a bearer token: Authorization: Bearer <JWT>'
-    throw new ProblemError(401, 'UNAUTHENTICATED', message, [{ param: 'authorization', pointer: '', code: 'UNAUTHENTICATED', message }])
+    throw ProblemError.about('authorization', 401, 'UNAUTHENTICATED', message)
   }
   fastify.addHook('onRoute', (route) => {
     if (route.config?.listQuery === undefined || route.config.open === true) return

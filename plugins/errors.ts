@@ -18,6 +18,16 @@ export class ProblemError extends Error {
     this.errors = errors.slice(0, MAX_ERRORS)
   }
 
+  /** The parameter a problem with one cause is about: its lone `errors` item names it. */
+  param = 'request'
+
+  /** A problem with one cause, about one parameter, header or part of the path. */
+  static about (param: string, status: number, code: ErrorCode, detail: string, headers: Record<string, string> = {}): ProblemError {
+    const error = new ProblemError(status, code, detail, [], headers)
+    error.param = param
+    return error
+  }
+
   /** A 400 listing every problem found; `code`/`detail` repeat the first. */
   static badRequest (errors: ProblemItem[]): ProblemError {
     const first = errors[0] as ProblemItem
@@ -63,7 +73,7 @@ const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
 
 /** Maps any failure to CONTRACT.md §5; internals go to the log, never into the body. */
 export function toProblem (error: FastifyError | Error): Problem {
-  if (error instanceof ProblemError) return problem(error.status, error.code, error.message, error.errors)
+  if (error instanceof ProblemError) return problem(error.status, error.code, error.message, error.errors, error.param)
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) return fromValidation(fastifyError)
   const framework = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
@@ -86,7 +96,8 @@ function send (request: FastifyRequest, reply: FastifyReply, body: Problem, head
   request.problemCode = body.code
   body.requestId = request.id
   headers['x-request-id'] = request.id
-  if (body.code === 'DATABASE_UNAVAILABLE' || body.code === 'QUERY_TIMEOUT') headers['retry-after'] ??= '1'
+  // Every 503 (DATABASE_UNAVAILABLE, QUERY_TIMEOUT, OVERLOADED) is worth retrying soon.
+  if (body.status === 503) headers['retry-after'] ??= '1'
   return reply.code(body.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(body)
 }
 

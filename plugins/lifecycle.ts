@@ -50,15 +50,13 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   fastify.addHook('onRequest', async (_request, reply) => {
     lifecycle.inFlight++
     reply.raw.once('close', done)
+    if (!lifecycle.closing) return
+    reply.header('connection', 'close')
+    throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.')
   })
   fastify.addHook('preClose', async () => {
     lifecycle.draining = true
     lifecycle.closing = true
-  })
-  fastify.addHook('onRequest', async (_request, reply) => {
-    if (!lifecycle.closing) return
-    reply.header('connection', 'close')
-    throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
   })
 }
 

@@ -20,7 +20,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
     sampleInterval: Math.min(1000, Math.max(10, maxDelay)),
     pressureHandler: async (request) => {
       if (!isList(request) && request.routeOptions.url !== '/ready') return
-      throw new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.', [], { 'retry-after': '1' })
+      throw new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.')
     }
   })
   if (perMinute === undefined) return

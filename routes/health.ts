@@ -17,7 +17,7 @@ export default async function healthRoutes (fastify: FastifyInstance) {
       response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down') }
     }
   }, async () => {
-    if (fastify.lifecycle.draining) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down.', [], { 'retry-after': '1' })
+    if (fastify.lifecycle.draining) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down.')
     // A ping of at most a second (the watchdog's), never a collection query.
     if (await fastify.database.watchdog.ping()) return { status: 'ready' }
     throw new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The database does not answer a ping.')

@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import type { Test } from 'tap'
 
 const SCRIPT = path.join(import.meta.dirname, 'pcre2_oracle.py')
 
@@ -37,4 +38,17 @@ export function startPcre2Oracle (): Pcre2Oracle {
     steps: async (pattern, flags, subject, cap) => (await ask({ steps: pattern, flags, subject, cap })).steps as number | null,
     close: () => child.stdin.end()
   }
+}
+
+/** The oracle for a test file, closed when it ends; undefined (the file skipped, with the reason) where it cannot run. */
+export function pcre2OracleOrSkip (t: Test, what: string): Pcre2Oracle | undefined {
+  const unavailable = pcre2Unavailable()
+  if (unavailable !== undefined) {
+    t.comment(`${what} skipped: ${unavailable}`)
+    t.skip(what)
+    return undefined
+  }
+  const oracle = startPcre2Oracle()
+  t.teardown(oracle.close)
+  return oracle
 }

@@ -3,17 +3,11 @@
 import t from 'tap'
 import { checkPattern } from '../../mongodb-regex/check-pattern.js'
 import { readPattern } from '../../mongodb-regex/read-pattern.js'
-import { pcre2Unavailable, startPcre2Oracle } from '../helpers/pcre2-oracle.js'
+import { pcre2OracleOrSkip } from '../helpers/pcre2-oracle.js'
 import { FLAG_SETS, MONGODB_REFUSES, MUST_ACCEPT, PCRE2_REFUSES, generatedPatterns } from './corpus.js'
 
-const unavailable = pcre2Unavailable()
-if (unavailable !== undefined) {
-  t.comment(`PCRE2 oracle skipped: ${unavailable}`)
-  t.skip('PCRE2 oracle')
-} else {
-  const oracle = startPcre2Oracle()
-  t.teardown(oracle.close)
-
+const oracle = pcre2OracleOrSkip(t, 'PCRE2 oracle')
+if (oracle !== undefined) {
   t.test('the patterns PCRE2 refuses: PCRE2 does, and so do we', async (t) => {
     for (const pattern of PCRE2_REFUSES) {
       const compiled = await oracle.compile(pattern)

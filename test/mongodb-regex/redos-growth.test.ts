@@ -5,7 +5,7 @@
 import t from 'tap'
 import { SeededRandom } from '../../demo-data/random.js'
 import { checkPattern } from '../../mongodb-regex/check-pattern.js'
-import { pcre2Unavailable, startPcre2Oracle, type Pcre2Oracle } from '../helpers/pcre2-oracle.js'
+import { pcre2OracleOrSkip, type Pcre2Oracle } from '../helpers/pcre2-oracle.js'
 import { MUST_ACCEPT } from './corpus.js'
 
 const CAP = 2_000_000
@@ -49,14 +49,8 @@ async function worstGrowth (oracle: Pcre2Oracle, pattern: string): Promise<{ cou
 const explodes = ({ counts }: { counts: Array<number | null> }): boolean =>
   counts.includes(null) || counts.slice(1).some((c, i) => (c as number) > MAX_RATIO * ((counts[i] as number) + SLACK))
 
-const unavailable = pcre2Unavailable()
-if (unavailable !== undefined) {
-  t.comment(`ReDoS growth property skipped: ${unavailable}`)
-  t.skip('ReDoS growth')
-} else {
-  const oracle = startPcre2Oracle()
-  t.teardown(oracle.close)
-
+const oracle = pcre2OracleOrSkip(t, 'ReDoS growth')
+if (oracle !== undefined) {
   t.test('the measure can fail: refused patterns backtrack explosively in PCRE2 itself', async (t) => {
     for (const pattern of ['^(a|aa)+$', '^(\\w|\\d)+$', '^(a+)+$', '^(.*a){20}$', '^(\\w+\\s?)*$', '^(a?){25}a{25}$', `^${'a?'.repeat(25)}${'a'.repeat(25)}$`]) {
       t.equal(checkPattern(pattern).ok, false, `we refuse ${pattern}`)

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { readPattern } from '../../mongodb-regex/read-pattern.js'
 import { testRegExp, toRegExp } from '../../offline-mongodb/regex.js'
-import { pcre2Unavailable, startPcre2Oracle } from '../helpers/pcre2-oracle.js'
+import { pcre2OracleOrSkip } from '../helpers/pcre2-oracle.js'
 import { FLAG_SETS, MUST_ACCEPT, generatedPatterns } from './corpus.js'
 
 const SUBJECTS = ['', 'a', 'ab', 'abc', 'AbC', 'b', 'ba', 'a\n', 'a\nb', '\na', 'a\r', 'a\rb', 'a\u2028b', 'a\u00a0b', 'a b', ' \t', '\v', '\f',
@@ -13,14 +13,8 @@ const SUBJECTS = ['', 'a', 'ab', 'abc', 'AbC', 'b', 'ba', 'a\n', 'a\nb', '\na', 
 /** JSON with non-ASCII escaped: a raw U+2028 in an assertion message would break the TAP stream. */
 const show = (text: string): string => JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
-const unavailable = pcre2Unavailable()
-if (unavailable !== undefined) {
-  t.comment(`PCRE2 oracle skipped: ${unavailable}`)
-  t.skip('stand-in regex against PCRE2')
-} else {
-  const oracle = startPcre2Oracle()
-  t.teardown(oracle.close)
-
+const oracle = pcre2OracleOrSkip(t, 'stand-in regex against PCRE2')
+if (oracle !== undefined) {
   t.test('the differences the hostile-input report named match as in PCRE2', async (t) => {
     const cases: Array<[string, string, string, boolean]> = [
       ['^a.b$', '', 'a\rb', true], // `.` matches \r (only \n ends a line)

@@ -18,6 +18,12 @@ function parse (text: string): Sample[] {
   return samples
 }
 
+/** A request whose body is read to the end, so that no connection is left half-used when the app closes. */
+async function get (url: string): Promise<{ status: number, type: string | null, text: string }> {
+  const res = await fetch(url)
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() }
+}
+
 const port = await freePort()
 const fastify = await buildWithDemoData(t, { config: { METRICS_PORT: port } })
 const { publicIds } = await projectIds(fastify)
@@ -25,14 +31,14 @@ const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
 
 t.test('known requests show up as series with route templates, never raw URLs', async (t) => {
   t.equal(fastify.metricsAddress, `http://127.0.0.1:${port}`)
-  for (let i = 0; i < 3; i++) await fetch(`${address}/projects/${publicIds[0] as string}/sessions?limit=2`)
-  await fetch(`${address}/projects/${publicIds[1] as string}/sessions?limit=2`)
-  await fetch(`${address}/projects/${publicIds[0] as string}/sessions?sort=bad`)
-  await fetch(`${address}/no/such/${'x'.repeat(20)}`)
-  const res = await fetch(`${fastify.metricsAddress as string}/metrics`)
+  for (let i = 0; i < 3; i++) await get(`${address}/projects/${publicIds[0] as string}/sessions?limit=2`)
+  await get(`${address}/projects/${publicIds[1] as string}/sessions?limit=2`)
+  await get(`${address}/projects/${publicIds[0] as string}/sessions?sort=bad`)
+  await get(`${address}/no/such/${'x'.repeat(20)}`)
+  const res = await get(`${fastify.metricsAddress as string}/metrics`)
   t.equal(res.status, 200)
-  t.match(res.headers.get('content-type'), /^text\/plain/)
-  const samples = parse(await res.text())
+  t.match(res.type, /^text\/plain/)
+  const samples = parse(res.text)
   const count = (labels: Record<string, string>) => samples.find((s) => s.name === 'http_server_request_duration_seconds_count' && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
   t.equal(count({ route: '/projects/:projectId/sessions', method: 'GET', status_code: '200' }), 4, 'four lists, two projects, one template')
   t.equal(count({ route: '/projects/:projectId/sessions', status_code: '400' }), 1)
@@ -49,15 +55,15 @@ t.test('off-schema values and authentication failures are counted', async (t) =>
   const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
   const { ObjectId } = await import('mongodb')
   await db.collection('activities').insertOne({ project: new ObjectId(publicIds[0] as string), name: 'odd', tags: 'not-an-array' })
-  await fetch(`${address}/projects/${publicIds[0] as string}/activities?limit=1000`)
+  await get(`${address}/projects/${publicIds[0] as string}/activities?limit=1000`)
   fastify.authFailures.set('expired', 2)
-  const samples = parse(await (await fetch(`${fastify.metricsAddress as string}/metrics`)).text())
+  const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
   t.equal(samples.find((s) => s.name === 'offschema_values_total' && s.labels.field === 'activities.tags')?.value, 1)
   t.equal(samples.find((s) => s.name === 'auth_failures_total' && s.labels.reason === 'expired')?.value, 2)
 })
 
 t.test('the public port does not serve /metrics', async (t) => {
-  t.equal((await fetch(`${address}/metrics`)).status, 404)
+  t.equal((await get(`${address}/metrics`)).status, 404)
 })
 
 t.test('METRICS_PORT=0: no listener', async (t) => {

@@ -21,8 +21,7 @@ export default async function projectScope (fastify: FastifyInstance) {
   fastify.addHook('onRequest', async (request) => {
     const { projectId } = request.params as { projectId: string }
     if (!OBJECT_ID.test(projectId)) {
-      const message = `'${projectId}' is not a project id: expected 24 hexadecimal characters`
-      throw new ProblemError(400, 'INVALID_PROJECT_ID', message, [{ param: 'projectId', pointer: '', code: 'INVALID_PROJECT_ID', message }])
+      throw ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID', `'${projectId}' is not a project id: expected 24 hexadecimal characters`)
     }
     request.projectId = new ObjectId(projectId)
   })
