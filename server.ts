@@ -1,60 +1,13 @@
-import closeWithGrace from 'close-with-grace'
-import Fastify from 'fastify'
-import app, { serverOptions } from './app.js'
-import { chooseDatabase, describeDatabase } from './choose-database.js'
-import { ConfigError, readConfig } from './plugins/config.js'
-import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
-import { seedDemoData } from './demo-data/seed.js'
+// The entry point. OpenTelemetry instrumentation patches the MongoDB driver as it loads, so when
+// tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) it starts before the service is imported; when it
+// is off, none of its modules load. OTEL_SDK_DISABLED=true turns it off as in every OpenTelemetry SDK.
+import type { Tracing } from './telemetry/tracing.js'
 
-let config
-try {
-  config = readConfig()
-} catch (error) {
-  console.error((error as ConfigError).message)
-  process.exit(1)
+const { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SDK_DISABLED: disabled } = process.env
+let tracing: Tracing | undefined
+if (endpoint !== undefined && endpoint !== '' && disabled?.toLowerCase() !== 'true') {
+  const { startTracing } = await import('./telemetry/tracing.js')
+  tracing = startTracing()
 }
-
-const fastify = Fastify(serverOptions(config))
-let database
-try {
-  database = await chooseDatabase()
-} catch (error) {
-  fastify.log.fatal((error as Error).message)
-  process.exit(1)
-}
-fastify.log.info(describeDatabase(database))
-
-// The embedded databases start empty: fill them so that the API has something to list.
-if (database.embedded) {
-  const counts = await seedDemoData(database.uri, config.MONGODB_DB)
-  fastify.log.info({ documents: counts }, 'demo data loaded into the embedded database')
-}
-
-await fastify.register(app, { config: { ...config, MONGODB_URI: database.uri } })
-
-const { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS } = config
-// Drain (CONTRACT.md §8): not ready at once, keep serving while load balancers notice, stop
-// accepting, let in-flight requests finish (each is bounded by the query timeout), database last.
-closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {
-  fastify.lifecycle.draining = true
-  if (err !== undefined) {
-    fastify.log.error({ err }, 'server closing after an error')
-  } else {
-    fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
-    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
-  }
-  fastify.lifecycle.closing = true
-  await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS)
-  await fastify.close()
-  await database.close()
-  fastify.log.info('closed')
-})
-
-try {
-  const address = await fastify.listen({ port: config.PORT, host: config.HOST })
-  fastify.log.info(`API at ${address}/projects, docs at ${address}/docs`)
-} catch (err) {
-  fastify.log.fatal({ err }, 'could not listen')
-  await database.close()
-  process.exit(1)
-}
+const { runService } = await import('./service.js')
+await runService({ onClosed: tracing?.shutdown, tracingEndpoint: tracing === undefined ? undefined : endpoint })

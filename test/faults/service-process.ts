@@ -23,8 +23,8 @@ export async function freePort (): Promise<number> {
 }
 
 /** `server.ts` as `npm start` runs it, in its own process, on loopback; resolves once it listens. */
-export async function startService (env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+export async function startService (env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
     env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']

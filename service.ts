@@ -1,0 +1,72 @@
+import closeWithGrace from 'close-with-grace'
+import Fastify from 'fastify'
+import app, { serverOptions } from './app.js'
+import { chooseDatabase, describeDatabase } from './choose-database.js'
+import { ConfigError, readConfig } from './plugins/config.js'
+import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
+import { seedDemoData } from './demo-data/seed.js'
+
+export interface ServiceOptions {
+  /** Runs last when the service closes, after the database (tracing flushes its spans here). */
+  onClosed?: () => Promise<void>
+  /** Where spans go, when tracing is on: logged at start. */
+  tracingEndpoint?: string
+}
+
+/** The service as `npm start` runs it: config, database (demo data when embedded), app, graceful drain. */
+export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions = {}): Promise<void> {
+  let config
+  try {
+    config = readConfig()
+  } catch (error) {
+    console.error((error as ConfigError).message)
+    process.exit(1)
+  }
+
+  const fastify = Fastify(serverOptions(config))
+  let database
+  try {
+    database = await chooseDatabase()
+  } catch (error) {
+    fastify.log.fatal((error as Error).message)
+    process.exit(1)
+  }
+  fastify.log.info(describeDatabase(database))
+  if (tracingEndpoint !== undefined) fastify.log.info(`tracing on: spans exported over OTLP to ${tracingEndpoint}`)
+
+  // The embedded databases start empty: fill them so that the API has something to list.
+  if (database.embedded) {
+    const counts = await seedDemoData(database.uri, config.MONGODB_DB)
+    fastify.log.info({ documents: counts }, 'demo data loaded into the embedded database')
+  }
+
+  await fastify.register(app, { config: { ...config, MONGODB_URI: database.uri } })
+
+  const { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS } = config
+  // Drain (CONTRACT.md §8): not ready at once, keep serving while load balancers notice, stop
+  // accepting, let in-flight requests finish (each is bounded by the query timeout), database last.
+  closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {
+    fastify.lifecycle.draining = true
+    if (err !== undefined) {
+      fastify.log.error({ err }, 'server closing after an error')
+    } else {
+      fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
+      await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
+    }
+    fastify.lifecycle.closing = true
+    await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS)
+    await fastify.close()
+    await database.close()
+    await onClosed?.()
+    fastify.log.info('closed')
+  })
+
+  try {
+    const address = await fastify.listen({ port: config.PORT, host: config.HOST })
+    fastify.log.info(`API at ${address}/projects, docs at ${address}/docs`)
+  } catch (err) {
+    fastify.log.fatal({ err }, 'could not listen')
+    await database.close()
+    process.exit(1)
+  }
+}
