@@ -12,7 +12,8 @@ import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
-import { offSchemaGuard } from './off-schema.js'
+import { bsonToJson, decodeRaw } from './bson-json.js'
+import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { nextUrl, pageProjection, withoutExtra } from './paging.js'
 
 export interface ListRouteOptions {
@@ -52,7 +53,7 @@ function both (filter: Document, fixed: Document): Document {
   return Object.keys(fixed).some((key) => key in filter) ? { $and: [filter, fixed] } : { ...filter, ...fixed }
 }
 
-/** Whether the project exists; run beside the list, which the project scopes anyway. */
+/** Whether the project exists; run beside the list (which the project scopes anyway) when not remembered. */
 async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
   return await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } }) !== null
 }
@@ -72,7 +73,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
     const projection = projectionOf(schema)
     const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
-    const guard = offSchemaGuard(schema, (misfit) => fastify.offSchema.report(collection, misfit, fastify.log))
+    const guard = offSchemaGuard(schema)
+    const transcode = bsonToJson(schema)
 
     fastify.get(url, {
       schema: {
@@ -125,28 +127,42 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       }
       const { projection: read, extra } = pageProjection(projection, fields, sortKeys)
       const documents = fastify.database.collection(collection)
+      const projectKey = scoped ? String(projectId) : ''
+      // A project remembered as existing costs no query; one remembered as absent is 404 at once.
+      const known = scoped ? fastify.projectCache.get(projectKey) : true
+      if (known === false) throw projectNotFound(projectId as ObjectId)
       const [exists, found, total] = await fastify.database.bounded(async (signal) => {
         const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
         return await Promise.all([
-          scoped ? projectExists(fastify, projectId as ObjectId, options) : true,
+          known ?? projectExists(fastify, projectId as ObjectId, options),
           // One more than the page tells whether a next page exists; limit=0 reads nothing.
-          limit === 0 ? [] : documents.find(pageWhere, { ...options, projection: read, sort, skip, limit: limit + 1 }).toArray(),
+          // Raw: the documents stay BSON until they are written as JSON (bson-json.ts).
+          limit === 0 ? [] : documents.find(pageWhere, { ...options, projection: read, sort, skip, limit: limit + 1, raw: true }).toArray() as unknown as Promise<Buffer[]>,
           count ? documents.countDocuments(where, options) : undefined
         ])
       })
+      if (known === undefined) fastify.projectCache.set(projectKey, exists)
       if (!exists) throw projectNotFound(projectId as ObjectId)
       let next: string | undefined
       if (found.length > limit) {
         found.length = limit
-        const last = found[limit - 1] as Document
+        const last = decodeRaw(found[limit - 1] as Buffer)
         next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
         reply.header('link', `<${nextUrl(request, next)}>; rel="next"`)
       }
-      const page = guard(withoutExtra(found, extra))
-      const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data: page, limit, skip }
-      if (total !== undefined) body.total = total
-      if (next !== undefined) body.next = next
-      return body
+      const report = (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
+      // A nested path read only for the cursor (`customFields.x` with fields=name) is cut out of
+      // decoded documents; every other page goes from BSON to JSON directly.
+      if (extra.some((path) => path.includes('.'))) {
+        const page = guard(withoutExtra(found.map(decodeRaw), extra), report)
+        const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data: page, limit, skip }
+        if (total !== undefined) body.total = total
+        if (next !== undefined) body.next = next
+        return body
+      }
+      const data = transcode(found, extra.length === 0 ? undefined : new Set(extra), report)
+      reply.type('application/json; charset=utf-8')
+      return `{"data":${data},"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
     })
 
     // CONTRACT.md §2: other methods on a list are 405, refused before the body is read or the project looked up.

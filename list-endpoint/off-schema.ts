@@ -8,8 +8,9 @@ import { fieldKind, type FieldKind } from '../schemas/fields.js'
 type Fits = (value: unknown) => boolean
 
 const isObjectId = (value: unknown): boolean => (value as { _bsontype?: unknown } | null)?._bsontype === 'ObjectId'
+// A BSON regular expression decodes to a RegExp: not a document either.
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { _bsontype?: unknown })._bsontype === undefined && !(value instanceof Date)
+  typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { _bsontype?: unknown })._bsontype === undefined && !(value instanceof Date) && !(value instanceof RegExp)
 
 const FITS: Record<Exclude<FieldKind, 'object[]'>, Fits> = {
   string: (v) => typeof v === 'string',
@@ -78,9 +79,9 @@ function clean (doc: Document, checks: Record<string, FieldCheck>, prefix: strin
  * A guard for one kind's documents: returns the page with misfitting values left out, and
  * reports each misfit. Fitting documents are returned as they are, without a copy.
  */
-export function offSchemaGuard (schema: TObject, report: (misfit: Misfit) => void): (docs: Document[]) => Document[] {
+export function offSchemaGuard (schema: TObject): (docs: Document[], report: (misfit: Misfit) => void) => Document[] {
   const checks = checksFor(schema)
-  return (docs) => {
+  return (docs, report) => {
     let out: Document[] | undefined
     for (let i = 0; i < docs.length; i++) {
       const doc = docs[i] as Document

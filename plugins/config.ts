@@ -24,6 +24,10 @@ export const ConfigSchema = Type.Object({
   QUERY_TIMEOUT_MS: PositiveInteger(5000, 600_000),
   /** No successful ping for this long while the database accepts connections: the client is replaced. */
   DATABASE_STUCK_AFTER_MS: PositiveInteger(5000, 600_000),
+  /** How long a project's existence (or absence) is remembered by the nested lists; 0: asked every time. */
+  PROJECT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
+  /** How many projects that memory holds at most. */
+  PROJECT_CACHE_MAX: PositiveInteger(10_000, 10_000_000),
   /** After SIGTERM, /ready is 503 and requests are still served this long, so that load balancers stop sending. */
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
   /** The Prometheus listener's port (GET /metrics), never the public one; 0 turns it off. */

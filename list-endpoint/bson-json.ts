@@ -1,0 +1,387 @@
+// BSON straight to JSON: a list's documents arrive from the driver as raw BSON (its `raw`
+// option) and leave as the JSON the kind's response schema would give for the decoded
+// document, without building JavaScript objects in between. A plan is compiled per kind
+// from its TypeBox schema, as fast-json-stringify compiles one per schema:
+// - declared fields only, in the schema's order (last occurrence wins, as when decoding);
+// - ObjectId → 24 lowercase hex digits; Date → ISO 8601 with milliseconds and `Z`;
+// - strings escaped as JSON.stringify escapes them;
+// - a value whose BSON type does not fit its field is left out and reported (off-schema.ts
+//   states the rules; they are the decoder's: Int64 is a number only within ±2^53, a
+//   date only within ±8.64e15 ms, a `{$ref, $id}` document is a DBRef, not a document);
+// - `customFields` as stored, as JSON.stringify writes the decoded values; types other than
+//   the common ones (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
+// test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
+import { isUtf8 } from 'node:buffer'
+import type { TObject } from '@sinclair/typebox'
+import { BSON, ObjectId, type Document } from 'mongodb'
+import { fieldKind, type FieldKind } from '../schemas/fields.js'
+import type { Misfit } from './off-schema.js'
+
+const enum T { Double = 1, String = 2, Document = 3, Array = 4, Binary = 5, Undefined = 6, ObjectId = 7, Boolean = 8, Date = 9, Null = 10, Regex = 11, DBPointer = 12, Code = 13, Symbol = 14, CodeWithScope = 15, Int32 = 16, Timestamp = 17, Int64 = 18, Decimal128 = 19, MinKey = 255, MaxKey = 127 }
+
+const MAX_DATE_MS = 8.64e15
+
+// Buffer's own slice methods (what buf.toString(encoding, start, end) dispatches to), called
+// directly: the dispatch was a tenth of the transcoder's time. Node has had them since 0.x.
+interface Slices { latin1Slice: (start: number, end: number) => string, hexSlice: (start: number, end: number) => string, utf8Slice: (start: number, end: number) => string }
+const slices = Buffer.prototype as unknown as Slices
+if (typeof slices.latin1Slice !== 'function' || typeof slices.hexSlice !== 'function' || typeof slices.utf8Slice !== 'function') {
+  throw new Error('bson-json: this Node.js has no Buffer#latin1Slice/hexSlice/utf8Slice')
+}
+const latin1 = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).latin1Slice(start, end)
+const hex = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).hexSlice(start, end)
+const utf8 = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).utf8Slice(start, end)
+/** The driver's defaults for decoding replies (what the schema path sees). */
+const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false, useBigInt64: false, validation: { utf8: true } } as const
+
+interface Field {
+  index: number
+  name: string
+  /** `"name":` */
+  key: string
+  bytes: Buffer
+  kind: FieldKind
+  inner?: Plan
+}
+
+interface Plan {
+  fields: Field[]
+  /** Where each field's element starts in the document being written (reused). */
+  offsets: Int32Array
+  /** Fields by the length of their name in bytes, to match element names without decoding them. */
+  byLength: Array<Field[] | undefined>
+}
+
+
+/** Where each declared field's element starts (its type byte) in one document; -1 when absent. */
+type Offsets = Int32Array
+
+function compilePlan (schema: TObject): Plan {
+  const fields: Field[] = []
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const kind = fieldKind(property)
+    if (kind === undefined) throw new Error(`bson-json: field '${name}' has no field kind`)
+    const field: Field = { index: fields.length, name, key: `${JSON.stringify(name)}:`, bytes: Buffer.from(name, 'utf8'), kind }
+    if (kind === 'object[]') field.inner = compilePlan((property as unknown as { items: TObject }).items)
+    fields.push(field)
+  }
+  const byLength: Array<Field[] | undefined> = []
+  for (const field of fields) (byLength[field.bytes.length] ??= []).push(field)
+  return { fields, offsets: new Int32Array(fields.length), byLength }
+}
+
+/** The end (the NUL) of the cstring starting at `at`. */
+function cstringEnd (buf: Buffer, at: number): number {
+  let i = at
+  while (buf[i] !== 0) i++
+  return i
+}
+
+/** The size of the value of an element of type `type` whose value starts at `at`. */
+function valueSize (buf: Buffer, type: number, at: number): number {
+  switch (type) {
+    case T.Double: case T.Date: case T.Int64: case T.Timestamp: return 8
+    case T.String: case T.Code: case T.Symbol: return 4 + buf.readInt32LE(at)
+    case T.Document: case T.Array: case T.CodeWithScope: return buf.readInt32LE(at)
+    case T.Binary: return 5 + buf.readInt32LE(at)
+    case T.Undefined: case T.Null: case T.MinKey: case T.MaxKey: return 0
+    case T.ObjectId: return 12
+    case T.Boolean: return 1
+    case T.Regex: { const end = cstringEnd(buf, cstringEnd(buf, at) + 1); return end + 1 - at }
+    case T.DBPointer: return 4 + buf.readInt32LE(at) + 12
+    case T.Int32: return 4
+    case T.Decimal128: return 16
+    default: throw new Error(`bson-json: unknown BSON type ${type}`)
+  }
+}
+
+function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field | undefined {
+  const candidates = plan.byLength[end - start]
+  if (candidates === undefined) return undefined
+  outer: for (const field of candidates) {
+    const bytes = field.bytes
+    for (let i = 0; i < bytes.length; i++) if (bytes[i] !== buf[start + i]) continue outer
+    return field
+  }
+  return undefined
+}
+
+/** Records where each declared field's element starts. */
+function locate (plan: Plan, buf: Buffer, at: number, offsets: Offsets): void {
+  offsets.fill(-1)
+  const end = at + buf.readInt32LE(at) - 1
+  let i = at + 4
+  while (i < end) {
+    const type = buf[i] as number
+    const nameEnd = cstringEnd(buf, i + 1)
+    const field = matchField(plan, buf, i + 1, nameEnd)
+    if (field !== undefined) offsets[field.index] = i
+    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
+  }
+}
+
+// Characters JSON.stringify leaves as they are: printable ASCII but `"` and `\`.
+const PLAIN = new Uint8Array(256)
+for (let c = 0x20; c < 0x7f; c++) PLAIN[c] = c === 0x22 || c === 0x5c ? 0 : 1
+
+/** A BSON string's bytes as a JSON string; undefined when they are not UTF-8 (the decoder refuses them). */
+function jsonString (buf: Buffer, start: number, end: number): string | undefined {
+  let i = start
+  while (i < end && PLAIN[buf[i] as number] === 1) i++
+  if (i === end) return `"${latin1(buf, start, end)}"`
+  if (!isUtf8(buf.subarray(start, end))) return undefined
+  return JSON.stringify(utf8(buf, start, end))
+}
+
+/** The string value of an element whose value starts at `at` (int32 size, bytes, NUL). */
+function stringValue (buf: Buffer, at: number): string | undefined {
+  return jsonString(buf, at + 4, at + 3 + buf.readInt32LE(at))
+}
+
+const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'))
+const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'))
+const DAY_MS = 86_400_000
+// 0000-01-01 and 10000-01-01 in ms since the epoch: the years Date#toISOString writes with 4 digits.
+const YEAR_0 = -62_167_219_200_000
+const YEAR_10000 = 253_402_300_800_000
+
+/** Date#toISOString, without a Date, for years 0–9999 (civil-from-days, H. Hinnant's algorithm). */
+function isoString (ms: number): string {
+  const days = Math.floor(ms / DAY_MS)
+  let rest = ms - days * DAY_MS
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const doe = z - era * 146_097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const month = mp < 10 ? mp + 3 : mp - 9
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+  const hours = Math.floor(rest / 3_600_000)
+  rest -= hours * 3_600_000
+  const minutes = Math.floor(rest / 60_000)
+  rest -= minutes * 60_000
+  const seconds = Math.floor(rest / 1000)
+  return `${TWO[Math.floor(year / 100)] as string}${TWO[year % 100] as string}-${TWO[month] as string}-${TWO[day] as string}T${TWO[hours] as string}:${TWO[minutes] as string}:${TWO[seconds] as string}.${THREE[rest - seconds * 1000] as string}Z`
+}
+
+function dateValue (buf: Buffer, at: number): string | undefined {
+  const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
+  if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return undefined
+  return ms >= YEAR_0 && ms < YEAR_10000 ? `"${isoString(ms)}"` : `"${new Date(ms).toISOString()}"`
+}
+
+/** An Int64 is decoded to a number within ±2^53 inclusive (js-bson's promoteLongs), else to a Long. */
+function int64Value (buf: Buffer, at: number): string | undefined {
+  const hi = buf.readInt32LE(at + 4)
+  const lo = buf.readUInt32LE(at)
+  if (hi < -0x200000 || hi > 0x200000 || (hi === 0x200000 && lo !== 0)) return undefined
+  return String(hi * 4294967296 + lo)
+}
+
+/** A scalar of a declared field as JSON, or undefined when its type does not fit the field. */
+function scalar (kind: FieldKind, buf: Buffer, type: number, at: number): string | undefined {
+  switch (kind) {
+    // The decoder turns a (deprecated) BSON symbol into a string.
+    case 'string': return type === T.String || type === T.Symbol ? stringValue(buf, at) : undefined
+    case 'ref': return type === T.ObjectId ? `"${hex(buf, at, at + 12)}"` : undefined
+    case 'date': return type === T.Date ? dateValue(buf, at) : undefined
+    case 'boolean': return type === T.Boolean ? (buf[at] === 1 ? 'true' : 'false') : undefined
+    case 'number':
+      switch (type) {
+        case T.Double: { const n = buf.readDoubleLE(at); return Number.isFinite(n) ? String(n) : undefined }
+        case T.Int32: return String(buf.readInt32LE(at))
+        case T.Int64: return int64Value(buf, at)
+        default: return undefined
+      }
+    default: return undefined
+  }
+}
+
+/** A BSON array of one scalar kind as JSON; undefined when any element does not fit. */
+function scalarArray (kind: FieldKind, buf: Buffer, at: number): string | undefined {
+  const end = at + buf.readInt32LE(at) - 1
+  let json = '['
+  let i = at + 4
+  while (i < end) {
+    const type = buf[i] as number
+    const valueAt = cstringEnd(buf, i + 1) + 1
+    const item = scalar(kind, buf, type, valueAt)
+    if (item === undefined) return undefined
+    json += json.length === 1 ? item : `,${item}`
+    i = valueAt + valueSize(buf, type, valueAt)
+  }
+  return `${json}]`
+}
+
+/**
+ * Whether the embedded document at `at` decodes to a DBRef rather than a plain object
+ * (js-bson: `$ref` a string, `$id` present and not null, `$db` absent or a string).
+ */
+function isDBRefLike (buf: Buffer, at: number): boolean {
+  const end = at + buf.readInt32LE(at) - 1
+  let ref = false
+  let id = false
+  let db = true
+  let i = at + 4
+  while (i < end) {
+    const type = buf[i] as number
+    const nameEnd = cstringEnd(buf, i + 1)
+    if (buf[i + 1] === 0x24 && nameEnd - i - 1 <= 4) { // `$`
+      const name = latin1(buf, i + 1, nameEnd)
+      if (name === '$ref') ref = type === T.String
+      else if (name === '$id') id = type !== T.Null && type !== T.Undefined
+      else if (name === '$db') db = type === T.String
+    }
+    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
+  }
+  return ref && id && db
+}
+
+/** Any BSON value as JSON.stringify writes its decoded form, for the common types; undefined otherwise. */
+function anyValue (buf: Buffer, type: number, at: number): string | undefined {
+  switch (type) {
+    case T.Double: { const n = buf.readDoubleLE(at); return Number.isFinite(n) ? String(n) : 'null' }
+    case T.String: case T.Symbol: return stringValue(buf, at)
+    case T.ObjectId: return `"${hex(buf, at, at + 12)}"`
+    case T.Boolean: return buf[at] === 1 ? 'true' : 'false'
+    case T.Date: return dateValue(buf, at) ?? 'null'
+    case T.Null: return 'null'
+    case T.Int32: return String(buf.readInt32LE(at))
+    case T.Int64: return int64Value(buf, at)
+    case T.Document: return isDBRefLike(buf, at) ? undefined : anyDocument(buf, at)
+    case T.Array: {
+      const end = at + buf.readInt32LE(at) - 1
+      let json = '['
+      let i = at + 4
+      while (i < end) {
+        const itemType = buf[i] as number
+        const valueAt = cstringEnd(buf, i + 1) + 1
+        const item = anyValue(buf, itemType, valueAt)
+        if (item === undefined) return undefined
+        json += json.length === 1 ? item : `,${item}`
+        i = valueAt + valueSize(buf, itemType, valueAt)
+      }
+      return `${json}]`
+    }
+    default: return undefined
+  }
+}
+
+function anyDocument (buf: Buffer, at: number): string | undefined {
+  const end = at + buf.readInt32LE(at) - 1
+  let json = '{'
+  let i = at + 4
+  while (i < end) {
+    const type = buf[i] as number
+    const nameEnd = cstringEnd(buf, i + 1)
+    // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in the first place.)
+    const key = jsonString(buf, i + 1, nameEnd) ?? JSON.stringify(utf8(buf, i + 1, nameEnd))
+    const value = anyValue(buf, type, nameEnd + 1)
+    if (value === undefined) return undefined
+    json += `${json.length === 1 ? '' : ','}${key}:${value}`
+    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
+  }
+  return `${json}}`
+}
+
+/** `customFields`: a plain document, written as JSON.stringify writes its decoded form. */
+function customValue (buf: Buffer, type: number, at: number): string | undefined {
+  if (type !== T.Document || isDBRefLike(buf, at)) return undefined
+  const fast = anyDocument(buf, at)
+  if (fast !== undefined) return fast
+  // The rare types: decode this one value as the driver would, and write it as the serializer does.
+  try {
+    return JSON.stringify(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS))
+  } catch {
+    return undefined
+  }
+}
+
+function idOf (buf: Buffer, at: number, offsets: Offsets, idIndex: number): unknown {
+  const offset = offsets[idIndex] as number
+  if (offset < 0) return undefined
+  const valueAt = cstringEnd(buf, offset + 1) + 1
+  if (buf[offset] === T.ObjectId) return new ObjectId(buf.subarray(valueAt, valueAt + 12))
+  if (buf[offset] === T.String) return utf8(buf, valueAt + 4, valueAt + 3 + buf.readInt32LE(valueAt))
+  return undefined
+}
+
+type Report = (field: string) => void
+
+function writeDocument (plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, prefix: string, report: Report): string {
+  const offsets = plan.offsets
+  locate(plan, buf, at, offsets)
+  let json = '{'
+  for (let f = 0; f < plan.fields.length; f++) {
+    const offset = offsets[f] as number
+    if (offset < 0) continue
+    const field = plan.fields[f] as Field
+    if (omit?.has(field.name) === true) continue
+    const type = buf[offset] as number
+    const valueAt = cstringEnd(buf, offset + 1) + 1
+    let value: string | undefined
+    switch (field.kind) {
+      case 'string[]': value = type === T.Array ? scalarArray('string', buf, valueAt) : undefined; break
+      case 'ref[]': value = type === T.Array ? scalarArray('ref', buf, valueAt) : undefined; break
+      case 'custom': value = customValue(buf, type, valueAt); break
+      case 'object[]': value = type === T.Array ? documentArray(field, buf, valueAt, `${prefix}${field.name}.`, report) : undefined; break
+      default: value = scalar(field.kind, buf, type, valueAt)
+    }
+    if (value === undefined) {
+      report(prefix + field.name)
+      continue
+    }
+    json += `${json.length === 1 ? '' : ','}${field.key}${value}`
+  }
+  return `${json}}`
+}
+
+/** An array of embedded documents of a declared shape; undefined when an item is not a plain document. */
+function documentArray (field: Field, buf: Buffer, at: number, prefix: string, report: Report): string | undefined {
+  const end = at + buf.readInt32LE(at) - 1
+  const items: number[] = []
+  let i = at + 4
+  while (i < end) {
+    const type = buf[i] as number
+    const valueAt = cstringEnd(buf, i + 1) + 1
+    if (type !== T.Document || isDBRefLike(buf, valueAt)) return undefined
+    items.push(valueAt)
+    i = valueAt + valueSize(buf, type, valueAt)
+  }
+  const inner = field.inner as Plan
+  return `[${items.map((item) => writeDocument(inner, buf, item, undefined, prefix, report)).join(',')}]`
+}
+
+export interface Transcoder {
+  /**
+   * The JSON array of the documents, each as raw BSON. `omit` names top-level fields read only
+   * for the cursor; `report` hears of every value left out.
+   */
+  (docs: Buffer[], omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void): string
+}
+
+/** The transcoder of one kind's documents. */
+export function bsonToJson (schema: TObject): Transcoder {
+  const plan = compilePlan(schema)
+  const idIndex = plan.fields.findIndex((field) => field.name === '_id')
+  const idOffsets = new Int32Array(plan.fields.length)
+  return (docs, omit, report) => {
+    let json = '['
+    for (let d = 0; d < docs.length; d++) {
+      const buf = docs[d] as Buffer
+      const doc = writeDocument(plan, buf, 0, omit, '', (field) => {
+        locate(plan, buf, 0, idOffsets)
+        report({ field, id: idOf(buf, 0, idOffsets, idIndex) })
+      })
+      json += d === 0 ? doc : `,${doc}`
+    }
+    return `${json}]`
+  }
+}
+
+/** A raw document decoded as the driver would have decoded it (for cursors and the rare paths). */
+export function decodeRaw (doc: Buffer): Document {
+  return BSON.deserialize(doc, DECODE_OPTIONS)
+}

@@ -1,0 +1,33 @@
+// Which projects exist, remembered for a short while: on a warm path a nested list is one
+// database command, not two. Both answers are kept for PROJECT_CACHE_TTL_MS, so a project
+// created is listable, and one deleted answers 404, at most that long after the change
+// (README, "Projects that come and go"). The map is bounded: the oldest entries go first.
+
+export class ProjectCache {
+  readonly #entries = new Map<string, { exists: boolean, until: number }>()
+
+  constructor (readonly ttlMs: number, readonly maxEntries: number) {}
+
+  /** true or false while remembered; undefined when the database must be asked. */
+  get (id: string, now = Date.now()): boolean | undefined {
+    if (this.ttlMs === 0) return undefined
+    const entry = this.#entries.get(id)
+    if (entry === undefined) return undefined
+    if (entry.until > now) return entry.exists
+    this.#entries.delete(id)
+    return undefined
+  }
+
+  set (id: string, exists: boolean, now = Date.now()): void {
+    if (this.ttlMs === 0) return
+    this.#entries.delete(id)
+    if (this.#entries.size >= this.maxEntries) {
+      // Insertion order is age order (entries are re-inserted when set): drop the oldest.
+      const oldest = this.#entries.keys().next()
+      if (oldest.done !== true) this.#entries.delete(oldest.value)
+    }
+    this.#entries.set(id, { exists, until: now + this.ttlMs })
+  }
+
+  get size (): number { return this.#entries.size }
+}

@@ -1,0 +1,68 @@
+// Issue 11: a nested list is one database command on a warm path. Whether the path's project
+// exists is remembered for PROJECT_CACHE_TTL_MS, both ways, so the 404 contract holds within
+// that delay: a project created becomes listable, one deleted answers 404.
+import { ObjectId } from 'mongodb'
+import t from 'tap'
+import { ProjectCache } from '../../../list-endpoint/project-cache.js'
+import { build } from '../../helpers/build.js'
+import { watchCommands } from '../../helpers/commands.js'
+
+const TTL = 300
+const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+
+t.test('warm: one command per list; cold: the project check runs beside it', async (t) => {
+  const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: 60_000 } })
+  const db = fastify.mongo.db!
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'p' })
+  await db.collection('sessions').insertOne({ project, name: 's' })
+  const commands = watchCommands(fastify)
+  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 200)
+  t.same(commands.names().sort(), ['find', 'find'], 'first request: the project check and the list')
+  for (let i = 0; i < 3; i++) {
+    const res = await fastify.inject(`/projects/${project}/sessions`)
+    t.equal(res.json().data[0].name, 's')
+    t.same(commands.names(), ['find'], 'then the list alone')
+  }
+  const unknown = new ObjectId()
+  t.equal((await fastify.inject(`/projects/${unknown}/sessions`)).statusCode, 404)
+  commands.names()
+  t.equal((await fastify.inject(`/projects/${unknown}/teams`)).statusCode, 404)
+  t.same(commands.names(), [], 'an unknown project, remembered: 404 without a query')
+})
+
+t.test(`created and deleted projects are seen within the TTL (${TTL} ms)`, async (t) => {
+  const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: TTL } })
+  const db = fastify.mongo.db!
+  const project = new ObjectId()
+  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 404, 'not yet created')
+  await db.collection('projects').insertOne({ _id: project, name: 'p' })
+  await sleep(TTL + 50)
+  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 200, 'created: listable once the TTL has passed')
+  await db.collection('projects').deleteOne({ _id: project })
+  await sleep(TTL + 50)
+  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 404, 'deleted: 404 once the TTL has passed')
+})
+
+t.test('PROJECT_CACHE_TTL_MS=0: asked every time', async (t) => {
+  const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: 0 } })
+  const project = new ObjectId()
+  await fastify.mongo.db!.collection('projects').insertOne({ _id: project })
+  const commands = watchCommands(fastify)
+  for (let i = 0; i < 2; i++) {
+    await fastify.inject(`/projects/${project}/places`)
+    t.same(commands.names(), ['find', 'find'])
+  }
+})
+
+t.test('the memory is bounded and forgets the oldest first, and entries expire', async (t) => {
+  const cache = new ProjectCache(1000, 3)
+  for (const id of ['a', 'b', 'c']) cache.set(id, true, 0)
+  cache.set('d', false, 0)
+  t.equal(cache.size, 3)
+  t.equal(cache.get('a', 1), undefined, 'the oldest went')
+  t.equal(cache.get('d', 1), false)
+  t.equal(cache.get('b', 999), true)
+  t.equal(cache.get('b', 1000), undefined, 'expired at the TTL')
+  t.equal(cache.size, 2, 'an expired entry is dropped when read')
+})
