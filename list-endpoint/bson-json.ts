@@ -52,7 +52,6 @@ interface Plan {
   byLength: Array<Field[] | undefined>
 }
 
-
 /** Where each declared field's element starts (its type byte) in one document; -1 when absent. */
 type Offsets = Int32Array
 
@@ -98,10 +97,11 @@ function valueSize (buf: Buffer, type: number, at: number): number {
 function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field | undefined {
   const candidates = plan.byLength[end - start]
   if (candidates === undefined) return undefined
-  outer: for (const field of candidates) {
+  for (const field of candidates) {
     const bytes = field.bytes
-    for (let i = 0; i < bytes.length; i++) if (bytes[i] !== buf[start + i]) continue outer
-    return field
+    let i = 0
+    while (i < bytes.length && bytes[i] === buf[start + i]) i++
+    if (i === bytes.length) return field
   }
   return undefined
 }

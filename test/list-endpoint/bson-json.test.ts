@@ -107,7 +107,7 @@ for (const [name, schema] of Object.entries(kinds)) {
       const actual = viaTranscoder(schema, raw)
       if (!isDeepStrictEqual(actual, expected)) throw new Error(`documents ${raw.map((doc) => show(decodeRaw(doc))).join(' ')}\nschema:     ${show(expected)}\ntranscoder: ${show(actual)}`)
     }), { numRuns: 300, seed: 11 }))
-    t.equal(runs, 300, "300 pages of up to 3 documents")
+    t.equal(runs, 300, '300 pages of up to 3 documents')
   })
 }
 
