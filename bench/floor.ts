@@ -1,15 +1,20 @@
 // The floor: a bare node:http server making the service's driver calls for the benchmark mix,
 // with the queries pre-built and the answer made by JSON.stringify. What it costs is the
 // unavoidable part of a list request: HTTP, the driver, JSON.
+// FLOOR_RAW=1 makes the second floor: the driver's `raw` option, and the documents written
+// from their bytes to JSON by a schema-less transcoder (no objects either).
 import http from 'node:http'
 import { MongoClient } from 'mongodb'
-import { buildMix } from './mix.js'
+import { documentsToJson } from '../list-endpoint/bson-json.js'
+import { buildGrowth, buildMix } from './mix.js'
 
 const uri = process.env.MONGODB_URI as string
 const maxTimeMS = Number(process.env.QUERY_TIMEOUT_MS ?? 5000)
 const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 3000 }).connect()
 const db = client.db(process.env.MONGODB_DB ?? 'listing')
-const mix = new Map((await buildMix(db)).map((entry) => [entry.path, entry]))
+const raw = process.env.FLOOR_RAW === '1'
+const growth = await buildGrowth(db)
+const mix = new Map([...await buildMix(db), ...growth.pageSize, ...growth.inSize].map((entry) => [entry.path, entry]))
 
 const server = http.createServer((req, res) => {
   const entry = mix.get(req.url ?? '')
@@ -24,11 +29,12 @@ const server = http.createServer((req, res) => {
     }
     const collection = db.collection(entry.collection)
     const { filter, sort, skip, limit, projection } = entry
-    const [data, total] = await Promise.all([
-      collection.find(filter, { projection, sort, skip, limit, maxTimeMS }).toArray(),
+    const [found, total] = await Promise.all([
+      collection.find(filter, { projection, sort, skip, limit, maxTimeMS, raw }).toArray(),
       entry.count ? collection.countDocuments(filter, { maxTimeMS }) : undefined
     ])
-    return JSON.stringify(total === undefined ? { data, limit, skip } : { data, limit, skip, total })
+    const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}}`
+    return raw ? `{"data":${documentsToJson(found as unknown as Buffer[])}${tail}` : JSON.stringify(total === undefined ? { data: found, limit, skip } : { data: found, limit, skip, total })
   }
   answer().then((body) => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body)
@@ -39,6 +45,6 @@ const server = http.createServer((req, res) => {
 
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const address = server.address() as { port: number }
-  console.log(`floor listening on http://127.0.0.1:${address.port}`)
+  console.log(`floor${raw ? ' (raw)' : ''} listening on http://127.0.0.1:${address.port}`)
 })
 process.once('SIGTERM', () => { server.close(); client.close().finally(() => process.exit(0)) })

@@ -1,26 +1,61 @@
-// The whole request path under load: the service and the floor, each in its own process,
-// against the same database (in a third process), interleaved A B A B… with autocannon here.
+// The whole request path under load. The service and two floors (bench/floor.ts: JSON.stringify,
+// and the driver's raw option with a schema-less BSON→JSON writer) each run in a process of their
+// own, pinned to one core when `taskset` exists; the load generator and the database use the
+// other. By default the database is a replay (bench/replay-database.ts): the mix's commands are
+// recorded once against the real database (the stand-in, or MONGODB_URI) and then answered from
+// memory, so that the figures are the service's, not the database's (`--database direct` skips it).
 import { spawn, execSync, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { isDeepStrictEqual } from 'node:util'
 import autocannon from 'autocannon'
 import { MongoClient } from 'mongodb'
 import { seedDemoData } from '../demo-data/seed.js'
-import { buildMix, type MixEntry } from './mix.js'
+import { buildGrowth, buildMix } from './mix.js'
 import { median } from './timing.js'
 
 const DIST = new URL('../', import.meta.url)
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100
+const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path))
+/** The servers measured run on the last core; everything else (this process, the database) on the others. */
+const SERVER_CORE = '1'
+const OTHER_CORES = '0'
 
-export interface HttpOptions { pairs: number, duration: number, connections: number, scale: number }
+export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct' }
 
-export interface RunFigure { target: 'service' | 'floor', requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number }
+type Target = 'service' | 'floor' | 'raw floor' | 'service, metrics off'
+
+export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number }
+
+interface Server { target: Target, child: ChildProcess, url: string }
+
+interface Spread { median: number, min: number, max: number }
+
+export interface GrowthFigure { load: string, serviceCpuUs: number, floorCpuUs: number, ratio: Spread, serviceP99: number, floorP99: number }
+
+export interface HttpResult {
+  database: { kind: string, reason: string, replay?: { recorded: number, hits: number, misses: number } }
+  pinned: boolean
+  warmUp: Record<string, number[]>
+  mix: string[]
+  runs: RunFigure[]
+  ratios: { cpu: Spread, p99: Spread, rps: Spread, rawFloorCpu: Spread }
+  growth: GrowthFigure[]
+  metrics: { on: number, off: number, ratio: Spread }
+}
+
+function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined): ChildProcess {
+  // BENCH_NODE_ARGS reaches the measured service only (e.g. --cpu-prof to profile it).
+  const nodeArgs = script === 'server.js' && env.METRICS_PORT !== '0' ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : []
+  const args = [...nodeArgs, new URL(script, DIST).pathname]
+  const [command, argv] = TASKSET !== undefined && cores !== undefined ? [TASKSET, ['-c', cores, process.execPath, ...args]] : [process.execPath, args]
+  return spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
+}
 
 /** Starts a node process and resolves with it and the first stdout line that `match`es. */
-function start (script: string, env: NodeJS.ProcessEnv, match: RegExp): Promise<{ child: ChildProcess, line: string }> {
-  const child = spawn(process.execPath, [new URL(script, DIST).pathname], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  return new Promise((resolve, reject) => {
+async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string): Promise<{ child: ChildProcess, line: string }> {
+  const child = spawnNode(script, env, cores)
+  return await new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
     lines.on('line', (line) => { if (match.test(line)) resolve({ child, line }) })
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
@@ -34,128 +69,159 @@ function cpuMicros (pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
 }
 
-async function load (url: string, mix: MixEntry[], duration: number, connections: number) {
-  return await autocannon({ url, connections, duration, requests: mix.map((entry) => ({ method: 'GET', path: entry.path })) })
+/** The pid doing the work: taskset execs node in place, so the child's own pid. */
+const pidOf = (server: Server): number => server.child.pid as number
+
+/**
+ * One measured run. A server left idle while the others ran loses some of its optimized code,
+ * so each run follows one unmeasured second of the same load.
+ */
+async function measure (server: Server, paths: string[], duration: number, connections: number): Promise<RunFigure> {
+  await autocannon({ url: server.url, connections, duration: 1, requests: paths.map((path) => ({ method: 'GET', path })) })
+  return await run(server, paths, duration, connections)
 }
 
-async function measure (target: RunFigure['target'], child: ChildProcess, url: string, mix: MixEntry[], options: HttpOptions): Promise<RunFigure> {
-  const before = cpuMicros(child.pid as number)
-  const result = await load(url, mix, options.duration, options.connections)
-  const cpu = cpuMicros(child.pid as number) - before
+async function run (server: Server, paths: string[], duration: number, connections: number): Promise<RunFigure> {
+  const before = cpuMicros(pidOf(server))
+  const result = await autocannon({ url: server.url, connections, duration, requests: paths.map((path) => ({ method: 'GET', path })) })
+  const cpu = cpuMicros(pidOf(server)) - before
   const ok = result['2xx']
-  return { target, requests: ok, rps: ok / options.duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors }
-}
-
-export interface PagingFigure { page: string, serviceCpuUsPerRequest: number, databaseCpuUsPerRequest?: number, p50: number }
-
-export interface MetricsCost { on: number, off: number, ratio: { median: number, min: number, max: number } }
-
-export interface HttpResult { database: { kind: string, reason: string }, mix: string[], runs: RunFigure[], ratios: Record<'cpu' | 'p99' | 'rps', { median: number, min: number, max: number }>, paging: PagingFigure[], metrics: MetricsCost }
-
-/** A free loopback port for the metrics listener. */
-async function freePort (): Promise<number> {
-  const { createServer } = await import('node:net')
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
+  return { target: server.target, requests: ok, rps: ok / duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors }
 }
 
 /**
- * Deep pages: page 1, the page after `depth` documents reached with a cursor, and the same
- * page reached with skip, loaded in turn (rounds interleaved); CPU per request of the service
- * and, when it is ours, of the database process.
+ * Loads a server in 2-second rounds until its CPU per request is stable: two rounds in a row
+ * within 3 % of each other (a fresh process needs tens of seconds before its JIT settles), or
+ * 15 rounds. Returns the CPU per request of each round.
  */
-async function benchPaging (serviceUrl: string, service: ChildProcess, database: ChildProcess | undefined, base: string, options: HttpOptions, depth = 900): Promise<PagingFigure[]> {
-  let cursorUrl = `${base}&limit=100`
-  for (let read = 0; read < depth; read += 100) {
-    const link = (await fetch(serviceUrl + cursorUrl)).headers.get('link') ?? ''
-    cursorUrl = (/^<http:\/\/[^/]+([^>]+)>/.exec(link)?.[1] ?? '').replace('limit=100', 'limit=20')
+async function warmUp (server: Server, paths: string[], connections: number): Promise<number[]> {
+  const seen: number[] = []
+  for (let round = 0; round < 15; round++) {
+    seen.push((await run(server, paths, 2, connections)).cpuUsPerRequest)
+    const [a, b] = seen.slice(-2)
+    if (seen.length >= 3 && a !== undefined && b !== undefined && Math.abs(a - b) / b <= 0.03) break
   }
-  const pages = { 'page 1': `${base}&limit=20`, [`cursor after ${depth}`]: cursorUrl, [`skip ${depth}`]: `${base}&limit=20&skip=${depth}` }
-  const figures = new Map<string, PagingFigure[]>()
-  for (let round = 0; round < options.pairs; round++) {
-    for (const [page, path] of Object.entries(pages)) {
-      const serviceBefore = cpuMicros(service.pid as number)
-      const databaseBefore = database === undefined ? 0 : cpuMicros(database.pid as number)
-      const result = await autocannon({ url: serviceUrl + path, connections: options.connections, duration: Math.max(2, options.duration / 2) })
-      const ok = Math.max(result['2xx'], 1)
-      const figure: PagingFigure = { page, serviceCpuUsPerRequest: (cpuMicros(service.pid as number) - serviceBefore) / ok, p50: result.latency.p50 }
-      if (database !== undefined) figure.databaseCpuUsPerRequest = (cpuMicros(database.pid as number) - databaseBefore) / ok
-      figures.set(page, [...(figures.get(page) ?? []), figure])
-    }
-  }
-  return [...figures.entries()].map(([page, runs]) => ({
-    page,
-    serviceCpuUsPerRequest: median(runs.map((r) => r.serviceCpuUsPerRequest)),
-    ...(database === undefined ? {} : { databaseCpuUsPerRequest: median(runs.map((r) => r.databaseCpuUsPerRequest ?? 0)) }),
-    p50: median(runs.map((r) => r.p50))
-  }))
+  return seen
+}
+
+const spread = (values: number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
+
+async function body (url: string): Promise<unknown> {
+  const res = await fetch(url)
+  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`)
+  const json = await res.json() as { next?: string }
+  // The floors have no cursors: the documents, limit, skip and total must agree.
+  delete json.next
+  return json
 }
 
 export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   const children: ChildProcess[] = []
   try {
+    if (TASKSET !== undefined) execSync(`${TASKSET} -cp ${OTHER_CORES} ${process.pid}`, { stdio: 'ignore' })
     let db = { uri: process.env.MONGODB_URI ?? '', kind: 'external', reason: 'MONGODB_URI is set' }
-    let databaseChild: ChildProcess | undefined
     if (process.env.MONGODB_URI === undefined) {
-      const database = await start('bench/database-process.js', {}, /^\{/)
+      const database = await start('bench/database-process.js', {}, /^\{/, OTHER_CORES)
       children.push(database.child)
-      databaseChild = database.child
       db = JSON.parse(database.line)
     }
     const dbName = process.env.MONGODB_DB ?? 'listing'
-    console.log(`database: ${db.kind} (${db.reason})`)
-
     const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000 }).connect()
     if (db.kind !== 'external') await seedDemoData(db.uri, dbName, { scale: options.scale })
     const mix = await buildMix(client.db(dbName))
-    const project = await client.db(dbName).collection('projects').findOne({}, { sort: { _id: 1 } })
+    const growth = await buildGrowth(client.db(dbName))
     await client.close()
 
-    const env = { MONGODB_URI: db.uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
-    const service = await start('server.js', { ...env, HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }, /API at/)
-    const serviceUrl = /API at (http:\/\/[^/]+)/.exec(service.line)?.[1] as string
-    const floor = await start('bench/floor.js', env, /floor listening on/)
-    const floorUrl = /on (http:\/\/\S+)/.exec(floor.line)?.[1] as string
-    children.push(service.child, floor.child)
+    let replay: ChildProcess | undefined
+    let uri = db.uri
+    if (options.database === 'replay') {
+      const started = await start('bench/replay-process.js', { UPSTREAM_URI: db.uri }, /"uri"/, OTHER_CORES)
+      replay = started.child
+      children.push(replay)
+      uri = JSON.parse(started.line).uri
+    }
+    console.log(`database: ${db.kind} (${db.reason})${replay === undefined ? '' : ', recorded once and replayed from memory'}; servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
 
-    // Same driver calls, same answers: checked before anything is timed.
-    for (const entry of mix) {
-      const [a, b] = await Promise.all([serviceUrl, floorUrl].map(async (base) => await (await fetch(base + entry.path)).json()))
-      // The floor has no cursors: the documents, limit, skip and total must agree.
-      delete (a as { next?: string }).next
-      if (!isDeepStrictEqual(a, b)) throw new Error(`service and floor disagree on ${entry.name}`)
+    const env = { MONGODB_URI: uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
+    const server = async (target: Target, script: string, extra: NodeJS.ProcessEnv, match: RegExp, url: RegExp): Promise<Server> => {
+      const { child, line } = await start(script, { ...env, ...extra }, match, SERVER_CORE)
+      children.push(child)
+      return { target, child, url: url.exec(line)?.[1] as string }
+    }
+    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/)
+    const quiet = await server('service, metrics off', 'server.js', { METRICS_PORT: '0' }, /API at/, /API at (http:\/\/[^/]+)/)
+    const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)
+    const rawFloor = await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)
+    const servers = [service, quiet, floor, rawFloor]
+
+    // Same driver calls, same answers: checked before anything is timed (and recorded, when replaying).
+    for (const entry of [...mix, ...growth.pageSize, ...growth.inSize]) {
+      const [first, ...others] = await Promise.all(servers.map(async (s) => await body(s.url + entry.path)))
+      for (const [i, other] of others.entries()) {
+        if (!isDeepStrictEqual(first, other)) throw new Error(`${servers[i + 1]?.target} and the service disagree on ${entry.name}`)
+      }
+    }
+    if (replay !== undefined) {
+      replay.stdin?.write('replay\n')
+      await new Promise((resolve) => replay.stdout?.once('data', resolve))
     }
 
-    await load(serviceUrl, mix, 2, options.connections)
-    await load(floorUrl, mix, 2, options.connections)
+    const mixPaths = mix.map((entry) => entry.path)
+    const warm: Record<string, number[]> = {}
+    for (const s of servers) warm[s.target] = await warmUp(s, mixPaths, options.connections)
+
     const runs: RunFigure[] = []
-    for (let pair = 0; pair < options.pairs; pair++) {
-      runs.push(await measure('service', service.child, serviceUrl, mix, options))
-      runs.push(await measure('floor', floor.child, floorUrl, mix, options))
+    for (let round = 0; round < options.rounds; round++) {
+      // The order turns each round, so that no target always follows the same one.
+      const order = [service, floor, rawFloor]
+      for (let i = 0; i < round % 3; i++) order.push(order.shift() as Server)
+      for (const s of order) runs.push(await measure(s, mixPaths, options.duration, options.connections))
     }
-    const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps') => {
-      const values: number[] = []
-      for (let i = 0; i < runs.length; i += 2) values.push((runs[i] as RunFigure)[key] / (runs[i + 1] as RunFigure)[key])
-      return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
+    const byRound = (target: Target): RunFigure[] => runs.filter((r) => r.target === target)
+    const ratio = (a: Target, b: Target, key: 'cpuUsPerRequest' | 'p99' | 'rps'): Spread =>
+      spread(byRound(a).map((run, i) => run[key] / (byRound(b)[i] as RunFigure)[key]))
+
+    const growthFigures: GrowthFigure[] = []
+    for (const entry of [...growth.pageSize, ...growth.inSize]) {
+      const pairs: Array<[RunFigure, RunFigure]> = []
+      for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
+        const a = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections)
+        const b = await measure(floor, [entry.path], Math.max(2, options.duration / 4), options.connections)
+        pairs.push([a, b])
+      }
+      growthFigures.push({
+        load: entry.name,
+        serviceCpuUs: median(pairs.map(([a]) => a.cpuUsPerRequest)),
+        floorCpuUs: median(pairs.map(([, b]) => b.cpuUsPerRequest)),
+        ratio: spread(pairs.map(([a, b]) => a.cpuUsPerRequest / b.cpuUsPerRequest)),
+        serviceP99: median(pairs.map(([a]) => a.p99)),
+        floorP99: median(pairs.map(([, b]) => b.p99))
+      })
     }
-    // The same build with its metrics listener off, against the one above (metrics on), interleaved.
-    const quiet = await start('server.js', { ...env, HOST: '127.0.0.1', METRICS_PORT: '0' }, /API at/)
-    children.push(quiet.child)
-    const quietUrl = /API at (http:\/\/[^/]+)/.exec(quiet.line)?.[1] as string
-    await load(quietUrl, mix, 2, options.connections)
+
+    // The same build with its metrics listener off, against the one with it on, interleaved.
     const on: number[] = []
     const off: number[] = []
-    for (let pair = 0; pair < options.pairs; pair++) {
-      on.push((await measure('service', service.child, serviceUrl, mix, options)).cpuUsPerRequest)
-      off.push((await measure('service', quiet.child, quietUrl, mix, options)).cpuUsPerRequest)
+    for (let round = 0; round < options.rounds; round++) {
+      on.push((await measure(service, mixPaths, options.duration, options.connections)).cpuUsPerRequest)
+      off.push((await measure(quiet, mixPaths, options.duration, options.connections)).cpuUsPerRequest)
     }
-    const costRatios = on.map((x, i) => x / (off[i] as number))
-    const metrics: MetricsCost = { on: median(on), off: median(off), ratio: { median: median(costRatios), min: Math.min(...costRatios), max: Math.max(...costRatios) } }
-    const paging = await benchPaging(serviceUrl, service.child, databaseChild, `/projects/${String(project?._id)}/registrations?sort=-createdAt`, options)
-    return { database: { kind: db.kind, reason: db.reason }, mix: mix.map((m) => m.name), runs, ratios: { cpu: ratio('cpuUsPerRequest'), p99: ratio('p99'), rps: ratio('rps') }, paging, metrics }
+
+    let replayStats: HttpResult['database']['replay']
+    if (replay !== undefined) {
+      replay.stdin?.write('stats\n')
+      replayStats = JSON.parse(String(await new Promise((resolve) => replay.stdout?.once('data', resolve))))
+    }
+    return {
+      database: { kind: db.kind, reason: db.reason, ...(replayStats === undefined ? {} : { replay: replayStats }) },
+      pinned: TASKSET !== undefined,
+      warmUp: warm,
+      mix: mix.map((m) => m.name),
+      runs,
+      ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') },
+      growth: growthFigures,
+      metrics: { on: median(on), off: median(off), ratio: spread(on.map((x, i) => x / (off[i] as number))) }
+    }
   } finally {
     // Each process is waited for, so that none is left writing to a closed pipe (the service drains first).
     for (const child of children.reverse()) {
@@ -167,25 +233,42 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   }
 }
 
+/** A free loopback port for the metrics listener. */
+async function freePort (): Promise<number> {
+  const { createServer } = await import('node:net')
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+const f = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`
+
 export function printHttp (result: HttpResult): void {
-  console.log(`\nHTTP benchmark: the query mix (${result.mix.join('; ')}) against ${result.database.kind}`)
+  const replay = result.database.replay
+  console.log(`\nHTTP benchmark: the query mix (${result.mix.join('; ')}) against ${result.database.kind}${replay === undefined ? '' : `, replayed (${replay.recorded} replies recorded; ${replay.hits} answered from memory, ${replay.misses} passed through)`}`)
+  console.log('warm-up, CPU µs per request of each 2-s round until two agree within 3 %:')
+  for (const [target, rounds] of Object.entries(result.warmUp)) console.log(`  ${target}: ${rounds.map(Math.round).join(' → ')}`)
   console.table(result.runs.map((r, i) => ({
-    run: `${Math.floor(i / 2) + 1}${r.target === 'service' ? 'A' : 'B'} ${r.target}`,
+    run: `${Math.floor(i / 3) + 1} ${r.target}`,
     'req/s': Math.round(r.rps),
     'p50 ms': r.p50,
     'p99 ms': r.p99,
     'CPU µs/req': Math.round(r.cpuUsPerRequest),
     errors: r.errors
   })))
-  const f = (x: { median: number, min: number, max: number }) => `${x.median.toFixed(2)} (${x.min.toFixed(2)}–${x.max.toFixed(2)})`
-  console.log(`service/floor, median (min–max) over ${result.runs.length / 2} pairs: CPU per request ${f(result.ratios.cpu)} [target ≤ 1.25], p99 ${f(result.ratios.p99)} [target ≤ 1.5], req/s ${f(result.ratios.rps)}`)
-  const m = result.metrics
-  console.log(`\nMetrics on/off (same build, request ids always on): CPU per request ${Math.round(m.on)} µs vs ${Math.round(m.off)} µs, ratio ${m.ratio.median.toFixed(3)} (${m.ratio.min.toFixed(3)}–${m.ratio.max.toFixed(3)}) [target ≤ 1.05]`)
-  console.log('\nDeep pages of registrations (sort=-createdAt, 20 per page), median over the rounds')
-  console.table(result.paging.map((p) => ({
-    page: p.page,
-    'service CPU µs/req': Math.round(p.serviceCpuUsPerRequest),
-    ...(p.databaseCpuUsPerRequest === undefined ? {} : { 'database CPU µs/req': Math.round(p.databaseCpuUsPerRequest) }),
-    'p50 ms': p.p50
+  const rounds = result.runs.length / 3
+  console.log(`service/floor, median (min–max) over ${rounds} rounds: CPU per request ${f(result.ratios.cpu)} [target ≤ 0.6], p99 ${f(result.ratios.p99)} [target ≤ 1], req/s ${f(result.ratios.rps)}`)
+  console.log(`raw floor/floor: CPU per request ${f(result.ratios.rawFloorCpu)}`)
+  console.log('\nGrowth: one request shape at a time, service against floor (median CPU µs per request; ratio median (min–max))')
+  console.table(result.growth.map((g) => ({
+    load: g.load,
+    'service µs': Math.round(g.serviceCpuUs),
+    'floor µs': Math.round(g.floorCpuUs),
+    'service/floor': f(g.ratio),
+    'p99 ms service/floor': `${g.serviceP99}/${g.floorP99}`
   })))
+  const m = result.metrics
+  console.log(`\nMetrics on/off (same build, request ids always on): CPU per request ${Math.round(m.on)} µs vs ${Math.round(m.off)} µs, ratio ${f(m.ratio, 3)} [target ≤ 1.05]`)
 }

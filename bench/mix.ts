@@ -21,6 +21,35 @@ export interface MixEntry {
 
 const json = (value: unknown): string => encodeURIComponent(JSON.stringify(value))
 
+/** How cost grows: pages of 1, 20, 100 and 1000 registrations; $in lists of 1, 10, 50 and 100 session ids. */
+export async function buildGrowth (db: Db): Promise<{ pageSize: MixEntry[], inSize: MixEntry[] }> {
+  const project = await db.collection('projects').findOne({ public: true }, { sort: { _id: 1 } })
+  if (project === null) throw new Error('the database holds no public project: seed it first (npm run seed)')
+  const projectId = project._id as ObjectId
+  const p = projectId.toHexString()
+  const sessions = await db.collection('sessions').find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 100 }).toArray()
+  const base = { collection: 'registrations', projectId, sort: { _id: 1 } as Sort, skip: 0, count: false, projection: projectionOf(Registration) }
+  return {
+    pageSize: [1, 20, 100, 1000].map((limit) => ({
+      ...base,
+      name: `${limit} registrations a page`,
+      path: `/projects/${p}/registrations?limit=${limit}`,
+      filter: { project: projectId },
+      limit
+    })),
+    inSize: [1, 10, 50, 100].map((n) => {
+      const ids = sessions.slice(0, n).map((s) => s._id as ObjectId)
+      return {
+        ...base,
+        name: `$in ${n} session ids, 20 a page`,
+        path: `/projects/${p}/registrations?filter=${json({ 'sessionsSubscriptions.session': { $in: ids } })}&limit=20`,
+        filter: { 'sessionsSubscriptions.session': { $in: ids }, project: projectId },
+        limit: 20
+      }
+    })
+  }
+}
+
 /** Reads the ids the mix needs from the seeded database: the first public project and 50 of its sessions. */
 export async function buildMix (db: Db): Promise<MixEntry[]> {
   const project = await db.collection('projects').findOne({ public: true }, { sort: { _id: 1 } })

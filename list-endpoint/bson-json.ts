@@ -385,3 +385,14 @@ export function bsonToJson (schema: TObject): Transcoder {
 export function decodeRaw (doc: Buffer): Document {
   return BSON.deserialize(doc, DECODE_OPTIONS)
 }
+
+/** Schema-less: raw documents as the JSON array JSON.stringify gives for their decoded forms (the raw floor's writer). */
+export function documentsToJson (docs: Buffer[]): string {
+  let json = '['
+  for (let d = 0; d < docs.length; d++) {
+    const doc = docs[d] as Buffer
+    const one = anyDocument(doc, 0) ?? JSON.stringify(decodeRaw(doc))
+    json += d === 0 ? one : `,${one}`
+  }
+  return `${json}]`
+}

@@ -58,6 +58,18 @@ async function projectExists (fastify: FastifyInstance, id: ObjectId, options: {
   return await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } }) !== null
 }
 
+// The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
+// are reused (plugins/list-query.ts), so it is written once per query rather than per page.
+const filterTexts = new WeakMap<ListQuery, string>()
+function filterText (query: ListQuery): string {
+  let text = filterTexts.get(query)
+  if (text === undefined) {
+    text = BSON.EJSON.stringify(query.filter, { relaxed: false })
+    filterTexts.set(query, text)
+  }
+  return text
+}
+
 function cursorProblem (code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string): ProblemError {
   return ProblemError.about('after', 400, code, message)
 }
@@ -114,7 +126,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       let bound: CursorBinding | undefined
       const binding = (): CursorBinding => (bound ??= {
         path: `${collection} ${url} ${String(projectId)}`,
-        filter: BSON.EJSON.stringify(filter, { relaxed: false }),
+        filter: filterText(request.listQuery as ListQuery),
         sort: JSON.stringify(sort),
         fields: fields === undefined ? '*' : [...fields].sort().join(',')
       })
@@ -136,8 +148,9 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         return await Promise.all([
           known ?? projectExists(fastify, projectId as ObjectId, options),
           // One more than the page tells whether a next page exists; limit=0 reads nothing.
-          // Raw: the documents stay BSON until they are written as JSON (bson-json.ts).
-          limit === 0 ? [] : documents.find(pageWhere, { ...options, projection: read, sort, skip, limit: limit + 1, raw: true }).toArray() as unknown as Promise<Buffer[]>,
+          // Raw: the documents stay BSON until they are written as JSON (bson-json.ts); the whole
+          // page in the first batch (MongoDB's default is 101 documents): one round trip.
+          limit === 0 ? [] : documents.find(pageWhere, { ...options, projection: read, sort, skip, limit: limit + 1, batchSize: limit + 1, raw: true }).toArray() as unknown as Promise<Buffer[]>,
           count ? documents.countDocuments(where, options) : undefined
         ])
       })

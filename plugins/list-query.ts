@@ -16,6 +16,8 @@ declare module 'fastify' {
   }
 }
 
+const COMPILED_PER_ROUTE = 1000
+
 function rawQuery (request: FastifyRequest): string {
   const url = request.raw.url ?? ''
   const mark = url.indexOf('?')
@@ -33,12 +35,27 @@ async function listQueryPlugin (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route) => {
     const spec = route.config?.listQuery
     if (spec === undefined) return
+    // Clients repeat their queries (polling, paging dashboards): a compiled query depends on
+    // nothing but its query string and the route, so the last COMPILED_PER_ROUTE are kept.
+    // ListQuery objects are never changed after compilation (list-route.ts builds new ones).
+    const compiled = new Map<string, ListQuery>()
     const compile: onRequestHookHandler = function (request, _reply, done) {
-      const result = compileListQuery(rawQuery(request), spec, limits)
+      const text = rawQuery(request)
+      const known = compiled.get(text)
+      if (known !== undefined) {
+        compiled.delete(text)
+        compiled.set(text, known)
+        request.listQuery = known
+        done()
+        return
+      }
+      const result = compileListQuery(text, spec, limits)
       if (!result.ok) {
         done(ProblemError.badRequest(result.problems))
         return
       }
+      if (compiled.size >= COMPILED_PER_ROUTE) compiled.delete(compiled.keys().next().value as string)
+      compiled.set(text, result.query)
       request.listQuery = result.query
       done()
     }

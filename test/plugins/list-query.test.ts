@@ -121,3 +121,17 @@ t.test('routes that do not opt in are untouched', async (t) => {
   t.equal(res.statusCode, 200)
   t.same(res.json(), { listQuery: null })
 })
+
+t.test('a compiled query is reused for the same query string, and a page does not change it', async (t) => {
+  const seen: unknown[] = []
+  const fastify = await build(t, { extend: (app) => { app.addHook('onResponse', async (request) => { seen.push(request.listQuery) }) } })
+  const url = '/projects?filter={"name":{"$regex":"^a"},"_id":{"$gt":"000000000000000000000000"}}&sort=-name&limit=1'
+  const first = await fastify.inject(url)
+  const text = JSON.stringify(seen[0])
+  const second = await fastify.inject(url)
+  t.equal(second.body, first.body)
+  t.equal(seen[1], seen[0], 'the same compiled query object')
+  t.equal(JSON.stringify(seen[1]), text, 'unchanged by the requests that used it')
+  await fastify.inject(url.replace('limit=1', 'limit=2'))
+  t.not(seen[2], seen[0], 'another query string compiles anew')
+})
