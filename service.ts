@@ -4,7 +4,6 @@ import app, { serverOptions } from './app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
 import { ConfigError, readConfig } from './plugins/config.js'
 import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
-import { seedDemoData } from './demo-data/seed.js'
 
 export interface ServiceOptions {
   /** Runs last when the service closes, after the database (tracing flushes its spans here). */
@@ -36,6 +35,8 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
 
   // The embedded databases start empty: fill them so that the API has something to list.
   if (database.embedded) {
+    // Imported here: production images carry no demo data (they always have MONGODB_URI).
+    const { seedDemoData } = await import('./demo-data/seed.js')
     const counts = await seedDemoData(database.uri, config.MONGODB_DB)
     fastify.log.info({ documents: counts }, 'demo data loaded into the embedded database')
   }

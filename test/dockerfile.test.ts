@@ -1,0 +1,122 @@
+// The Dockerfile's facts, checked without a Docker engine: its base images, its hardening, that
+// every path its runtime stage copies exists after a build, and that those files alone, with
+// production dependencies only (`npm ci --omit=dev --ignore-scripts`), start and serve with
+// NODE_ENV=production. The README's description of the image is held to the same facts.
+import { execFile, spawn } from 'node:child_process'
+import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { testDatabase, uniqueDatabaseName } from './helpers/database.js'
+
+t.setTimeout(300_000)
+const run = promisify(execFile)
+const ROOT = path.join(import.meta.dirname, '..')
+const dockerfile = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8')
+const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8')
+
+interface Stage { from: string, name?: string, lines: string[] }
+
+/** The stages, each with its instructions (continuation lines joined, comments dropped). */
+function stages (text: string): Stage[] {
+  const instructions = text.replace(/\\\n\s*/g, ' ').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))
+  const out: Stage[] = []
+  for (const line of instructions) {
+    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line)
+    if (from !== null) out.push({ from: from[1] as string, name: from[2], lines: [] })
+    else out.at(-1)?.lines.push(line)
+  }
+  return out
+}
+
+const all = stages(dockerfile)
+const runtime = all.at(-1) as Stage
+/** `COPY --from=build <sources…> <destination>` of the runtime stage, as [source in /app, destination] pairs. */
+const fromBuild = runtime.lines.filter((line) => line.startsWith('COPY --from=build ')).flatMap((line) => {
+  const words = line.split(/\s+/).slice(2)
+  const destination = words.pop() as string
+  return words.map((source) => [source.replace(/^\/app\//, ''), destination] as const)
+})
+
+t.test('Node 24 LTS in every stage; install scripts never run', async (t) => {
+  t.ok(all.length >= 2, 'a multi-stage build')
+  for (const stage of all) t.match(stage.from, /^node:24(\.|-)/, `${stage.name ?? 'runtime'} is on Node 24`)
+  const installs = all.flatMap((stage) => stage.lines).filter((line) => /\bnpm (ci|install)\b/.test(line))
+  t.ok(installs.length >= 2)
+  for (const line of installs) t.match(line, /--ignore-scripts/, line)
+  t.match(installs.find((line) => line.includes('--omit=dev')) ?? '', /npm ci --omit=dev/, 'production dependencies from the lock file')
+})
+
+t.test('the runtime stage: root-owned read-only files, non-root user, production, health check, labels', async (t) => {
+  t.notOk(runtime.lines.some((line) => line.startsWith('COPY') && line.includes('--chown')), 'files stay owned by root (the process cannot rewrite its code)')
+  t.ok(runtime.lines.includes('USER node'), 'runs as node')
+  t.ok(runtime.lines.findIndex((line) => line.startsWith('USER')) > runtime.lines.findLastIndex((line) => line.startsWith('COPY') || line.startsWith('RUN')), 'USER comes after every COPY and RUN')
+  t.match(runtime.lines.find((line) => line.startsWith('ENV')) ?? '', /NODE_ENV=production/)
+  t.match(runtime.lines.find((line) => line.startsWith('HEALTHCHECK')) ?? '', /\/health/)
+  t.same(runtime.lines.find((line) => line.startsWith('CMD')), 'CMD ["node", "dist/server.js"]', 'node itself is PID 1\'s program, no npm')
+  const labels = runtime.lines.filter((line) => line.startsWith('LABEL')).join(' ')
+  for (const key of ['title', 'description', 'version', 'revision', 'licenses', 'source']) t.match(labels, `org.opencontainers.image.${key}=`, key)
+  for (const left of ['bench', 'offline-mongodb', 'demo-data', 'test']) {
+    t.notOk(fromBuild.some(([source]) => source.startsWith(`dist/${left}`)), `no ${left} in the image`)
+  }
+})
+
+t.test('.dockerignore keeps secrets and local dependencies out of the build context', async (t) => {
+  const ignored = (await readFile(path.join(ROOT, '.dockerignore'), 'utf8')).split('\n').map((line) => line.trim())
+  for (const entry of ['node_modules', 'dist', '.git', '.dev-keys', '.env', '*.pem', 'test']) t.ok(ignored.includes(entry), entry)
+})
+
+t.test('the README describes this image', async (t) => {
+  const section = readme.slice(readme.indexOf('## Docker'), readme.indexOf('\n## ', readme.indexOf('## Docker') + 3))
+  t.ok(section.includes(runtime.from), `names the base image ${runtime.from}`)
+  for (const fact of ['--ignore-scripts', 'NODE_ENV=production', 'HEALTHCHECK', 'root', '`node` user']) t.ok(section.includes(fact), fact)
+  for (const [source] of fromBuild) t.ok(section.includes(`\`${source.replace(/^dist\//, '')}`), `lists ${source}`)
+})
+
+t.test('the copied files start with production dependencies only, and serve', async (t) => {
+  const work = await mkdtemp(path.join(tmpdir(), 'image-'))
+  t.teardown(async () => await rm(work, { recursive: true, force: true }))
+  // The build stage's `npm run build`, into a directory of our own.
+  await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', ROOT, '--outDir', path.join(work, 'build', 'dist')], { cwd: ROOT })
+  const app = path.join(work, 'app')
+  for (const file of ['package.json', 'package-lock.json']) await cp(path.join(ROOT, file), path.join(app, file))
+  for (const [source, destination] of fromBuild) {
+    const from = path.join(work, 'build', source)
+    t.ok(await stat(from).then(() => true, () => false), `${source} exists after the build`)
+    const to = destination.endsWith('/') ? path.join(app, destination, path.basename(source)) : path.join(app, destination)
+    await cp(from, to, { recursive: true })
+  }
+  await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: app, maxBuffer: 1 << 24 })
+
+  const { uri } = await testDatabase()
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    cwd: app,
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), AUTH_MODE: 'none', CURSOR_SECRET: 'a-test-cursor-secret-of-32-bytes!!', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', SHUTDOWN_DELAY_MS: '0' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.teardown(() => { child.kill('SIGKILL') })
+  const lines: string[] = []
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not listening within 30 s:\n${lines.join('\n')}`)), 30_000)
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line)
+        const found = /API at (http:\/\/[^/\s]+)/.exec(line)
+        if (found !== null) {
+          clearTimeout(timer)
+          resolve(found[1] as string)
+        }
+      })
+    }
+    void exited.then((code) => reject(new Error(`exited with ${code}:\n${lines.join('\n')}`)))
+  })
+  t.equal((await fetch(`${url}/health`)).status, 200)
+  const list = await fetch(`${url}/projects?limit=1`)
+  t.equal(list.status, 200, 'a list answers')
+  t.match(await list.json(), { data: [], limit: 1 })
+  child.kill('SIGTERM')
+  t.equal(await exited, 0, 'exits 0 on SIGTERM')
+})
