@@ -111,7 +111,7 @@ t.test('the copied files start with production dependencies only, and serve', as
         }
       })
     }
-    void exited.then((code) => reject(new Error(`exited with ${code}:\n${lines.join('\n')}`)))
+    exited.then((code) => reject(new Error(`exited with ${code}:\n${lines.join('\n')}`)))
   })
   t.equal((await fetch(`${url}/health`)).status, 200)
   const list = await fetch(`${url}/projects?limit=1`)

@@ -7,7 +7,7 @@ import path from 'node:path'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
 
-type Manifest = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Manifest = Record<string, any>
 
 const DIR = path.join(import.meta.dirname, '..', '..', 'deploy', 'kubernetes')
 
