@@ -3,7 +3,23 @@ import { parseArgs } from 'node:util'
 import { readConfig } from '../plugins/config.js'
 import { seedDemoData } from './seed.js'
 
-const { values } = parseArgs({ options: { scale: { type: 'string', default: '1' } } })
+const USAGE = `usage: npm run seed [-- --scale N]
+  (Re)loads the demo data (projects and their activities, categories, places, sessions,
+  stewards, teams and registrations) into MONGODB_URI, database MONGODB_DB (default listing).
+  --scale   how many times the base data set (default 1; at most 100)
+  --help    this text`
+
+let values
+try {
+  values = parseArgs({ options: { scale: { type: 'string', default: '1' }, help: { type: 'boolean', short: 'h', default: false } } }).values
+} catch (error) {
+  console.error(`${(error as Error).message}\n\n${USAGE}`)
+  process.exit(2)
+}
+if (values.help) {
+  console.log(USAGE)
+  process.exit(0)
+}
 const scale = Number(values.scale)
 if (!(scale > 0 && scale <= 100)) {
   console.error(`--scale must be a number above 0 and at most 100, got '${values.scale}'`)

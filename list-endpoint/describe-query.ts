@@ -42,7 +42,7 @@ export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: {
       examples: [example.filter]
     })),
     sort: Type.Optional(Type.String({
-      description: `Comma-separated \`+field\` / \`-field\` (a raw + arrives as a space and counts as +). Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`,
+      description: `Comma-separated \`+field\` / \`-field\` (a raw + arrives as a space and counts as +). Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`,
       examples: [example.sort]
     })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxLimit, default: limits.defaultLimit, description: 'Maximum number of results; 0 reads no document (a count-only page with count=true)' })),
@@ -51,7 +51,7 @@ export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: {
     count: Type.Optional(Type.Boolean({ default: false, description: 'Add `total`, the number of matches ignoring limit, skip and after' })),
     fields: Type.Optional(Type.String({
       // No example: Swagger UI would pre-fill it, and "Try it out" would then return only those fields.
-      description: `Comma-separated fields to return (\`_id\` always comes), such as \`${spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')}\`. Allowed: ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', customFields.<name>' : ''}.`
+      description: `Comma-separated fields to return (\`_id\` always comes), such as \`${spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')}\`. Allowed: ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`
     })),
     after: Type.Optional(Type.String({
       description: 'Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change.'

@@ -95,17 +95,17 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
         description: describeList(spec, limits),
         querystring: listQuerystring(spec, limits, example),
-        ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)' }) }) } : {}),
+        ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
         response: {
           200: {
             ...listEnvelope(schema, `The page of ${collection}`),
             headers: { link: { type: 'string', description: 'When more results follow: `<URL of the next page>; rel="next"` (RFC 8288)' } }
           },
-          400: problemResponse('The request breaks a rule of the query language; every problem is listed'),
-          ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)') } : {}),
-          ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read') } : {}),
-          500: problemResponse('Unexpected failure'),
-          503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE) or the query took too long (QUERY_TIMEOUT)')
+          400: problemResponse('The request breaks a rule of the query language; every problem is listed', { status: 400, code: 'INVALID_SORT', detail: "Unknown sort field 'nmae': did you mean 'name'?", param: 'sort', pointer: '/0' }),
+          ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)', { status: 401, code: 'UNAUTHENTICATED', detail: 'A bearer token is required', param: 'authorization' }) } : {}),
+          ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read', { status: 404, code: 'PROJECT_NOT_FOUND', detail: "No project has the id '65cd7e3007370d3300000009'", param: 'projectId' }) } : {}),
+          500: problemResponse('Unexpected failure', { status: 500, code: 'INTERNAL_ERROR', detail: 'An unexpected error occurred; quote the requestId when reporting it' }),
+          503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE) or the query took too long (QUERY_TIMEOUT)', { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database cannot be reached; retry after the Retry-After delay' })
         }
       },
       config: { listQuery: spec, open },

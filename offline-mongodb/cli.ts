@@ -3,7 +3,23 @@
 import { parseArgs } from 'node:util'
 import { start } from './server.js'
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '27017' }, host: { type: 'string', default: '127.0.0.1' } } })
+const USAGE = `usage: npm run db [-- --port 27017 --host 127.0.0.1]
+  Starts the offline MongoDB stand-in (in memory, empty) and prints its URI; Ctrl-C stops it.
+  --port    TCP port, 0 for any free one (default 27017)
+  --host    interface (default 127.0.0.1)
+  --help    this text`
+
+let values
+try {
+  values = parseArgs({ options: { port: { type: 'string', default: '27017' }, host: { type: 'string', default: '127.0.0.1' }, help: { type: 'boolean', short: 'h', default: false } } }).values
+} catch (error) {
+  console.error(`${(error as Error).message}\n\n${USAGE}`)
+  process.exit(2)
+}
+if (values.help) {
+  console.log(USAGE)
+  process.exit(0)
+}
 const port = Number(values.port)
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`--port must be an integer from 0 to 65535, got '${values.port}'`)

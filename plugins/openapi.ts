@@ -1,7 +1,8 @@
-import fastifySwagger from '@fastify/swagger'
+import fastifySwagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { PACKAGE } from '../package-info.js'
 
 /** The OpenAPI 3 document is generated from the route schemas; Swagger UI serves it at /docs. */
 async function openapiPlugin (fastify: FastifyInstance) {
@@ -11,7 +12,7 @@ async function openapiPlugin (fastify: FastifyInstance) {
       info: {
         title: 'Listing API',
         description: 'List event-organisation collections with a strict, MongoDB-style filter language, sort, limit and skip. Every error is RFC 9457 problem+json.',
-        version: '1.0.0',
+        version: PACKAGE.version,
         license: { name: 'MIT' }
       },
       components: {
@@ -23,6 +24,16 @@ async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'projects', description: 'Projects and their collections' },
         { name: 'health', description: 'Liveness and readiness' }
       ]
+    },
+    // The path parameter first: it is what a reader fills in before any query parameter.
+    transformObject: (document) => {
+      const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown> } }).openapiObject
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item as Record<string, { parameters?: Array<{ in: string }> }>)) {
+          operation.parameters?.sort((a, b) => Number(b.in === 'path') - Number(a.in === 'path'))
+        }
+      }
+      return openapiObject as ReturnType<SwaggerTransformObject>
     },
     refResolver: {
       // Shared schemas keep their $id as the component name, so the document reads "Problem", not "def-0".

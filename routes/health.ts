@@ -14,7 +14,7 @@ export default async function healthRoutes (fastify: FastifyInstance) {
     schema: {
       tags: ['health'],
       summary: 'Readiness: the database answers a ping, and the service is not shutting down',
-      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down') }
+      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down', { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database does not answer' }) }
     }
   }, async () => {
     if (fastify.lifecycle.draining) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down.')

@@ -31,7 +31,7 @@ export const DocumentArray = <T extends TProperties>(properties: T, description:
 
 /** Free-form scalars, returned as stored; filterable as `customFields.<name>`. */
 export const CustomFields = () =>
-  Type.Object({}, { additionalProperties: true, description: 'Free-form values, filterable as customFields.<name>', [FIELD_KIND]: 'custom' })
+  Type.Object({}, { additionalProperties: true, description: 'Free-form values, filterable as `customFields.<name>`', [FIELD_KIND]: 'custom' })
 
 /** Fields every kind has (CONTRACT.md §1). */
 export const commonFields = {

@@ -36,8 +36,28 @@ export type Problem = Static<typeof Problem>
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
-/** A response entry for route schemas: the problem body under its own media type. */
-export const problemResponse = (description: string) => ({
+const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' }
+
+export interface ProblemExample { status: number, code: ErrorCode, detail: string, param?: string, pointer?: string }
+
+/**
+ * A response entry for route schemas: the problem body under its own media type, with an
+ * example of its own status and of a code that status can carry (shown by Swagger UI).
+ */
+export const problemResponse = (description: string, { status, code, detail, param = '', pointer = '' }: ProblemExample) => ({
   description,
-  content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } }
+  content: {
+    [PROBLEM_CONTENT_TYPE]: {
+      schema: Type.Ref('Problem'),
+      example: {
+        type: 'about:blank',
+        title: TITLES[status] ?? 'Error',
+        status,
+        code,
+        detail,
+        errors: [{ param, pointer, code, message: detail }],
+        requestId: '7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47'
+      }
+    }
+  }
 })

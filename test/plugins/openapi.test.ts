@@ -42,3 +42,30 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
   t.match(JSON.stringify(sessions.responses['200']), /#\/components\/schemas\/Session/)
   t.equal(document.components.schemas.Session.properties.start['x-field-kind'], 'date')
 })
+
+t.test('what a reader sees is right: version, error examples, path parameter first, customFields.<name>', async (t) => {
+  const { PACKAGE } = await import('../../package-info.js')
+  const { ERROR_CODES } = await import('../../schemas/problem.js')
+  const fastify = await build(t)
+  const document = (await fastify.inject('/docs/json')).json()
+  t.equal(document.info.version, PACKAGE.version, 'info.version is package.json\'s')
+  let examples = 0
+  for (const [url, item] of Object.entries(document.paths as Record<string, Record<string, { parameters?: Array<{ in: string }>, responses: Record<string, { content?: Record<string, { example?: { status: number, code: string } }> }> }>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (url.includes('{')) t.equal(operation.parameters?.[0]?.in, 'path', `${method} ${url}: the path parameter comes first`)
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const example = response.content?.['application/problem+json']?.example
+        if (Number(status) < 400) continue
+        t.ok(example !== undefined, `${method} ${url} ${status} has an example`)
+        if (example === undefined) continue
+        examples++
+        t.equal(example.status, Number(status), `${method} ${url} ${status}: the example shows its own status`)
+        t.ok((ERROR_CODES as readonly string[]).includes(example.code), `${example.code} is a code of the contract`)
+      }
+    }
+  }
+  t.ok(examples > 20)
+  const sessions = document.paths['/projects/{projectId}/sessions'].get
+  t.match(sessions.parameters[0].schema?.examples ?? sessions.parameters[0].examples ?? sessions.parameters[0].example, /65cd7e30/, 'the path parameter has an example id')
+  t.match(document.components.schemas.Session.properties.customFields.description, /`customFields\.<name>`/, 'in code, so that Markdown does not take <name> for HTML')
+})
