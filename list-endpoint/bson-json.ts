@@ -25,8 +25,9 @@ const MAX_DATE_MS = 8.64e15
 // directly: the dispatch was a tenth of the transcoder's time. Node has had them since 0.x.
 interface Slices { latin1Slice: (start: number, end: number) => string, hexSlice: (start: number, end: number) => string, utf8Slice: (start: number, end: number) => string }
 const slices = Buffer.prototype as unknown as Slices
-if (typeof slices.latin1Slice !== 'function' || typeof slices.hexSlice !== 'function' || typeof slices.utf8Slice !== 'function') {
-  throw new Error('bson-json: this Node.js has no Buffer#latin1Slice/hexSlice/utf8Slice')
+if (typeof slices.latin1Slice !== 'function' || typeof slices.hexSlice !== 'function' || typeof slices.utf8Slice !== 'function' ||
+  typeof (slices as unknown as Writes).latin1Write !== 'function' || typeof (slices as unknown as Writes).utf8Write !== 'function') {
+  throw new Error('bson-json: this Node.js has no Buffer#latin1Slice/hexSlice/utf8Slice/latin1Write/utf8Write')
 }
 const latin1 = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).latin1Slice(start, end)
 const hex = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).hexSlice(start, end)
@@ -37,8 +38,8 @@ const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers
 interface Field {
   index: number
   name: string
-  /** `"name":` */
-  key: string
+  /** `"name":` as UTF-8 */
+  keyBytes: Buffer
   bytes: Buffer
   kind: FieldKind
   inner?: Plan
@@ -60,7 +61,7 @@ function compilePlan (schema: TObject): Plan {
   for (const [name, property] of Object.entries(schema.properties)) {
     const kind = fieldKind(property)
     if (kind === undefined) throw new Error(`bson-json: field '${name}' has no field kind`)
-    const field: Field = { index: fields.length, name, key: `${JSON.stringify(name)}:`, bytes: Buffer.from(name, 'utf8'), kind }
+    const field: Field = { index: fields.length, name, keyBytes: Buffer.from(`${JSON.stringify(name)}:`, 'utf8'), bytes: Buffer.from(name, 'utf8'), kind }
     if (kind === 'object[]') field.inner = compilePlan((property as unknown as { items: TObject }).items)
     fields.push(field)
   }
@@ -180,39 +181,192 @@ function int64Value (buf: Buffer, at: number): string | undefined {
   return String(hi * 4294967296 + lo)
 }
 
-/** A scalar of a declared field as JSON, or undefined when its type does not fit the field. */
-function scalar (kind: FieldKind, buf: Buffer, type: number, at: number): string | undefined {
-  switch (kind) {
-    // The decoder turns a (deprecated) BSON symbol into a string.
-    case 'string': return type === T.String || type === T.Symbol ? stringValue(buf, at) : undefined
-    case 'ref': return type === T.ObjectId ? `"${hex(buf, at, at + 12)}"` : undefined
-    case 'date': return type === T.Date ? dateValue(buf, at) : undefined
-    case 'boolean': return type === T.Boolean ? (buf[at] === 1 ? 'true' : 'false') : undefined
-    case 'number':
-      switch (type) {
-        case T.Double: { const n = buf.readDoubleLE(at); return Number.isFinite(n) ? String(n) : undefined }
-        case T.Int32: return String(buf.readInt32LE(at))
-        case T.Int64: return int64Value(buf, at)
-        default: return undefined
-      }
-    default: return undefined
+// The JSON is written as bytes into one growing buffer (Out): text copied from the BSON as it
+// is, no intermediate strings for the common values, nothing to encode again when it is sent.
+const QUOTE = 0x22
+const COMMA = 0x2c
+const HEX = Buffer.from(Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).join(''), 'latin1')
+interface Writes { latin1Write: (text: string, offset: number) => number, utf8Write: (text: string, offset: number) => number }
+
+class Out {
+  buf: Buffer
+  pos = 0
+  constructor (size: number) { this.buf = Buffer.allocUnsafe(size) }
+  room (n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n))
+    this.buf.copy(next, 0, 0, this.pos)
+    this.buf = next
+  }
+
+  byte (c: number): void {
+    this.room(1)
+    this.buf[this.pos++] = c
+  }
+
+  /** Text known to be ASCII. */
+  ascii (text: string): void {
+    this.room(text.length)
+    this.pos += (this.buf as unknown as Writes).latin1Write(text, this.pos)
+  }
+
+  utf8 (text: string): void {
+    this.room(text.length * 3)
+    this.pos += (this.buf as unknown as Writes).utf8Write(text, this.pos)
+  }
+
+  span (source: Buffer, start: number, end: number): void {
+    this.room(end - start)
+    source.copy(this.buf, this.pos, start, end)
+    this.pos += end - start
   }
 }
 
-/** A BSON array of one scalar kind as JSON; undefined when any element does not fit. */
-function scalarArray (kind: FieldKind, buf: Buffer, at: number): string | undefined {
+/** A BSON string (its value starting at `at`) as a JSON string; false when it is not UTF-8. */
+function putString (out: Out, buf: Buffer, at: number): boolean {
+  const start = at + 4
+  const end = at + 3 + buf.readInt32LE(at)
+  let i = start
+  while (i < end && PLAIN[buf[i] as number] === 1) i++
+  if (i === end) {
+    out.room(end - start + 2)
+    out.buf[out.pos++] = QUOTE
+    buf.copy(out.buf, out.pos, start, end)
+    out.pos += end - start
+    out.buf[out.pos++] = QUOTE
+    return true
+  }
+  if (!isUtf8(buf.subarray(start, end))) return false
+  out.utf8(JSON.stringify(utf8(buf, start, end)))
+  return true
+}
+
+function putObjectId (out: Out, buf: Buffer, at: number): void {
+  out.room(26)
+  const o = out.buf
+  let p = out.pos
+  o[p++] = QUOTE
+  for (let i = at; i < at + 12; i++) {
+    const b = (buf[i] as number) * 2
+    o[p++] = HEX[b] as number
+    o[p++] = HEX[b + 1] as number
+  }
+  o[p++] = QUOTE
+  out.pos = p
+}
+
+const DIGIT = 0x30
+
+/** `"YYYY-MM-DDTHH:MM:SS.mmmZ"` straight into the output (Date#toISOString's text); false for a date out of range. */
+function putDate (out: Out, buf: Buffer, at: number): boolean {
+  const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
+  if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return false
+  if (ms < YEAR_0 || ms >= YEAR_10000) {
+    out.ascii(`"${new Date(ms).toISOString()}"`)
+    return true
+  }
+  const days = Math.floor(ms / DAY_MS)
+  let rest = ms - days * DAY_MS
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const doe = z - era * 146_097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const month = mp < 10 ? mp + 3 : mp - 9
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+  const hours = Math.floor(rest / 3_600_000)
+  rest -= hours * 3_600_000
+  const minutes = Math.floor(rest / 60_000)
+  rest -= minutes * 60_000
+  const seconds = Math.floor(rest / 1000)
+  const millis = rest - seconds * 1000
+  out.room(26)
+  const o = out.buf
+  const p = out.pos
+  o[p] = QUOTE
+  o[p + 1] = DIGIT + Math.floor(year / 1000)
+  o[p + 2] = DIGIT + Math.floor(year / 100) % 10
+  o[p + 3] = DIGIT + Math.floor(year / 10) % 10
+  o[p + 4] = DIGIT + year % 10
+  o[p + 5] = 0x2d
+  o[p + 6] = DIGIT + Math.floor(month / 10)
+  o[p + 7] = DIGIT + month % 10
+  o[p + 8] = 0x2d
+  o[p + 9] = DIGIT + Math.floor(day / 10)
+  o[p + 10] = DIGIT + day % 10
+  o[p + 11] = 0x54
+  o[p + 12] = DIGIT + Math.floor(hours / 10)
+  o[p + 13] = DIGIT + hours % 10
+  o[p + 14] = 0x3a
+  o[p + 15] = DIGIT + Math.floor(minutes / 10)
+  o[p + 16] = DIGIT + minutes % 10
+  o[p + 17] = 0x3a
+  o[p + 18] = DIGIT + Math.floor(seconds / 10)
+  o[p + 19] = DIGIT + seconds % 10
+  o[p + 20] = 0x2e
+  o[p + 21] = DIGIT + Math.floor(millis / 100)
+  o[p + 22] = DIGIT + Math.floor(millis / 10) % 10
+  o[p + 23] = DIGIT + millis % 10
+  o[p + 24] = 0x5a
+  o[p + 25] = QUOTE
+  out.pos = p + 26
+  return true
+}
+
+/** A scalar of a declared field as JSON; false (nothing written) when its type does not fit the field. */
+function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number, at: number): boolean {
+  switch (kind) {
+    // The decoder turns a (deprecated) BSON symbol into a string.
+    case 'string': return (type === T.String || type === T.Symbol) && putString(out, buf, at)
+    case 'ref':
+      if (type !== T.ObjectId) return false
+      putObjectId(out, buf, at)
+      return true
+    case 'date': return type === T.Date && putDate(out, buf, at)
+    case 'boolean':
+      if (type !== T.Boolean) return false
+      out.ascii(buf[at] === 1 ? 'true' : 'false')
+      return true
+    case 'number': {
+      let text: string | undefined
+      if (type === T.Double) {
+        const n = buf.readDoubleLE(at)
+        if (Number.isFinite(n)) text = String(n)
+      } else if (type === T.Int32) {
+        text = String(buf.readInt32LE(at))
+      } else if (type === T.Int64) {
+        text = int64Value(buf, at)
+      }
+      if (text === undefined) return false
+      out.ascii(text)
+      return true
+    }
+    default: return false
+  }
+}
+
+/** A BSON array of one scalar kind as JSON; false (nothing written) when any element does not fit. */
+function putScalarArray (out: Out, kind: FieldKind, buf: Buffer, at: number): boolean {
+  const mark = out.pos
   const end = at + buf.readInt32LE(at) - 1
-  let json = '['
+  out.byte(0x5b)
   let i = at + 4
+  let first = true
   while (i < end) {
     const type = buf[i] as number
     const valueAt = cstringEnd(buf, i + 1) + 1
-    const item = scalar(kind, buf, type, valueAt)
-    if (item === undefined) return undefined
-    json += json.length === 1 ? item : `,${item}`
+    if (!first) out.byte(COMMA)
+    first = false
+    if (!putScalar(out, kind, buf, type, valueAt)) {
+      out.pos = mark
+      return false
+    }
     i = valueAt + valueSize(buf, type, valueAt)
   }
-  return `${json}]`
+  out.byte(0x5d)
+  return true
 }
 
 /**
@@ -310,10 +464,11 @@ function idOf (buf: Buffer, at: number, offsets: Offsets, idIndex: number): unkn
 
 type Report = (field: string) => void
 
-function writeDocument (plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, prefix: string, report: Report): string {
+function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, prefix: string, report: Report): void {
   const offsets = plan.offsets
   locate(plan, buf, at, offsets)
-  let json = '{'
+  out.byte(0x7b)
+  let first = true
   for (let f = 0; f < plan.fields.length; f++) {
     const offset = offsets[f] as number
     if (offset < 0) continue
@@ -321,45 +476,64 @@ function writeDocument (plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<s
     if (omit?.has(field.name) === true) continue
     const type = buf[offset] as number
     const valueAt = cstringEnd(buf, offset + 1) + 1
-    let value: string | undefined
+    const mark = out.pos
+    if (!first) out.byte(COMMA)
+    out.span(field.keyBytes, 0, field.keyBytes.length)
+    let fits: boolean
     switch (field.kind) {
-      case 'string[]': value = type === T.Array ? scalarArray('string', buf, valueAt) : undefined; break
-      case 'ref[]': value = type === T.Array ? scalarArray('ref', buf, valueAt) : undefined; break
-      case 'custom': value = customValue(buf, type, valueAt); break
-      case 'object[]': value = type === T.Array ? documentArray(field, buf, valueAt, `${prefix}${field.name}.`, report) : undefined; break
-      default: value = scalar(field.kind, buf, type, valueAt)
+      case 'string[]': fits = type === T.Array && putScalarArray(out, 'string', buf, valueAt); break
+      case 'ref[]': fits = type === T.Array && putScalarArray(out, 'ref', buf, valueAt); break
+      case 'custom': {
+        const value = customValue(buf, type, valueAt)
+        fits = value !== undefined
+        if (fits) out.utf8(value as string)
+        break
+      }
+      case 'object[]': fits = type === T.Array && putDocumentArray(out, field, buf, valueAt, `${prefix}${field.name}.`, report); break
+      default: fits = putScalar(out, field.kind, buf, type, valueAt)
     }
-    if (value === undefined) {
+    if (!fits) {
+      out.pos = mark
       report(prefix + field.name)
       continue
     }
-    json += `${json.length === 1 ? '' : ','}${field.key}${value}`
+    first = false
   }
-  return `${json}}`
+  out.byte(0x7d)
 }
 
-/** An array of embedded documents of a declared shape; undefined when an item is not a plain document. */
-function documentArray (field: Field, buf: Buffer, at: number, prefix: string, report: Report): string | undefined {
+/** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
+function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, prefix: string, report: Report): boolean {
   const end = at + buf.readInt32LE(at) - 1
-  const items: number[] = []
   let i = at + 4
   while (i < end) {
     const type = buf[i] as number
     const valueAt = cstringEnd(buf, i + 1) + 1
-    if (type !== T.Document || isDBRefLike(buf, valueAt)) return undefined
-    items.push(valueAt)
+    if (type !== T.Document || isDBRefLike(buf, valueAt)) return false
     i = valueAt + valueSize(buf, type, valueAt)
   }
   const inner = field.inner as Plan
-  return `[${items.map((item) => writeDocument(inner, buf, item, undefined, prefix, report)).join(',')}]`
+  out.byte(0x5b)
+  i = at + 4
+  let first = true
+  while (i < end) {
+    const valueAt = cstringEnd(buf, i + 1) + 1
+    if (!first) out.byte(COMMA)
+    first = false
+    putDocument(out, inner, buf, valueAt, undefined, prefix, report)
+    i = valueAt + buf.readInt32LE(valueAt)
+  }
+  out.byte(0x5d)
+  return true
 }
 
 export interface Transcoder {
   /**
-   * The JSON array of the documents, each as raw BSON. `omit` names top-level fields read only
-   * for the cursor; `report` hears of every value left out.
+   * `head`, then the JSON array of the documents (each as raw BSON), then `tail`, as UTF-8
+   * bytes. `omit` names top-level fields read only for the cursor; `report` hears of every
+   * value left out.
    */
-  (docs: Buffer[], omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void): string
+  (docs: Buffer[], omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string): Buffer
 }
 
 /** The transcoder of one kind's documents. */
@@ -367,17 +541,24 @@ export function bsonToJson (schema: TObject): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
   const idOffsets = new Int32Array(plan.fields.length)
-  return (docs, omit, report) => {
-    let json = '['
+  return (docs, omit, report, head = '', tail = '') => {
+    let size = head.length + tail.length + 2
+    for (const doc of docs) size += doc.length
+    // JSON is usually longer than BSON (an ObjectId is 12 bytes, then 26 characters).
+    const out = new Out(Math.ceil(size * 1.6) + 64)
+    out.utf8(head)
+    out.byte(0x5b)
     for (let d = 0; d < docs.length; d++) {
       const buf = docs[d] as Buffer
-      const doc = writeDocument(plan, buf, 0, omit, '', (field) => {
+      if (d > 0) out.byte(COMMA)
+      putDocument(out, plan, buf, 0, omit, '', (field) => {
         locate(plan, buf, 0, idOffsets)
         report({ field, id: idOf(buf, 0, idOffsets, idIndex) })
       })
-      json += d === 0 ? doc : `,${doc}`
     }
-    return `${json}]`
+    out.byte(0x5d)
+    out.utf8(tail)
+    return out.buf.subarray(0, out.pos)
   }
 }
 

@@ -173,9 +173,9 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         if (next !== undefined) body.next = next
         return body
       }
-      const data = transcode(found, extra.length === 0 ? undefined : new Set(extra), report)
+      const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
       reply.type('application/json; charset=utf-8')
-      return `{"data":${data},"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
+      return transcode(found, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
     })
 
     // CONTRACT.md §2: other methods on a list are 405, refused before the body is read or the project looked up.
