@@ -34,7 +34,7 @@ const server = http.createServer((req, res) => {
       entry.count ? collection.countDocuments(filter, { maxTimeMS }) : undefined
     ])
     const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}}`
-    return raw ? `{"data":${documentsToJson(found as unknown as Buffer[])}${tail}` : JSON.stringify(total === undefined ? { data: found, limit, skip } : { data: found, limit, skip, total })
+    return raw ? documentsToJson(found as unknown as Buffer[], '{"data":', tail) : JSON.stringify(total === undefined ? { data: found, limit, skip } : { data: found, limit, skip, total })
   }
   answer().then((body) => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body)

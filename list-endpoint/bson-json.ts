@@ -23,14 +23,13 @@ const MAX_DATE_MS = 8.64e15
 
 // Buffer's own slice methods (what buf.toString(encoding, start, end) dispatches to), called
 // directly: the dispatch was a tenth of the transcoder's time. Node has had them since 0.x.
-interface Slices { latin1Slice: (start: number, end: number) => string, hexSlice: (start: number, end: number) => string, utf8Slice: (start: number, end: number) => string }
+interface Slices { latin1Slice: (start: number, end: number) => string, utf8Slice: (start: number, end: number) => string }
 const slices = Buffer.prototype as unknown as Slices
-if (typeof slices.latin1Slice !== 'function' || typeof slices.hexSlice !== 'function' || typeof slices.utf8Slice !== 'function' ||
+if (typeof slices.latin1Slice !== 'function' || typeof slices.utf8Slice !== 'function' ||
   typeof (slices as unknown as Writes).latin1Write !== 'function' || typeof (slices as unknown as Writes).utf8Write !== 'function') {
-  throw new Error('bson-json: this Node.js has no Buffer#latin1Slice/hexSlice/utf8Slice/latin1Write/utf8Write')
+  throw new Error('bson-json: this Node.js has no Buffer#latin1Slice/utf8Slice/latin1Write/utf8Write')
 }
 const latin1 = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).latin1Slice(start, end)
-const hex = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).hexSlice(start, end)
 const utf8 = (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).utf8Slice(start, end)
 /** The driver's defaults for decoding replies (what the schema path sees). */
 const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false, useBigInt64: false, validation: { utf8: true } } as const
@@ -125,53 +124,10 @@ function locate (plan: Plan, buf: Buffer, at: number, offsets: Offsets): void {
 const PLAIN = new Uint8Array(256)
 for (let c = 0x20; c < 0x7f; c++) PLAIN[c] = c === 0x22 || c === 0x5c ? 0 : 1
 
-/** A BSON string's bytes as a JSON string; undefined when they are not UTF-8 (the decoder refuses them). */
-function jsonString (buf: Buffer, start: number, end: number): string | undefined {
-  let i = start
-  while (i < end && PLAIN[buf[i] as number] === 1) i++
-  if (i === end) return `"${latin1(buf, start, end)}"`
-  if (!isUtf8(buf.subarray(start, end))) return undefined
-  return JSON.stringify(utf8(buf, start, end))
-}
-
-/** The string value of an element whose value starts at `at` (int32 size, bytes, NUL). */
-function stringValue (buf: Buffer, at: number): string | undefined {
-  return jsonString(buf, at + 4, at + 3 + buf.readInt32LE(at))
-}
-
-const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'))
-const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'))
 const DAY_MS = 86_400_000
 // 0000-01-01 and 10000-01-01 in ms since the epoch: the years Date#toISOString writes with 4 digits.
 const YEAR_0 = -62_167_219_200_000
 const YEAR_10000 = 253_402_300_800_000
-
-/** Date#toISOString, without a Date, for years 0–9999 (civil-from-days, H. Hinnant's algorithm). */
-function isoString (ms: number): string {
-  const days = Math.floor(ms / DAY_MS)
-  let rest = ms - days * DAY_MS
-  const z = days + 719_468
-  const era = Math.floor(z / 146_097)
-  const doe = z - era * 146_097
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365)
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
-  const mp = Math.floor((5 * doy + 2) / 153)
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1
-  const month = mp < 10 ? mp + 3 : mp - 9
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-  const hours = Math.floor(rest / 3_600_000)
-  rest -= hours * 3_600_000
-  const minutes = Math.floor(rest / 60_000)
-  rest -= minutes * 60_000
-  const seconds = Math.floor(rest / 1000)
-  return `${TWO[Math.floor(year / 100)] as string}${TWO[year % 100] as string}-${TWO[month] as string}-${TWO[day] as string}T${TWO[hours] as string}:${TWO[minutes] as string}:${TWO[seconds] as string}.${THREE[rest - seconds * 1000] as string}Z`
-}
-
-function dateValue (buf: Buffer, at: number): string | undefined {
-  const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
-  if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return undefined
-  return ms >= YEAR_0 && ms < YEAR_10000 ? `"${isoString(ms)}"` : `"${new Date(ms).toISOString()}"`
-}
 
 /** An Int64 is decoded to a number within ±2^53 inclusive (js-bson's promoteLongs), else to a Long. */
 function int64Value (buf: Buffer, at: number): string | undefined {
@@ -222,10 +178,12 @@ class Out {
   }
 }
 
-/** A BSON string (its value starting at `at`) as a JSON string; false when it is not UTF-8. */
-function putString (out: Out, buf: Buffer, at: number): boolean {
-  const start = at + 4
-  const end = at + 3 + buf.readInt32LE(at)
+/**
+ * The bytes `start`…`end` as a JSON string, escaped as JSON.stringify escapes: copied as they
+ * are when plain. Bytes that are not UTF-8 give false for a string value (the decoder refuses
+ * them) and U+FFFD for a name (`lenient`: the decoder does not check names).
+ */
+function putText (out: Out, buf: Buffer, start: number, end: number, lenient: boolean): boolean {
   let i = start
   while (i < end && PLAIN[buf[i] as number] === 1) i++
   if (i === end) {
@@ -236,9 +194,14 @@ function putString (out: Out, buf: Buffer, at: number): boolean {
     out.buf[out.pos++] = QUOTE
     return true
   }
-  if (!isUtf8(buf.subarray(start, end))) return false
+  if (!lenient && !isUtf8(buf.subarray(start, end))) return false
   out.utf8(JSON.stringify(utf8(buf, start, end)))
   return true
+}
+
+/** A BSON string (its value starting at `at`: int32 size, bytes, NUL) as a JSON string. */
+function putString (out: Out, buf: Buffer, at: number): boolean {
+  return putText(out, buf, at + 4, at + 3 + buf.readInt32LE(at), false)
 }
 
 function putObjectId (out: Out, buf: Buffer, at: number): void {
@@ -257,7 +220,11 @@ function putObjectId (out: Out, buf: Buffer, at: number): void {
 
 const DIGIT = 0x30
 
-/** `"YYYY-MM-DDTHH:MM:SS.mmmZ"` straight into the output (Date#toISOString's text); false for a date out of range. */
+/**
+ * `"YYYY-MM-DDTHH:MM:SS.mmmZ"` straight into the output, Date#toISOString's text (computed
+ * without a Date for years 0–9999: civil-from-days, H. Hinnant's algorithm); false for a date
+ * the decoder makes invalid.
+ */
 function putDate (out: Out, buf: Buffer, at: number): boolean {
   const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
   if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return false
@@ -393,63 +360,79 @@ function isDBRefLike (buf: Buffer, at: number): boolean {
   return ref && id && db
 }
 
-/** Any BSON value as JSON.stringify writes its decoded form, for the common types; undefined otherwise. */
-function anyValue (buf: Buffer, type: number, at: number): string | undefined {
+/**
+ * Any BSON value as JSON.stringify writes its decoded form, for the common types; false for the
+ * others, with part of the value possibly written (putCustom rolls back).
+ */
+function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
   switch (type) {
-    case T.Double: { const n = buf.readDoubleLE(at); return Number.isFinite(n) ? String(n) : 'null' }
-    case T.String: case T.Symbol: return stringValue(buf, at)
-    case T.ObjectId: return `"${hex(buf, at, at + 12)}"`
-    case T.Boolean: return buf[at] === 1 ? 'true' : 'false'
-    case T.Date: return dateValue(buf, at) ?? 'null'
-    case T.Null: return 'null'
-    case T.Int32: return String(buf.readInt32LE(at))
-    case T.Int64: return int64Value(buf, at)
-    case T.Document: return isDBRefLike(buf, at) ? undefined : anyDocument(buf, at)
+    case T.Double: {
+      const n = buf.readDoubleLE(at)
+      out.ascii(Number.isFinite(n) ? String(n) : 'null')
+      return true
+    }
+    case T.String: case T.Symbol: return putString(out, buf, at)
+    case T.ObjectId:
+      putObjectId(out, buf, at)
+      return true
+    case T.Date:
+      // JSON.stringify writes an invalid Date as null.
+      if (!putDate(out, buf, at)) out.ascii('null')
+      return true
+    case T.Null:
+      out.ascii('null')
+      return true
+    // An Int64 beyond ±2^53 decodes to a Long: the rare path.
+    case T.Boolean: case T.Int32: case T.Int64: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
+    case T.Document: return !isDBRefLike(buf, at) && putAnyDocument(out, buf, at)
     case T.Array: {
       const end = at + buf.readInt32LE(at) - 1
-      let json = '['
+      out.byte(0x5b)
       let i = at + 4
       while (i < end) {
         const itemType = buf[i] as number
         const valueAt = cstringEnd(buf, i + 1) + 1
-        const item = anyValue(buf, itemType, valueAt)
-        if (item === undefined) return undefined
-        json += json.length === 1 ? item : `,${item}`
+        if (i > at + 4) out.byte(COMMA)
+        if (!putAny(out, buf, itemType, valueAt)) return false
         i = valueAt + valueSize(buf, itemType, valueAt)
       }
-      return `${json}]`
+      out.byte(0x5d)
+      return true
     }
-    default: return undefined
+    default: return false
   }
 }
 
-function anyDocument (buf: Buffer, at: number): string | undefined {
+function putAnyDocument (out: Out, buf: Buffer, at: number): boolean {
   const end = at + buf.readInt32LE(at) - 1
-  let json = '{'
+  out.byte(0x7b)
   let i = at + 4
   while (i < end) {
     const type = buf[i] as number
     const nameEnd = cstringEnd(buf, i + 1)
+    if (i > at + 4) out.byte(COMMA)
     // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in the first place.)
-    const key = jsonString(buf, i + 1, nameEnd) ?? JSON.stringify(utf8(buf, i + 1, nameEnd))
-    const value = anyValue(buf, type, nameEnd + 1)
-    if (value === undefined) return undefined
-    json += `${json.length === 1 ? '' : ','}${key}:${value}`
+    putText(out, buf, i + 1, nameEnd, true)
+    out.byte(0x3a)
+    if (!putAny(out, buf, type, nameEnd + 1)) return false
     i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
   }
-  return `${json}}`
+  out.byte(0x7d)
+  return true
 }
 
-/** `customFields`: a plain document, written as JSON.stringify writes its decoded form. */
-function customValue (buf: Buffer, type: number, at: number): string | undefined {
-  if (type !== T.Document || isDBRefLike(buf, at)) return undefined
-  const fast = anyDocument(buf, at)
-  if (fast !== undefined) return fast
+/** `customFields`: a plain document, written as JSON.stringify writes its decoded form; false (nothing written) otherwise. */
+function putCustom (out: Out, buf: Buffer, type: number, at: number): boolean {
+  if (type !== T.Document || isDBRefLike(buf, at)) return false
+  const mark = out.pos
+  if (putAnyDocument(out, buf, at)) return true
+  out.pos = mark
   // The rare types: decode this one value as the driver would, and write it as the serializer does.
   try {
-    return JSON.stringify(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS))
+    out.utf8(JSON.stringify(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS)))
+    return true
   } catch {
-    return undefined
+    return false
   }
 }
 
@@ -483,12 +466,7 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
     switch (field.kind) {
       case 'string[]': fits = type === T.Array && putScalarArray(out, 'string', buf, valueAt); break
       case 'ref[]': fits = type === T.Array && putScalarArray(out, 'ref', buf, valueAt); break
-      case 'custom': {
-        const value = customValue(buf, type, valueAt)
-        fits = value !== undefined
-        if (fits) out.utf8(value as string)
-        break
-      }
+      case 'custom': fits = putCustom(out, buf, type, valueAt); break
       case 'object[]': fits = type === T.Array && putDocumentArray(out, field, buf, valueAt, `${prefix}${field.name}.`, report); break
       default: fits = putScalar(out, field.kind, buf, type, valueAt)
     }
@@ -567,13 +545,24 @@ export function decodeRaw (doc: Buffer): Document {
   return BSON.deserialize(doc, DECODE_OPTIONS)
 }
 
-/** Schema-less: raw documents as the JSON array JSON.stringify gives for their decoded forms (the raw floor's writer). */
-export function documentsToJson (docs: Buffer[]): string {
-  let json = '['
+/**
+ * Schema-less (the raw floor's writer): `head`, the JSON array JSON.stringify gives for the
+ * documents' decoded forms, then `tail`.
+ */
+export function documentsToJson (docs: Buffer[], head: string, tail: string): Buffer {
+  const out = new Out(docs.reduce((size, doc) => size + doc.length, 0) * 2 + 64)
+  out.utf8(head)
+  out.byte(0x5b)
   for (let d = 0; d < docs.length; d++) {
     const doc = docs[d] as Buffer
-    const one = anyDocument(doc, 0) ?? JSON.stringify(decodeRaw(doc))
-    json += d === 0 ? one : `,${one}`
+    if (d > 0) out.byte(COMMA)
+    const mark = out.pos
+    if (!putAnyDocument(out, doc, 0)) {
+      out.pos = mark
+      out.utf8(JSON.stringify(decodeRaw(doc)))
+    }
   }
-  return `${json}]`
+  out.byte(0x5d)
+  out.utf8(tail)
+  return out.buf.subarray(0, out.pos)
 }

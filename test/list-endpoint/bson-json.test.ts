@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import { BSON, BSONRegExp, BSONSymbol, Binary, Code, DBRef, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type Document } from 'mongodb'
 import t from 'tap'
 import type { TObject } from '@sinclair/typebox'
-import { bsonToJson, decodeRaw } from '../../list-endpoint/bson-json.js'
+import { bsonToJson, decodeRaw, documentsToJson } from '../../list-endpoint/bson-json.js'
 import { listEnvelope } from '../../list-endpoint/list-route.js'
 import { offSchemaGuard, type Misfit } from '../../list-endpoint/off-schema.js'
 import * as kinds from '../../schemas/kinds.js'
@@ -110,6 +110,18 @@ for (const [name, schema] of Object.entries(kinds)) {
     t.equal(runs, 300, '300 pages of up to 3 documents')
   })
 }
+
+t.test('schema-less (the raw floor writer): what JSON.stringify gives for the decoded documents', async (t) => {
+  let runs = 0
+  t.doesNotThrow(() => fc.assert(fc.property(fc.array(fc.oneof(...Object.values(kinds).map(documentFor)), { maxLength: 3 }), (docs) => {
+    runs++
+    const raw = docs.map(serialize)
+    const actual = JSON.parse(documentsToJson(raw, '{"data":', '}').toString()).data
+    const expected = JSON.parse(JSON.stringify(raw.map(decodeRaw)))
+    if (!isDeepStrictEqual(actual, expected)) throw new Error(`documents ${raw.map((doc) => show(decodeRaw(doc))).join(' ')}\nstringify: ${show(expected)}\nwriter:    ${show(actual)}`)
+  }), { numRuns: 300, seed: 5 }))
+  t.equal(runs, 300)
+})
 
 t.test('hand-made edges: dates out of range, Int64 at 2^53, undefined, repeated names', async (t) => {
   const { Session, Registration } = kinds
