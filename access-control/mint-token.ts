@@ -4,8 +4,8 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { createSigner } from 'fast-jwt'
+import { readOptions, usageError } from '../command-line.js'
 import { OBJECT_ID } from '../schemas/fields.js'
 
 const USAGE = `usage: npm run token -- --projects <id,id,…|*> [--ttl 1h] [--sub developer]
@@ -19,8 +19,7 @@ export const DEV_AUDIENCE = 'listing-api'
 const KEYS = path.join(process.cwd(), '.dev-keys')
 
 function fail (message: string): never {
-  console.error(`${message}\n\n${USAGE}`)
-  process.exit(2)
+  usageError(USAGE, message)
 }
 
 function ttlSeconds (text: string): number {
@@ -41,16 +40,7 @@ function keyPair (): { privatePem: string, publicPem: string } {
   return { privatePem: readFileSync(privateFile, 'utf8'), publicPem: readFileSync(publicFile, 'utf8') }
 }
 
-let values
-try {
-  values = parseArgs({ options: { projects: { type: 'string' }, ttl: { type: 'string', default: '1h' }, sub: { type: 'string', default: 'developer' }, help: { type: 'boolean', short: 'h' } } }).values
-} catch (error) {
-  fail((error as Error).message)
-}
-if (values.help === true) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const values = readOptions(USAGE, { projects: { type: 'string' }, ttl: { type: 'string', default: '1h' }, sub: { type: 'string', default: 'developer' } })
 if (values.projects === undefined) fail('--projects is required')
 const projects = values.projects === '*' ? '*' : values.projects.split(',')
 if (projects !== '*' && !projects.every((id) => OBJECT_ID.test(id))) fail('--projects takes 24-hexadecimal project ids separated by commas, or *')

@@ -6,6 +6,7 @@
 import net from 'node:net'
 import { EJSON } from 'bson'
 import { encodeReply, parseMessage, readMessages, OP_MSG } from '../offline-mongodb/wire-protocol.js'
+import { helloReply } from '../offline-mongodb/commands.js'
 import type { Doc } from '../offline-mongodb/storage.js'
 
 export interface ReplayDatabase {
@@ -23,24 +24,6 @@ function keyOf (command: Doc): string {
 }
 
 const HANDSHAKE = new Set(['hello', 'isMaster', 'ismaster'])
-
-function hello (connectionId: number): Doc {
-  return {
-    helloOk: true,
-    ismaster: true,
-    isWritablePrimary: true,
-    maxBsonObjectSize: 16 * 1024 * 1024,
-    maxMessageSizeBytes: 48_000_000,
-    maxWriteBatchSize: 100_000,
-    localTime: new Date(),
-    logicalSessionTimeoutMinutes: 30,
-    connectionId,
-    minWireVersion: 0,
-    maxWireVersion: 21,
-    readOnly: false,
-    ok: 1
-  }
-}
 
 export async function startReplay (upstreamUri: string, host = '127.0.0.1'): Promise<ReplayDatabase> {
   const upstream = /^mongodb:\/\/([^/:]+):(\d+)/.exec(upstreamUri)
@@ -93,7 +76,7 @@ export async function startReplay (upstreamUri: string, host = '127.0.0.1'): Pro
           const message = parseMessage(frame)
           const name = Object.keys(message.command)[0] ?? ''
           if (HANDSHAKE.has(name)) {
-            client.write(encodeReply(message, hello(connectionId)))
+            client.write(encodeReply(message, helloReply(connectionId)))
             continue
           }
           const key = keyOf(message.command)

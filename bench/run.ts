@@ -2,7 +2,7 @@
 // every benchmark of the project, tables on stdout and a JSON result in bench/results/.
 import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { readOptions, usageError } from '../command-line.js'
 import { benchCompile, printCompile } from './compile.js'
 import { benchHttp, printHttp } from './http.js'
 import { benchSerialize, printSerialize } from './serialize.js'
@@ -23,31 +23,17 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
 
 The database is MONGODB_URI when set, else the offline stand-in in its own process.`
 
-let values
-try {
-  values = parseArgs({
-    options: {
-      rounds: { type: 'string', default: '5' },
-      duration: { type: 'string', default: '8' },
-      connections: { type: 'string', default: '10' },
-      scale: { type: 'string', default: '1' },
-      database: { type: 'string', default: 'replay' },
-      'skip-http': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false }
-    }
-  }).values
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`)
-  process.exit(2)
-}
-if (values.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const values = readOptions(USAGE, {
+  rounds: { type: 'string', default: '5' },
+  duration: { type: 'string', default: '8' },
+  connections: { type: 'string', default: '10' },
+  scale: { type: 'string', default: '1' },
+  database: { type: 'string', default: 'replay' },
+  'skip-http': { type: 'boolean', default: false }
+})
 const numbers = { rounds: Number(values.rounds), duration: Number(values.duration), connections: Number(values.connections), scale: Number(values.scale) }
 if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
-  console.error(`--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct\n\n${USAGE}`)
-  process.exit(2)
+  usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct')
 }
 const options = { ...numbers, database: values.database as 'replay' | 'direct' }
 

@@ -1,5 +1,5 @@
 // `npm run seed [-- --scale 5]`: (re)loads the demo data into MONGODB_URI / MONGODB_DB.
-import { parseArgs } from 'node:util'
+import { readOptions, usageError } from '../command-line.js'
 import { readConfig } from '../plugins/config.js'
 import { seedDemoData } from './seed.js'
 
@@ -9,22 +9,9 @@ const USAGE = `usage: npm run seed [-- --scale N]
   --scale   how many times the base data set (default 1; at most 100)
   --help    this text`
 
-let values
-try {
-  values = parseArgs({ options: { scale: { type: 'string', default: '1' }, help: { type: 'boolean', short: 'h', default: false } } }).values
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`)
-  process.exit(2)
-}
-if (values.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const values = readOptions(USAGE, { scale: { type: 'string', default: '1' } })
 const scale = Number(values.scale)
-if (!(scale > 0 && scale <= 100)) {
-  console.error(`--scale must be a number above 0 and at most 100, got '${values.scale}'`)
-  process.exit(2)
-}
+if (!(scale > 0 && scale <= 100)) usageError(USAGE, `--scale must be a number above 0 and at most 100, got '${values.scale}'`)
 const config = readConfig()
 if (config.MONGODB_URI === undefined) {
   console.error('MONGODB_URI is not set: name the database to seed (npm start seeds its embedded database by itself; `npm run db` starts one you can point at)')

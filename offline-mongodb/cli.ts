@@ -1,6 +1,6 @@
 // `npm run db [-- --port 27017 --host 127.0.0.1]`: an offline MongoDB that mongosh-style
 // tools, or the service through MONGODB_URI, can connect to. It prints its URI.
-import { parseArgs } from 'node:util'
+import { readOptions, usageError } from '../command-line.js'
 import { start } from './server.js'
 
 const USAGE = `usage: npm run db [-- --port 27017 --host 127.0.0.1]
@@ -9,22 +9,9 @@ const USAGE = `usage: npm run db [-- --port 27017 --host 127.0.0.1]
   --host    interface (default 127.0.0.1)
   --help    this text`
 
-let values
-try {
-  values = parseArgs({ options: { port: { type: 'string', default: '27017' }, host: { type: 'string', default: '127.0.0.1' }, help: { type: 'boolean', short: 'h', default: false } } }).values
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`)
-  process.exit(2)
-}
-if (values.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const values = readOptions(USAGE, { port: { type: 'string', default: '27017' }, host: { type: 'string', default: '127.0.0.1' } })
 const port = Number(values.port)
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error(`--port must be an integer from 0 to 65535, got '${values.port}'`)
-  process.exit(2)
-}
+if (!Number.isInteger(port) || port < 0 || port > 65535) usageError(USAGE, `--port must be an integer from 0 to 65535, got '${values.port}'`)
 const db = await start({ port, host: values.host })
 console.log(db.uri)
 const stop = (): void => { db.close().then(() => process.exit(0), () => process.exit(1)) }

@@ -20,7 +20,8 @@ type Handler = (request: Request) => Doc
 
 const MAX_WIRE_VERSION = 21
 
-function hello ({ state }: Request): Doc {
+/** The handshake reply of a standalone primary (also answered by the benchmark's replay database). */
+export function helloReply (connectionId: number): Doc {
   return {
     helloOk: true,
     ismaster: true,
@@ -30,12 +31,16 @@ function hello ({ state }: Request): Doc {
     maxWriteBatchSize: 100_000,
     localTime: new Date(),
     logicalSessionTimeoutMinutes: 30,
-    connectionId: state.connectionId,
+    connectionId,
     minWireVersion: 0,
     maxWireVersion: MAX_WIRE_VERSION,
     readOnly: false,
     ok: 1
   }
+}
+
+function hello ({ state }: Request): Doc {
+  return helloReply(state.connectionId)
 }
 
 function collectionName (cmd: Doc, key: string): string {
