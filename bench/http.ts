@@ -44,17 +44,15 @@ export interface HttpResult {
   metrics: { on: number, off: number, ratio: Spread }
 }
 
-function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined): ChildProcess {
-  // BENCH_NODE_ARGS reaches the measured service only (e.g. --cpu-prof to profile it).
-  const nodeArgs = script === 'server.js' && env.METRICS_PORT !== '0' ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : []
+function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
   const args = [...nodeArgs, new URL(script, DIST).pathname]
   const [command, argv] = TASKSET !== undefined && cores !== undefined ? [TASKSET, ['-c', cores, process.execPath, ...args]] : [process.execPath, args]
   return spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
 }
 
 /** Starts a node process and resolves with it and the first stdout line that `match`es. */
-async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string): Promise<{ child: ChildProcess, line: string }> {
-  const child = spawnNode(script, env, cores)
+async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess, line: string }> {
+  const child = spawnNode(script, env, cores, nodeArgs)
   return await new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
     lines.on('line', (line) => { if (match.test(line)) resolve({ child, line }) })
@@ -143,12 +141,13 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     console.log(`database: ${db.kind} (${db.reason})${replay === undefined ? '' : ', recorded once and replayed from memory'}; servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
 
     const env = { MONGODB_URI: uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
-    const server = async (target: Target, script: string, extra: NodeJS.ProcessEnv, match: RegExp, url: RegExp): Promise<Server> => {
-      const { child, line } = await start(script, { ...env, ...extra }, match, SERVER_CORE)
+    const server = async (target: Target, script: string, extra: NodeJS.ProcessEnv, match: RegExp, url: RegExp, nodeArgs: string[] = []): Promise<Server> => {
+      const { child, line } = await start(script, { ...env, ...extra }, match, SERVER_CORE, nodeArgs)
       children.push(child)
       return { target, child, url: url.exec(line)?.[1] as string }
     }
-    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/)
+    // BENCH_NODE_ARGS reaches the measured service only (e.g. --cpu-prof to profile it).
+    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean))
     const quiet = await server('service, metrics off', 'server.js', { METRICS_PORT: '0' }, /API at/, /API at (http:\/\/[^/]+)/)
     const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)
     const rawFloor = await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)

@@ -6,10 +6,10 @@ import { execFile, spawn } from 'node:child_process'
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { testDatabase, uniqueDatabaseName } from './helpers/database.js'
+import { listening } from './faults/service-process.js'
 
 t.setTimeout(300_000)
 const run = promisify(execFile)
@@ -99,22 +99,7 @@ t.test('the copied files start with production dependencies only, and serve', as
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { child.kill('SIGKILL') })
-  const lines: string[] = []
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening within 30 s:\n${lines.join('\n')}`)), 30_000)
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => {
-        lines.push(line)
-        const found = /API at (http:\/\/[^/\s]+)/.exec(line)
-        if (found !== null) {
-          clearTimeout(timer)
-          resolve(found[1] as string)
-        }
-      })
-    }
-    exited.then((code) => reject(new Error(`exited with ${code}:\n${lines.join('\n')}`)))
-  })
+  const { url, exited } = await listening(child)
   t.equal((await fetch(`${url}/health`)).status, 200)
   const list = await fetch(`${url}/projects?limit=1`)
   t.equal(list.status, 200, 'a list answers')

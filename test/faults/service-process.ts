@@ -24,16 +24,21 @@ export async function freePort (): Promise<number> {
 
 /** `server.ts` as `npm start` runs it, in its own process, on loopback; resolves once it listens. */
 export async function startService (env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server.ts'], {
+  return await listening(spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
     env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
-  })
+  }))
+}
+
+/** A started service process (stdout and stderr piped), once it logs its 'API at' line; rejects after 30 s or on exit. */
+export async function listening (child: ChildProcess): Promise<ServiceProcess> {
   const lines: string[] = []
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no 'API at' line within 30 s:\n${lines.join('\n')}`)), 30_000)
     for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue
       createInterface({ input: stream }).on('line', (line) => {
         lines.push(line)
         const address = /API at (http:\/\/[^/\s]+)/.exec(line)
