@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fast
 import fp from 'fastify-plugin'
 import { compileListQuery, type ListQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
+import { RecentMap } from '../recent-map.js'
 import { listLimits } from './config.js'
 import { ProblemError } from './errors.js'
 
@@ -38,13 +39,11 @@ async function listQueryPlugin (fastify: FastifyInstance) {
     // Clients repeat their queries (polling, paging dashboards): a compiled query depends on
     // nothing but its query string and the route, so the last COMPILED_PER_ROUTE are kept.
     // ListQuery objects are never changed after compilation (list-route.ts builds new ones).
-    const compiled = new Map<string, ListQuery>()
+    const compiled = new RecentMap<ListQuery>(COMPILED_PER_ROUTE)
     const compile: onRequestHookHandler = function (request, _reply, done) {
       const text = rawQuery(request)
       const known = compiled.get(text)
       if (known !== undefined) {
-        compiled.delete(text)
-        compiled.set(text, known)
         request.listQuery = known
         done()
         return
@@ -54,7 +53,6 @@ async function listQueryPlugin (fastify: FastifyInstance) {
         done(ProblemError.badRequest(result.problems))
         return
       }
-      if (compiled.size >= COMPILED_PER_ROUTE) compiled.delete(compiled.keys().next().value as string)
       compiled.set(text, result.query)
       request.listQuery = result.query
       done()
