@@ -24,6 +24,19 @@ const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPoo
 /** Socket errors that escape the driver unwrapped. */
 const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED', 'EAI_AGAIN'])
 
+/**
+ * The retryable-reads specification's codes: what the driver retries a `find` on, once. A
+ * page read through Db#command (list-endpoint/find-page.ts) is retried by us on the same.
+ * https://github.com/mongodb/specifications/blob/master/source/retryable-reads/retryable-reads.md
+ */
+const RETRYABLE_READ_CODES = new Set([6, 7, 89, 91, 134, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436])
+
+/** Whether a read that failed so may be sent again, once (network errors and the codes above). */
+export function isRetryableRead (error: unknown): boolean {
+  if (error instanceof MongoNetworkError) return true
+  return error instanceof MongoError && typeof error.code === 'number' && RETRYABLE_READ_CODES.has(error.code)
+}
+
 /** Refusals of what the client sent, which our checks should have caught first. */
 const QUERY_CODES: Record<number, [ErrorCode, string]> = {
   51091: ['INVALID_REGEX', 'MongoDB refused the $regex pattern.'],

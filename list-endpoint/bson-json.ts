@@ -505,13 +505,63 @@ function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, pref
   return true
 }
 
+/** A page of raw documents: the BSON they are in, and where each starts. */
+export interface Page {
+  bytes: Buffer
+  starts: number[]
+}
+
+/** A page of separately held raw documents (what a driver cursor with `raw` gives). */
+export function pageOf (docs: Buffer[]): Page {
+  const starts: number[] = []
+  let at = 0
+  for (const doc of docs) {
+    starts.push(at)
+    at += doc.length
+  }
+  return { bytes: Buffer.concat(docs, at), starts }
+}
+
+/**
+ * The first batch of a cursor reply (`{firstBatch: [...], id, ns}`, as raw BSON) as a page,
+ * and the cursor's id: 0 when the server closed it, having nothing more to give.
+ */
+export function firstBatch (cursor: Buffer): { page: Page, id: bigint } {
+  const starts: number[] = []
+  let id = 0n
+  let batch = false
+  const end = cursor.readInt32LE(0) - 1
+  let i = 4
+  while (i < end) {
+    const type = cursor[i] as number
+    const nameEnd = cstringEnd(cursor, i + 1)
+    const valueAt = nameEnd + 1
+    const name = latin1(cursor, i + 1, nameEnd)
+    if (name === 'firstBatch' && type === T.Array) {
+      batch = true
+      const arrayEnd = valueAt + cursor.readInt32LE(valueAt) - 1
+      let j = valueAt + 4
+      while (j < arrayEnd) {
+        if (cursor[j] !== T.Document) throw new Error('bson-json: a cursor batch holds something other than documents')
+        const docAt = cstringEnd(cursor, j + 1) + 1
+        starts.push(docAt)
+        j = docAt + cursor.readInt32LE(docAt)
+      }
+    } else if (name === 'id' && type === T.Int64) {
+      id = cursor.readBigInt64LE(valueAt)
+    }
+    i = valueAt + valueSize(cursor, type, valueAt)
+  }
+  if (!batch) throw new Error('bson-json: the cursor reply has no firstBatch')
+  return { page: { bytes: cursor, starts }, id }
+}
+
 export interface Transcoder {
   /**
-   * `head`, then the JSON array of the documents (each as raw BSON), then `tail`, as UTF-8
-   * bytes. `omit` names top-level fields read only for the cursor; `report` hears of every
-   * value left out.
+   * `head`, then the JSON array of the page's documents, then `tail`, as UTF-8 bytes. `omit`
+   * names top-level fields read only for the cursor; `report` hears of every value left out.
    */
-  (docs: Buffer[], omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string): Buffer
+  (page: Page, omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string): Buffer
 }
 
 /** The transcoder of one kind's documents. */
@@ -519,19 +569,19 @@ export function bsonToJson (schema: TObject): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
   const idOffsets = new Int32Array(plan.fields.length)
-  return (docs, omit, report, head = '', tail = '') => {
+  return ({ bytes, starts }, omit, report, head = '', tail = '') => {
     let size = head.length + tail.length + 2
-    for (const doc of docs) size += doc.length
+    for (const at of starts) size += bytes.readInt32LE(at)
     // JSON is usually longer than BSON (an ObjectId is 12 bytes, then 26 characters).
     const out = new Out(Math.ceil(size * 1.6) + 64)
     out.utf8(head)
     out.byte(0x5b)
-    for (let d = 0; d < docs.length; d++) {
-      const buf = docs[d] as Buffer
+    for (let d = 0; d < starts.length; d++) {
+      const at = starts[d] as number
       if (d > 0) out.byte(COMMA)
-      putDocument(out, plan, buf, 0, omit, '', (field) => {
-        locate(plan, buf, 0, idOffsets)
-        report({ field, id: idOf(buf, 0, idOffsets, idIndex) })
+      putDocument(out, plan, bytes, at, omit, '', (field) => {
+        locate(plan, bytes, at, idOffsets)
+        report({ field, id: idOf(bytes, at, idOffsets, idIndex) })
       })
     }
     out.byte(0x5d)
@@ -543,6 +593,12 @@ export function bsonToJson (schema: TObject): Transcoder {
 /** A raw document decoded as the driver would have decoded it (for cursors and the rare paths). */
 export function decodeRaw (doc: Buffer): Document {
   return BSON.deserialize(doc, DECODE_OPTIONS)
+}
+
+/** The page's document `index`, decoded as the driver would have decoded it. */
+export function decodeAt ({ bytes, starts }: Page, index: number): Document {
+  const at = starts[index] as number
+  return decodeRaw(bytes.subarray(at, at + bytes.readInt32LE(at)))
 }
 
 /**

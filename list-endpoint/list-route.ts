@@ -12,7 +12,8 @@ import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
-import { bsonToJson, decodeRaw } from './bson-json.js'
+import { bsonToJson, decodeAt, type Page } from './bson-json.js'
+import { findPage } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { nextUrl, pageProjection, withoutExtra } from './paging.js'
 
@@ -138,7 +139,6 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         pageWhere = { $and: [where, keysetFilter(sort, cursor.values)] }
       }
       const { projection: read, extra } = pageProjection(projection, fields, sortKeys)
-      const documents = fastify.database.collection(collection)
       const projectKey = scoped ? String(projectId) : ''
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true
@@ -148,18 +148,17 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         return await Promise.all([
           known ?? projectExists(fastify, projectId as ObjectId, options),
           // One more than the page tells whether a next page exists; limit=0 reads nothing.
-          // Raw: the documents stay BSON until they are written as JSON (bson-json.ts); the whole
-          // page in the first batch (MongoDB's default is 101 documents): one round trip.
-          limit === 0 ? [] : documents.find(pageWhere, { ...options, projection: read, sort, skip, limit: limit + 1, batchSize: limit + 1, raw: true }).toArray() as unknown as Promise<Buffer[]>,
-          count ? documents.countDocuments(where, options) : undefined
+          // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
+          limit === 0 ? { bytes: Buffer.alloc(0), starts: [] } satisfies Page : findPage(fastify.database.db(), collection, { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }, options),
+          count ? fastify.database.collection(collection).countDocuments(where, options) : undefined
         ])
       })
       if (known === undefined) fastify.projectCache.set(projectKey, exists)
       if (!exists) throw projectNotFound(projectId as ObjectId)
       let next: string | undefined
-      if (found.length > limit) {
-        found.length = limit
-        const last = decodeRaw(found[limit - 1] as Buffer)
+      if (found.starts.length > limit) {
+        found.starts.length = limit
+        const last = decodeAt(found, limit - 1)
         next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
         reply.header('link', `<${nextUrl(request, next)}>; rel="next"`)
       }
@@ -167,7 +166,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       // A nested path read only for the cursor (`customFields.x` with fields=name) is cut out of
       // decoded documents; every other page goes from BSON to JSON directly.
       if (extra.some((path) => path.includes('.'))) {
-        const page = guard(withoutExtra(found.map(decodeRaw), extra), report)
+        const page = guard(withoutExtra(found.starts.map((_, i) => decodeAt(found, i)), extra), report)
         const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data: page, limit, skip }
         if (total !== undefined) body.total = total
         if (next !== undefined) body.next = next

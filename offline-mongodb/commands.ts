@@ -94,8 +94,7 @@ function find (request: Request): Doc {
   let docs = sortDocuments(scan(request, collection?.docs ?? [], cmd.filter), sort)
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
-  const batchSize = cmd.singleBatch === true ? docs.length : count(cmd.batchSize, 'batchSize', 101)
-  return request.state.cursors.firstBatch(ns, docs.map(project), batchSize)
+  return request.state.cursors.firstBatch(ns, docs.map(project), count(cmd.batchSize, 'batchSize', 101), cmd.singleBatch === true)
 }
 
 function runPipeline (request: Request, docs: Doc[], pipeline: unknown): Doc[] {

@@ -1,5 +1,24 @@
-import { Long } from 'bson'
+import { Long, calculateObjectSize } from 'bson'
 import type { Doc } from './storage.js'
+
+/**
+ * A batch is "the lesser of batchSize documents or 16 MiB worth of documents", and holds at
+ * least one (https://www.mongodb.com/docs/manual/reference/method/cursor.batchSize/).
+ */
+const BATCH_BYTES = 16 * 1024 * 1024
+
+/** Where a batch of at most `count` documents starting at `from` ends. */
+function batchEnd (docs: Doc[], from: number, count: number): number {
+  const last = Math.min(docs.length, from + count)
+  let end = from
+  let bytes = 0
+  while (end < last) {
+    bytes += calculateObjectSize(docs[end] as Doc)
+    if (end > from && bytes > BATCH_BYTES) break
+    end++
+  }
+  return end
+}
 
 interface OpenCursor { ns: string, docs: Doc[], position: number }
 
@@ -8,14 +27,17 @@ export class Cursors {
   private readonly open = new Map<string, OpenCursor>()
   private nextId = BigInt(1 + Math.floor(Math.random() * 1e9))
 
-  /** Answers a first batch; the rest stays open under an Int64 id (0 when exhausted). */
-  firstBatch (ns: string, docs: Doc[], batchSize: number | undefined): Doc {
-    const size = batchSize ?? 101
-    const firstBatch = docs.slice(0, size)
+  /**
+   * Answers a first batch; the rest stays open under an Int64 id (0 when exhausted, or when
+   * `singleBatch` closes the cursor after its first batch).
+   */
+  firstBatch (ns: string, docs: Doc[], batchSize: number | undefined, singleBatch = false): Doc {
+    const end = batchEnd(docs, 0, batchSize ?? 101)
+    const firstBatch = docs.slice(0, end)
     let id = Long.ZERO
-    if (docs.length > size) {
+    if (docs.length > end && !singleBatch) {
       id = Long.fromBigInt(this.nextId++)
-      this.open.set(id.toString(), { ns, docs, position: size })
+      this.open.set(id.toString(), { ns, docs, position: end })
     }
     return { cursor: { firstBatch, id, ns }, ok: 1 }
   }
@@ -23,7 +45,7 @@ export class Cursors {
   nextBatch (id: Long, ns: string, batchSize: number | undefined): Doc | undefined {
     const cursor = this.open.get(id.toString())
     if (cursor === undefined || cursor.ns !== ns) return undefined
-    const end = batchSize === undefined || batchSize <= 0 ? cursor.docs.length : cursor.position + batchSize
+    const end = batchEnd(cursor.docs, cursor.position, batchSize === undefined || batchSize <= 0 ? Infinity : batchSize)
     const nextBatch = cursor.docs.slice(cursor.position, end)
     cursor.position += nextBatch.length
     let replyId = id

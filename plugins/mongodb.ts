@@ -17,6 +17,8 @@ export const CLIENT_MARGIN_MS = 500
 export interface Database {
   /** A collection of the current client (cached per client). */
   collection: (name: string) => Collection<Document>
+  /** The database of the current client. */
+  db: () => Db
   /**
    * Runs a request's database work with a signal that aborts it once the request has had its
    * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies.
@@ -77,6 +79,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       }
       return collection
     },
+    db: () => fastify.mongo.db as Db,
     // A controller and a cleared timer cost ~0.3 µs; AbortSignal.timeout() ~5.6 µs (measured).
     bounded: async (work) => {
       const controller = new AbortController()

@@ -45,13 +45,49 @@ const clientErrorsAreNotSpanErrors: SpanProcessor = {
   shutdown: async () => {}
 }
 
+/**
+ * The statement of a command span: every value redacted to `?`, as the instrumentation's own
+ * serializer does, except the collection a command names (`{"find":"sessions",…}`), which
+ * commandCollections reads back. Filters can carry personal data; collection names do not.
+ */
+export function redactedStatement (command: Record<string, unknown>): string {
+  const [name] = Object.keys(command)
+  return JSON.stringify(command, function (this: unknown, key, value: unknown) {
+    if (this === command && key === name && typeof value === 'string') return value
+    return typeof value === 'object' && value !== null ? value : '?'
+  })
+}
+
+const COMMAND_COLLECTION = /^\{"[A-Za-z]+":("(?:[^"\\]|\\.)*")/
+
+/**
+ * Lists run their `find` through Db#command (list-endpoint/find-page.ts), which the driver
+ * sends on the `<db>.$cmd` namespace: the instrumentation then names the span `find $cmd`.
+ * The collection is the command's own value, kept in the statement by redactedStatement.
+ */
+const commandCollections: SpanProcessor = {
+  onStart (span: Span) {
+    if (span.kind !== SpanKind.CLIENT || span.attributes['db.collection.name'] !== '$cmd') return
+    const statement = span.attributes['db.query.text']
+    const match = typeof statement === 'string' ? COMMAND_COLLECTION.exec(statement) : null
+    if (match === null) return
+    const collection = JSON.parse(match[1] as string) as string
+    if (collection === '?') return
+    span.setAttribute('db.collection.name', collection)
+    span.updateName(`${String(span.attributes['db.operation.name'])} ${collection}`)
+  },
+  onEnd () {},
+  forceFlush: async () => {},
+  shutdown: async () => {}
+}
+
 export function startTracing (exporter?: SpanExporter): Tracing {
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: process.env.OTEL_SERVICE_NAME ?? 'listing-api',
       [ATTR_SERVICE_VERSION]: PACKAGE.version
     }),
-    spanProcessors: [clientErrorsAreNotSpanErrors, exporter === undefined ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(exporter)]
+    spanProcessors: [commandCollections, clientErrorsAreNotSpanErrors, exporter === undefined ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(exporter)]
   })
   // Registers the AsyncLocalStorage context manager and the W3C trace-context propagator.
   provider.register()
@@ -64,8 +100,8 @@ export function startTracing (exporter?: SpanExporter): Tracing {
         // Probes and docs would only be noise in traces.
         ignorePaths: ({ url }) => url === '/health' || url === '/ready' || url.startsWith('/docs')
       }),
-      // Statement text off: filters can carry personal data (names, e-mail addresses).
-      new MongoDBInstrumentation({ enhancedDatabaseReporting: false })
+      // Statement values redacted: filters can carry personal data (names, e-mail addresses).
+      new MongoDBInstrumentation({ enhancedDatabaseReporting: false, dbStatementSerializer: redactedStatement })
     ]
   })
   return {

@@ -21,8 +21,8 @@ export interface FaultProxy {
   halfOpen: () => void
   /** Holds each reply from the database this long. */
   slow: (ms: number) => void
-  /** Answers these commands with this error, as mongod would, instead of forwarding them. */
-  failCommands: (names: string[], reply: ErrorReply) => void
+  /** Answers these commands with this error, as mongod would, instead of forwarding them (the next `times` of them, when given). */
+  failCommands: (names: string[], reply: ErrorReply, times?: number) => void
   heal: () => void
   close: () => Promise<void>
 }
@@ -35,7 +35,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   let refuse = false
   let silentNew = false
   let delayMs = 0
-  let failing: { names: Set<string>, reply: ErrorReply } | undefined
+  let failing: { names: Set<string>, reply: ErrorReply, left: number } | undefined
 
   const server = net.createServer((client) => {
     accepted++
@@ -66,8 +66,12 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       for (const frame of messages) {
         const message = parseMessage(frame)
         const name = Object.keys(message.command)[0] ?? ''
-        if (failing.names.has(name)) client.write(encodeReply(message, { ok: 0, ...failing.reply }))
-        else upstream.write(frame)
+        if (failing !== undefined && failing.names.has(name) && failing.left > 0) {
+          failing.left--
+          client.write(encodeReply(message, { ok: 0, ...failing.reply }))
+        } else {
+          upstream.write(frame)
+        }
       }
     })
     upstream.on('data', (chunk: Buffer) => {
@@ -99,7 +103,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       for (const link of links) link.silent = true
     },
     slow: (ms) => { delayMs = ms },
-    failCommands: (names, reply) => { failing = { names: new Set(names), reply } },
+    failCommands: (names, reply, times = Infinity) => { failing = { names: new Set(names), reply, left: times } },
     heal: () => {
       refuse = false
       silentNew = false

@@ -82,6 +82,20 @@ t.test('server error replies: state changes are 503 DATABASE_UNAVAILABLE, time l
   }
 })
 
+t.test('a failover error is retried once, as the driver retries a find (retryable reads); a time limit is not', async (t) => {
+  for (const [code, codeName, errmsg] of SERVER_ERRORS.filter(([code]) => !TIME_LIMITS.has(code))) {
+    proxy.failCommands(['find'], { code, codeName, errmsg }, 1)
+    t.equal((await fastify.inject(urls[0] as string)).statusCode, 200, `one ${code} ${codeName}: answered by the retry`)
+  }
+  proxy.failCommands(['find'], { code: 189, codeName: 'PrimarySteppedDown', errmsg: 'Primary stepped down' }, 2)
+  t.equal((await fastify.inject(urls[0] as string)).statusCode, 503, 'two in a row: 503, no third try')
+  proxy.failCommands(['find'], { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' }, 1)
+  const limited = await fastify.inject(urls[0] as string)
+  t.equal(limited.statusCode, 503)
+  t.match(limited.json(), { code: 'QUERY_TIMEOUT' }, 'a query over its time is not sent again')
+  proxy.heal()
+})
+
 t.test('a refusal caused by the query is a 400; an unknown server error a 500 without its message', async (t) => {
   proxy.failCommands(['find'], { code: 51091, codeName: 'Location51091', errmsg: 'Regular expression is invalid: missing )' })
   const refused = await fastify.inject(urls[0] as string)

@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import { BSON, BSONRegExp, BSONSymbol, Binary, Code, DBRef, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type Document } from 'mongodb'
 import t from 'tap'
 import type { TObject } from '@sinclair/typebox'
-import { bsonToJson, decodeRaw, documentsToJson } from '../../list-endpoint/bson-json.js'
+import { bsonToJson, decodeRaw, documentsToJson, pageOf } from '../../list-endpoint/bson-json.js'
 import { listEnvelope } from '../../list-endpoint/list-route.js'
 import { offSchemaGuard, type Misfit } from '../../list-endpoint/off-schema.js'
 import * as kinds from '../../schemas/kinds.js'
@@ -37,7 +37,7 @@ async function viaSchema (kind: string, docs: Buffer[]): Promise<{ data: unknown
 
 function viaTranscoder (schema: TObject, docs: Buffer[]): { data: unknown, misfits: string[][] } {
   const misfits: Misfit[] = []
-  const json = bsonToJson(schema)(docs, undefined, (misfit) => misfits.push(misfit)).toString('utf8')
+  const json = bsonToJson(schema)(pageOf(docs), undefined, (misfit) => misfits.push(misfit)).toString('utf8')
   // Reported in the schema's order rather than the stored one: the order is not part of the contract.
   return { data: JSON.parse(json), misfits: misfits.map(({ field, id }) => [field, String(id)]).sort() }
 }
@@ -158,7 +158,7 @@ t.test('strings that are not UTF-8 are left out and reported, not sent broken', 
 t.test('omit leaves out the fields read only for the cursor', async (t) => {
   const id = new ObjectId()
   const doc = serialize({ _id: id, name: 'n', start: new Date(5) })
-  const json = bsonToJson(kinds.Session)([doc], new Set(['start']), () => t.fail('nothing misfits'), '{"data":', ',"limit":1}')
+  const json = bsonToJson(kinds.Session)(pageOf([doc]), new Set(['start']), () => t.fail('nothing misfits'), '{"data":', ',"limit":1}')
   t.strictSame(JSON.parse(json.toString()).data, [{ _id: id.toHexString(), name: 'n' }])
 })
 
@@ -169,7 +169,7 @@ t.test('dates are written as Date#toISOString writes them, across the whole rang
   const wrong: number[] = []
   for (const ms of [...edges, ...random]) {
     const doc = serialize({ _id: new ObjectId(), start: new Date(ms) })
-    if (JSON.parse(transcode([doc], undefined, () => {}).toString())[0].start !== new Date(ms).toISOString()) wrong.push(ms)
+    if (JSON.parse(transcode(pageOf([doc]), undefined, () => {}).toString())[0].start !== new Date(ms).toISOString()) wrong.push(ms)
   }
   t.same(wrong, [], `${edges.length + random.length} dates`)
 })

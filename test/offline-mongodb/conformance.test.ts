@@ -46,6 +46,12 @@ t.test('pagination', async (t) => {
     t.equal(getMores.length, Math.ceil((250 - 7) / 7), 'one getMore per further batch of 7')
   })
 
+  t.test('singleBatch closes the cursor after its first batch of batchSize documents (manual: find)', async (t) => {
+    const reply = await db.command({ find: 'pages', filter: {}, sort: { _id: 1 }, batchSize: 3, singleBatch: true }, { promoteLongs: false })
+    t.same(reply.cursor.firstBatch.map((d: Document) => d._id), [0, 1, 2])
+    t.ok(reply.cursor.id.isZero(), 'closed')
+  })
+
   t.test('closing a cursor early kills it on the server (manual: killCursors)', async (t) => {
     const cursor = collection.find({}, { batchSize: 5 })
     await cursor.next()
@@ -69,6 +75,20 @@ t.test('pagination', async (t) => {
     const reply = await db.command({ count: 'pages', query: { n: 3 } })
     t.equal(reply.n, 36)
   })
+})
+
+t.test('a batch is the lesser of batchSize documents or 16 MiB of them (manual: cursor.batchSize)', async (t) => {
+  const collection = db.collection('big')
+  const text = 'x'.repeat(6 * 1024 * 1024)
+  await collection.insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: i, text })))
+  const first = await db.command({ find: 'big', filter: {}, sort: { _id: 1 }, batchSize: 10, projection: { _id: 1, text: 1 } }, { promoteLongs: false })
+  t.same(first.cursor.firstBatch.map((d: Document) => d._id), [0, 1], 'two 6 MiB documents; a third would pass 16 MiB')
+  t.notOk(first.cursor.id.isZero(), 'the rest stays open')
+  const next = await db.command({ getMore: first.cursor.id, collection: 'big' }, { promoteLongs: false })
+  t.same(next.cursor.nextBatch.map((d: Document) => d._id), [2, 3], 'getMore batches are capped too')
+  const last = await db.command({ getMore: first.cursor.id, collection: 'big' }, { promoteLongs: false })
+  t.same(last.cursor.nextBatch.map((d: Document) => d._id), [4])
+  t.ok(last.cursor.id.isZero())
 })
 
 t.test('projection keeps only the named fields, with _id unless excluded (manual: Project Fields to Return)', async (t) => {

@@ -45,7 +45,8 @@ t.test('a list request: server span with route and status, continuing traceparen
   t.equal(request.parentSpanContext?.spanId, PARENT_ID, 'under the caller\'s span')
 
   const finds = spans.filter((s) => s.kind === SpanKind.CLIENT && s.attributes['db.operation.name'] === 'find')
-  t.ok(finds.some((s) => s.attributes['db.collection.name'] === 'sessions'), 'a MongoDB find on sessions')
+  t.ok(finds.some((s) => s.attributes['db.collection.name'] === 'sessions' && s.name === 'find sessions'), 'a MongoDB find on sessions')
+  t.same(spans.filter((s) => s.attributes['db.collection.name'] === '$cmd').map((s) => s.name), [], 'every command span names its collection, not the $cmd namespace')
   for (const find of finds) {
     t.equal(find.spanContext().traceId, TRACE_ID)
     t.ok(descendsFrom(find, request, spans), `${find.name} is a child of the request span`)
