@@ -37,8 +37,10 @@ const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers
 interface Field {
   index: number
   name: string
+  /** The field's dotted path from the document's root (what a misfit report names). */
+  path: string
   /** `"name":` as UTF-8 */
-  keyBytes: Buffer
+  keyBytes: Uint8Array
   bytes: Buffer
   kind: FieldKind
   inner?: Plan
@@ -46,27 +48,28 @@ interface Field {
 
 interface Plan {
   fields: Field[]
-  /** Where each field's element starts in the document being written (reused). */
-  offsets: Int32Array
+  /**
+   * Where each declared field's value starts in the document being written, -1 when absent,
+   * and its BSON type (reused from document to document: plans are not re-entered).
+   */
+  valueAt: Int32Array
+  types: Uint8Array
   /** Fields by the length of their name in bytes, to match element names without decoding them. */
   byLength: Array<Field[] | undefined>
 }
 
-/** Where each declared field's element starts (its type byte) in one document; -1 when absent. */
-type Offsets = Int32Array
-
-function compilePlan (schema: TObject): Plan {
+function compilePlan (schema: TObject, prefix = ''): Plan {
   const fields: Field[] = []
   for (const [name, property] of Object.entries(schema.properties)) {
     const kind = fieldKind(property)
     if (kind === undefined) throw new Error(`bson-json: field '${name}' has no field kind`)
-    const field: Field = { index: fields.length, name, keyBytes: Buffer.from(`${JSON.stringify(name)}:`, 'utf8'), bytes: Buffer.from(name, 'utf8'), kind }
-    if (kind === 'object[]') field.inner = compilePlan((property as unknown as { items: TObject }).items)
+    const field: Field = { index: fields.length, name, path: prefix + name, keyBytes: new Uint8Array(Buffer.from(`${JSON.stringify(name)}:`, 'utf8')), bytes: Buffer.from(name, 'utf8'), kind }
+    if (kind === 'object[]') field.inner = compilePlan((property as unknown as { items: TObject }).items, `${prefix}${name}.`)
     fields.push(field)
   }
   const byLength: Array<Field[] | undefined> = []
   for (const field of fields) (byLength[field.bytes.length] ??= []).push(field)
-  return { fields, offsets: new Int32Array(fields.length), byLength }
+  return { fields, valueAt: new Int32Array(fields.length), types: new Uint8Array(fields.length), byLength }
 }
 
 /** The end (the NUL) of the cstring starting at `at`. */
@@ -106,16 +109,20 @@ function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field
   return undefined
 }
 
-/** Records where each declared field's element starts. */
-function locate (plan: Plan, buf: Buffer, at: number, offsets: Offsets): void {
-  offsets.fill(-1)
+/** Records where each declared field's value starts in the document at `at`, and its type. */
+function locate (plan: Plan, buf: Buffer, at: number): void {
+  const { valueAt, types } = plan
+  valueAt.fill(-1)
   const end = at + buf.readInt32LE(at) - 1
   let i = at + 4
   while (i < end) {
     const type = buf[i] as number
     const nameEnd = cstringEnd(buf, i + 1)
     const field = matchField(plan, buf, i + 1, nameEnd)
-    if (field !== undefined) offsets[field.index] = i
+    if (field !== undefined) {
+      valueAt[field.index] = nameEnd + 1
+      types[field.index] = type
+    }
     i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
   }
 }
@@ -171,12 +178,23 @@ class Out {
     this.pos += (this.buf as unknown as Writes).utf8Write(text, this.pos)
   }
 
-  span (source: Buffer, start: number, end: number): void {
-    this.room(end - start)
-    source.copy(this.buf, this.pos, start, end)
-    this.pos += end - start
+  /** Bytes `start`…`end` of `source`: copied in a loop when short (Buffer#copy's checks cost more than the copy). */
+  span (source: Uint8Array, start: number, end: number): void {
+    const n = end - start
+    this.room(n)
+    if (n > SHORT_COPY) {
+      this.buf.set(source.subarray(start, end), this.pos)
+      this.pos += n
+      return
+    }
+    const o = this.buf
+    let p = this.pos
+    for (let i = start; i < end; i++) o[p++] = source[i] as number
+    this.pos = p
   }
 }
+
+const SHORT_COPY = 48
 
 /**
  * The bytes `start`…`end` as a JSON string, escaped as JSON.stringify escapes: copied as they
@@ -184,14 +202,20 @@ class Out {
  * them) and U+FFFD for a name (`lenient`: the decoder does not check names).
  */
 function putText (out: Out, buf: Buffer, start: number, end: number, lenient: boolean): boolean {
+  // Copied while checked: most text is plain, and then this one pass is all.
+  out.room(end - start + 2)
+  const o = out.buf
+  let p = out.pos
+  o[p++] = QUOTE
   let i = start
-  while (i < end && PLAIN[buf[i] as number] === 1) i++
+  for (; i < end; i++) {
+    const c = buf[i] as number
+    if (PLAIN[c] !== 1) break
+    o[p++] = c
+  }
   if (i === end) {
-    out.room(end - start + 2)
-    out.buf[out.pos++] = QUOTE
-    buf.copy(out.buf, out.pos, start, end)
-    out.pos += end - start
-    out.buf[out.pos++] = QUOTE
+    o[p++] = QUOTE
+    out.pos = p
     return true
   }
   if (!lenient && !isUtf8(buf.subarray(start, end))) return false
@@ -220,20 +244,17 @@ function putObjectId (out: Out, buf: Buffer, at: number): void {
 
 const DIGIT = 0x30
 
-/**
- * `"YYYY-MM-DDTHH:MM:SS.mmmZ"` straight into the output, Date#toISOString's text (computed
- * without a Date for years 0–9999: civil-from-days, H. Hinnant's algorithm); false for a date
- * the decoder makes invalid.
- */
-function putDate (out: Out, buf: Buffer, at: number): boolean {
-  const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
-  if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return false
-  if (ms < YEAR_0 || ms >= YEAR_10000) {
-    out.ascii(`"${new Date(ms).toISOString()}"`)
-    return true
-  }
-  const days = Math.floor(ms / DAY_MS)
-  let rest = ms - days * DAY_MS
+/** Two ASCII digits for each of 0…99. */
+const PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1')
+
+// `YYYY-MM-DD` of recently written days, by day number modulo DAYS_KEPT: the dates of a page
+// mostly fall on few days, near each other.
+const DAYS_KEPT = 1024
+const keptDays = new Float64Array(DAYS_KEPT).fill(Number.NaN)
+const keptDayText = new Uint8Array(DAYS_KEPT * 10)
+
+/** `YYYY-MM-DD` of a day since the epoch (civil-from-days, H. Hinnant's algorithm), years 0–9999. */
+function writeDay (days: number, o: Uint8Array, at: number): void {
   const z = days + 719_468
   const era = Math.floor(z / 146_097)
   const doe = z - era * 146_097
@@ -243,43 +264,88 @@ function putDate (out: Out, buf: Buffer, at: number): boolean {
   const day = doy - Math.floor((153 * mp + 2) / 5) + 1
   const month = mp < 10 ? mp + 3 : mp - 9
   const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-  const hours = Math.floor(rest / 3_600_000)
-  rest -= hours * 3_600_000
-  const minutes = Math.floor(rest / 60_000)
-  rest -= minutes * 60_000
-  const seconds = Math.floor(rest / 1000)
-  const millis = rest - seconds * 1000
+  const century = Math.floor(year / 100)
+  o[at + 0] = PAIRS[century * 2] as number
+  o[at + 1] = PAIRS[century * 2 + 1] as number
+  o[at + 2] = PAIRS[(year - century * 100) * 2] as number
+  o[at + 3] = PAIRS[(year - century * 100) * 2 + 1] as number
+  o[at + 4] = 0x2d
+  o[at + 5] = PAIRS[month * 2] as number
+  o[at + 6] = PAIRS[month * 2 + 1] as number
+  o[at + 7] = 0x2d
+  o[at + 8] = PAIRS[day * 2] as number
+  o[at + 9] = PAIRS[day * 2 + 1] as number
+}
+
+/**
+ * `"YYYY-MM-DDTHH:MM:SS.mmmZ"` straight into the output, Date#toISOString's text (computed
+ * without a Date for years 0–9999); false for a date the decoder makes invalid.
+ */
+function putDate (out: Out, buf: Buffer, at: number): boolean {
+  const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
+  if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return false
+  if (ms < YEAR_0 || ms >= YEAR_10000) {
+    out.ascii(`"${new Date(ms).toISOString()}"`)
+    return true
+  }
+  const days = Math.floor(ms / DAY_MS)
+  const slot = days & (DAYS_KEPT - 1)
+  if (keptDays[slot] !== days) {
+    writeDay(days, keptDayText, slot * 10)
+    keptDays[slot] = days
+  }
+  // Milliseconds into the day: below 2^31, so integer arithmetic.
+  const rest = ms - days * DAY_MS
+  const hours = (rest / 3_600_000) | 0
+  const minutes = ((rest - hours * 3_600_000) / 60_000) | 0
+  const secondsMs = rest - hours * 3_600_000 - minutes * 60_000
+  const seconds = (secondsMs / 1000) | 0
+  const millis = secondsMs - seconds * 1000
   out.room(26)
   const o = out.buf
   const p = out.pos
   o[p] = QUOTE
-  o[p + 1] = DIGIT + Math.floor(year / 1000)
-  o[p + 2] = DIGIT + Math.floor(year / 100) % 10
-  o[p + 3] = DIGIT + Math.floor(year / 10) % 10
-  o[p + 4] = DIGIT + year % 10
-  o[p + 5] = 0x2d
-  o[p + 6] = DIGIT + Math.floor(month / 10)
-  o[p + 7] = DIGIT + month % 10
-  o[p + 8] = 0x2d
-  o[p + 9] = DIGIT + Math.floor(day / 10)
-  o[p + 10] = DIGIT + day % 10
+  for (let i = 0; i < 10; i++) o[p + 1 + i] = keptDayText[slot * 10 + i] as number
   o[p + 11] = 0x54
-  o[p + 12] = DIGIT + Math.floor(hours / 10)
-  o[p + 13] = DIGIT + hours % 10
+  o[p + 12] = PAIRS[hours * 2] as number
+  o[p + 13] = PAIRS[hours * 2 + 1] as number
   o[p + 14] = 0x3a
-  o[p + 15] = DIGIT + Math.floor(minutes / 10)
-  o[p + 16] = DIGIT + minutes % 10
+  o[p + 15] = PAIRS[minutes * 2] as number
+  o[p + 16] = PAIRS[minutes * 2 + 1] as number
   o[p + 17] = 0x3a
-  o[p + 18] = DIGIT + Math.floor(seconds / 10)
-  o[p + 19] = DIGIT + seconds % 10
+  o[p + 18] = PAIRS[seconds * 2] as number
+  o[p + 19] = PAIRS[seconds * 2 + 1] as number
   o[p + 20] = 0x2e
-  o[p + 21] = DIGIT + Math.floor(millis / 100)
-  o[p + 22] = DIGIT + Math.floor(millis / 10) % 10
-  o[p + 23] = DIGIT + millis % 10
+  o[p + 21] = DIGIT + ((millis / 100) | 0)
+  o[p + 22] = PAIRS[(millis % 100) * 2] as number
+  o[p + 23] = PAIRS[(millis % 100) * 2 + 1] as number
   o[p + 24] = 0x5a
   o[p + 25] = QUOTE
   out.pos = p + 26
   return true
+}
+
+/** An Int32's digits, without a string in between. */
+function putInt (out: Out, n: number): void {
+  out.room(11)
+  const o = out.buf
+  let p = out.pos
+  if (n < 0) {
+    if (n === -2147483648) {
+      out.ascii('-2147483648')
+      return
+    }
+    o[p++] = 0x2d
+    n = -n
+  }
+  let digits = 1
+  for (let rest = n; rest >= 10; rest = (rest / 10) | 0) digits++
+  p += digits
+  out.pos = p
+  do {
+    o[--p] = DIGIT + n % 10
+    n = (n / 10) | 0
+  } while (n > 0)
 }
 
 /** A scalar of a declared field as JSON; false (nothing written) when its type does not fit the field. */
@@ -302,7 +368,8 @@ function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number, at: nu
         const n = buf.readDoubleLE(at)
         if (Number.isFinite(n)) text = String(n)
       } else if (type === T.Int32) {
-        text = String(buf.readInt32LE(at))
+        putInt(out, buf.readInt32LE(at))
+        return true
       } else if (type === T.Int64) {
         text = int64Value(buf, at)
       }
@@ -436,29 +503,30 @@ function putCustom (out: Out, buf: Buffer, type: number, at: number): boolean {
   }
 }
 
-function idOf (buf: Buffer, at: number, offsets: Offsets, idIndex: number): unknown {
-  const offset = offsets[idIndex] as number
-  if (offset < 0) return undefined
-  const valueAt = cstringEnd(buf, offset + 1) + 1
-  if (buf[offset] === T.ObjectId) return new ObjectId(buf.subarray(valueAt, valueAt + 12))
-  if (buf[offset] === T.String) return utf8(buf, valueAt + 4, valueAt + 3 + buf.readInt32LE(valueAt))
+/** The `_id` of the document the top-level plan last located. */
+function idOf (plan: Plan, buf: Buffer, idIndex: number): unknown {
+  const valueAt = plan.valueAt[idIndex] as number
+  if (idIndex < 0 || valueAt < 0) return undefined
+  const type = plan.types[idIndex]
+  if (type === T.ObjectId) return new ObjectId(buf.subarray(valueAt, valueAt + 12))
+  if (type === T.String) return utf8(buf, valueAt + 4, valueAt + 3 + buf.readInt32LE(valueAt))
   return undefined
 }
 
-type Report = (field: string) => void
+/** Hears of a value left out, by its field's dotted path. */
+type Report = (path: string) => void
 
-function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, prefix: string, report: Report): void {
-  const offsets = plan.offsets
-  locate(plan, buf, at, offsets)
+function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, report: Report): void {
+  locate(plan, buf, at)
+  const { fields, valueAt: values, types } = plan
   out.byte(0x7b)
   let first = true
-  for (let f = 0; f < plan.fields.length; f++) {
-    const offset = offsets[f] as number
-    if (offset < 0) continue
-    const field = plan.fields[f] as Field
-    if (omit?.has(field.name) === true) continue
-    const type = buf[offset] as number
-    const valueAt = cstringEnd(buf, offset + 1) + 1
+  for (let f = 0; f < fields.length; f++) {
+    const valueAt = values[f] as number
+    if (valueAt < 0) continue
+    const field = fields[f] as Field
+    if (omit !== undefined && omit.has(field.name)) continue
+    const type = types[f] as number
     const mark = out.pos
     if (!first) out.byte(COMMA)
     out.span(field.keyBytes, 0, field.keyBytes.length)
@@ -467,12 +535,12 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
       case 'string[]': fits = type === T.Array && putScalarArray(out, 'string', buf, valueAt); break
       case 'ref[]': fits = type === T.Array && putScalarArray(out, 'ref', buf, valueAt); break
       case 'custom': fits = putCustom(out, buf, type, valueAt); break
-      case 'object[]': fits = type === T.Array && putDocumentArray(out, field, buf, valueAt, `${prefix}${field.name}.`, report); break
+      case 'object[]': fits = type === T.Array && putDocumentArray(out, field, buf, valueAt, report); break
       default: fits = putScalar(out, field.kind, buf, type, valueAt)
     }
     if (!fits) {
       out.pos = mark
-      report(prefix + field.name)
+      report(field.path)
       continue
     }
     first = false
@@ -481,7 +549,7 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
 }
 
 /** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
-function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, prefix: string, report: Report): boolean {
+function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, report: Report): boolean {
   const end = at + buf.readInt32LE(at) - 1
   let i = at + 4
   while (i < end) {
@@ -498,7 +566,7 @@ function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, pref
     const valueAt = cstringEnd(buf, i + 1) + 1
     if (!first) out.byte(COMMA)
     first = false
-    putDocument(out, inner, buf, valueAt, undefined, prefix, report)
+    putDocument(out, inner, buf, valueAt, undefined, report)
     i = valueAt + buf.readInt32LE(valueAt)
   }
   out.byte(0x5d)
@@ -568,8 +636,9 @@ export interface Transcoder {
 export function bsonToJson (schema: TObject): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
-  const idOffsets = new Int32Array(plan.fields.length)
   return ({ bytes, starts }, omit, report, head = '', tail = '') => {
+    // While a document is written, the top-level plan holds where its _id is.
+    const misfit: Report = (field) => { report({ field, id: idOf(plan, bytes, idIndex) }) }
     let size = head.length + tail.length + 2
     for (const at of starts) size += bytes.readInt32LE(at)
     // JSON is usually longer than BSON (an ObjectId is 12 bytes, then 26 characters).
@@ -579,10 +648,7 @@ export function bsonToJson (schema: TObject): Transcoder {
     for (let d = 0; d < starts.length; d++) {
       const at = starts[d] as number
       if (d > 0) out.byte(COMMA)
-      putDocument(out, plan, bytes, at, omit, '', (field) => {
-        locate(plan, bytes, at, idOffsets)
-        report({ field, id: idOf(bytes, at, idOffsets, idIndex) })
-      })
+      putDocument(out, plan, bytes, at, omit, misfit)
     }
     out.byte(0x5d)
     out.utf8(tail)
