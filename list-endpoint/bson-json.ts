@@ -661,6 +661,34 @@ export function decodeRaw (doc: Buffer): Document {
   return BSON.deserialize(doc, DECODE_OPTIONS)
 }
 
+/**
+ * The top-level fields `names` of the page's document `index`, decoded as the driver would
+ * decode them (the others are not decoded at all): the sort keys of a page's last document.
+ */
+export function decodeFields ({ bytes, starts }: Page, index: number, names: ReadonlySet<string>): Document {
+  const at = starts[index] as number
+  const end = at + bytes.readInt32LE(at) - 1
+  const kept: Buffer[] = []
+  let size = 5
+  let i = at + 4
+  while (i < end) {
+    const type = bytes[i] as number
+    const nameEnd = cstringEnd(bytes, i + 1)
+    const next = nameEnd + 1 + valueSize(bytes, type, nameEnd + 1)
+    if (names.has(utf8(bytes, i + 1, nameEnd))) {
+      kept.push(bytes.subarray(i, next))
+      size += next - i
+    }
+    i = next
+  }
+  const doc = Buffer.allocUnsafe(size)
+  doc.writeInt32LE(size, 0)
+  let p = 4
+  for (const element of kept) p += element.copy(doc, p)
+  doc[p] = 0
+  return decodeRaw(doc)
+}
+
 /** The page's document `index`, decoded as the driver would have decoded it. */
 export function decodeAt ({ bytes, starts }: Page, index: number): Document {
   const at = starts[index] as number

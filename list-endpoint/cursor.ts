@@ -3,6 +3,7 @@
 // HMAC-SHA256. Any of the configured keys verifies; the first signs (key rotation).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { BSON } from 'mongodb'
+import { RecentMap } from '../recent-map.js'
 
 const VERSION = 1
 const PARTS = ['path', 'filter', 'sort', 'fields'] as const
@@ -14,7 +15,17 @@ export type CursorReading =
   | { ok: true, values: unknown[] }
   | { ok: false, code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string }
 
-const digest = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 16)
+// A page's binding texts repeat from request to request (the compiled query's filter, its
+// sort, the path): their digests are kept rather than hashed for every cursor.
+const digests = new RecentMap<string>(4096)
+function digest (text: string): string {
+  let known = digests.get(text)
+  if (known === undefined) {
+    known = createHash('sha256').update(text).digest('base64url').slice(0, 16)
+    digests.set(text, known)
+  }
+  return known
+}
 const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID_CURSOR', message })
 
 export class CursorCodec {

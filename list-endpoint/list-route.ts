@@ -12,7 +12,7 @@ import { problemResponse } from '../schemas/problem.js'
 import { describeList, listQuerystring } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
-import { bsonToJson, decodeAt, type Page } from './bson-json.js'
+import { bsonToJson, decodeAt, decodeFields, type Page } from './bson-json.js'
 import { findPage } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { nextUrl, pageProjection, withoutExtra } from './paging.js'
@@ -158,7 +158,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       let next: string | undefined
       if (found.starts.length > limit) {
         found.starts.length = limit
-        const last = decodeAt(found, limit - 1)
+        // Only the sort keys of the last document are decoded, for its cursor.
+        const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)))
         next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
         reply.header('link', `<${nextUrl(request, next)}>; rel="next"`)
       }

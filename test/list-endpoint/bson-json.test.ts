@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import { BSON, BSONRegExp, BSONSymbol, Binary, Code, DBRef, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type Document } from 'mongodb'
 import t from 'tap'
 import type { TObject } from '@sinclair/typebox'
-import { bsonToJson, decodeRaw, documentsToJson, pageOf } from '../../list-endpoint/bson-json.js'
+import { bsonToJson, decodeFields, decodeRaw, documentsToJson, pageOf } from '../../list-endpoint/bson-json.js'
 import { listEnvelope } from '../../list-endpoint/list-route.js'
 import { offSchemaGuard, type Misfit } from '../../list-endpoint/off-schema.js'
 import * as kinds from '../../schemas/kinds.js'
@@ -177,4 +177,16 @@ t.test('dates are written as Date#toISOString writes them, across the whole rang
     if (JSON.parse(transcode(pageOf([doc]), undefined, () => {}).toString())[0].start !== new Date(ms).toISOString()) wrong.push(ms)
   }
   t.same(wrong, [], `${edges.length + random.length} dates`)
+})
+
+t.test('decodeFields decodes the named top-level fields as the whole document decodes them, and only those', async (t) => {
+  const id = new ObjectId()
+  const doc = serialize({ _id: id, name: 'n', start: new Date(5), customFields: { x: new Decimal128('1.5'), y: [1, 'a'] }, end: Long.fromNumber(7) })
+  const twice = serialize({ _id: id, name: 'first', nbme: 'second' })
+  twice.write('a', twice.indexOf(Buffer.from('nbme\u0000')) + 1, 'latin1')
+  const page = pageOf([serialize({ _id: new ObjectId() }), doc, twice])
+  const whole = decodeRaw(doc)
+  t.strictSame(decodeFields(page, 1, new Set(['start', 'customFields', '_id'])), { _id: whole._id, start: whole.start, customFields: whole.customFields })
+  t.strictSame(decodeFields(page, 1, new Set(['absent'])), {})
+  t.strictSame(decodeFields(page, 2, new Set(['name'])), { name: 'second' }, 'the last of a repeated name, as decoded')
 })
