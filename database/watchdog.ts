@@ -21,6 +21,8 @@ export interface WatchdogOptions {
   onReplace: (client: MongoClient) => void
   /** How long a replaced client keeps serving the requests it already has (then it is closed). */
   retireAfterMs?: number
+  /** Times the pings (plugins/mongodb.ts Database#timed, for the metrics). */
+  timed?: <T>(command: string, work: () => Promise<T>) => Promise<T>
 }
 
 export class DatabaseWatchdog {
@@ -65,7 +67,8 @@ export class DatabaseWatchdog {
   /** Pings now; the answer also feeds the watchdog. */
   async ping (): Promise<boolean> {
     try {
-      await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+      const ping = async () => await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+      await (this.options.timed === undefined ? ping() : this.options.timed('ping', ping))
       this.succeeded()
       return true
     } catch (error) {

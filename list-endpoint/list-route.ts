@@ -56,7 +56,7 @@ function both (filter: Document, fixed: Document): Document {
 
 /** Whether the project exists; run beside the list (which the project scopes anyway) when not remembered. */
 async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
-  return await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } }) !== null
+  return await fastify.database.timed('find', async () => await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } })) !== null
 }
 
 // The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
@@ -149,8 +149,9 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
           known ?? projectExists(fastify, projectId as ObjectId, options),
           // One more than the page tells whether a next page exists; limit=0 reads nothing.
           // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
-          limit === 0 ? { bytes: Buffer.alloc(0), starts: [] } satisfies Page : findPage(fastify.database.db(), collection, { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }, options),
-          count ? fastify.database.collection(collection).countDocuments(where, options) : undefined
+          limit === 0 ? { bytes: Buffer.alloc(0), starts: [] } satisfies Page : fastify.database.timed('find', async () => await findPage(fastify.database.db(), collection, { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }, options)),
+          // countDocuments runs an aggregate ($match, $group).
+          count ? fastify.database.timed('aggregate', async () => await fastify.database.collection(collection).countDocuments(where, options)) : undefined
         ])
       })
       if (known === undefined) fastify.projectCache.set(projectKey, exists)

@@ -20,7 +20,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
 /** Created once the database first answers (the service starts before it), retried until they are. */
 async function indexesPlugin (fastify: FastifyInstance) {
   fastify.database.watchdog.whenConnected(async () => {
-    for (const [collection, indexes] of Object.entries(INDEXES)) await fastify.database.collection(collection).createIndexes(indexes)
+    for (const [collection, indexes] of Object.entries(INDEXES)) await fastify.database.timed('createIndexes', async () => await fastify.database.collection(collection).createIndexes(indexes))
   })
 }
 

@@ -59,13 +59,12 @@ async function metricsPlugin (fastify: FastifyInstance) {
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
   })
 
-  const commands = new Histogram({ name: 'mongodb_command_duration_seconds', help: 'MongoDB commands by name and outcome', labelNames: ['command', 'outcome'], buckets: SECONDS, registers: [registry] })
+  const commands = new Histogram({ name: 'mongodb_command_duration_seconds', help: 'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included', labelNames: ['command', 'outcome'], buckets: SECONDS, registers: [registry] })
   const checkout = new Histogram({ name: 'mongodb_pool_checkout_duration_seconds', help: 'Time to check a connection out of the pool', buckets: SECONDS, registers: [registry] })
   const connections = new Gauge({ name: 'mongodb_pool_connections', help: 'Open connections of the pool', registers: [registry] })
   const waiting = new Gauge({ name: 'mongodb_pool_checkouts_waiting', help: 'Requests waiting for a connection', registers: [registry] })
+  fastify.database.onCommand((command, outcome, seconds) => { commands.observe({ command, outcome }, seconds) })
   fastify.database.observe((client: MongoClient) => {
-    client.on('commandSucceeded', (event) => commands.observe({ command: event.commandName, outcome: 'success' }, event.duration / 1000))
-    client.on('commandFailed', (event) => commands.observe({ command: event.commandName, outcome: 'failure' }, event.duration / 1000))
     client.on('connectionCheckOutStarted', () => waiting.inc())
     client.on('connectionCheckedOut', (event) => {
       waiting.dec()

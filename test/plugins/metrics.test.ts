@@ -46,6 +46,7 @@ t.test('known requests show up as series with route templates, never raw URLs', 
   t.notOk(samples.some((s) => (s.labels.route ?? '').includes(publicIds[0] as string)), 'no raw URL in a label')
   t.equal(samples.find((s) => s.name === 'http_server_rejected_requests_total' && s.labels.code === 'INVALID_SORT')?.value, 1)
   t.ok(samples.some((s) => s.name === 'mongodb_command_duration_seconds_count' && s.labels.command === 'find' && s.labels.outcome === 'success' && s.value >= 4), 'MongoDB finds by outcome')
+  t.ok(samples.some((s) => s.name === 'mongodb_command_duration_seconds_count' && s.labels.command === 'ping' && s.value >= 1), 'the watchdog\'s pings')
   t.ok(samples.some((s) => s.name === 'mongodb_pool_checkout_duration_seconds_count' && s.value > 0), 'pool checkout wait')
   t.ok((samples.find((s) => s.name === 'mongodb_pool_connections')?.value ?? 0) >= 1, 'pool size')
   for (const name of ['nodejs_eventloop_lag_p99_seconds', 'process_cpu_seconds_total', 'mongodb_client_replacements']) t.ok(samples.some((s) => s.name === name), name)
@@ -60,6 +61,12 @@ t.test('off-schema values and authentication failures are counted', async (t) =>
   const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
   t.equal(samples.find((s) => s.name === 'offschema_values_total' && s.labels.field === 'activities.tags')?.value, 1)
   t.equal(samples.find((s) => s.name === 'auth_failures_total' && s.labels.reason === 'expired')?.value, 2)
+})
+
+t.test('a command that fails is counted with outcome failure, and its error still reaches the caller', async (t) => {
+  await t.rejects(fastify.database.timed('distinct', async () => { throw new Error('refused') }), /refused/)
+  const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
+  t.equal(samples.find((s) => s.name === 'mongodb_command_duration_seconds_count' && s.labels.command === 'distinct' && s.labels.outcome === 'failure')?.value, 1)
 })
 
 t.test('the public port does not serve /metrics', async (t) => {
