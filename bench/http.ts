@@ -6,11 +6,12 @@
 // memory, so that the figures are the service's, not the database's (`--database direct` skips it).
 import { spawn, execSync, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
+import { createInterface, type Interface } from 'node:readline'
 import { isDeepStrictEqual } from 'node:util'
 import autocannon from 'autocannon'
 import { MongoClient } from 'mongodb'
 import { seedDemoData } from '../demo-data/seed.js'
+import type { DriverFigure } from './driver-process.js'
 import { buildGrowth, buildMix } from './mix.js'
 import { median } from './timing.js'
 
@@ -42,6 +43,7 @@ export interface HttpResult {
   ratios: { cpu: Spread, p99: Spread, rps: Spread, rawFloorCpu: Spread }
   growth: GrowthFigure[]
   metrics: { on: number, off: number, ratio: Spread }
+  driver: DriverFigure[]
 }
 
 function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
@@ -51,11 +53,11 @@ function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | unde
 }
 
 /** Starts a node process and resolves with it and the first stdout line that `match`es. */
-async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess, line: string }> {
+async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess, line: string, lines: Interface }> {
   const child = spawnNode(script, env, cores, nodeArgs)
   return await new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
-    lines.on('line', (line) => { if (match.test(line)) resolve({ child, line }) })
+    lines.on('line', (line) => { if (match.test(line)) resolve({ child, line, lines }) })
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
   })
 }
@@ -160,10 +162,16 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
         if (!isDeepStrictEqual(first, other)) throw new Error(`${servers[i + 1]?.target} and the service disagree on ${entry.name}`)
       }
     }
+    // The driver's share of a page (bench/driver-process.ts), its queries recorded with the rest.
+    const driver = await start('bench/driver-process.js', env, /^recorded$/, SERVER_CORE)
+    children.push(driver.child)
     if (replay !== undefined) {
       replay.stdin?.write('replay\n')
       await new Promise((resolve) => replay.stdout?.once('data', resolve))
     }
+    const driverFigures = new Promise<DriverFigure[]>((resolve) => driver.lines.on('line', (line) => { if (line.startsWith('[')) resolve(JSON.parse(line)) }))
+    driver.child.stdin?.write('go\n')
+    const driverResult = await driverFigures
 
     const mixPaths = mix.map((entry) => entry.path)
     const warm: Record<string, number[]> = {}
@@ -219,7 +227,8 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       runs,
       ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') },
       growth: growthFigures,
-      metrics: { on: median(on), off: median(off), ratio: spread(on.map((x, i) => x / (off[i] as number))) }
+      metrics: { on: median(on), off: median(off), ratio: spread(on.map((x, i) => x / (off[i] as number))) },
+      driver: driverResult
     }
   } finally {
     // Each process is waited for, so that none is left writing to a closed pipe (the service drains first).
@@ -267,6 +276,14 @@ export function printHttp (result: HttpResult): void {
     'floor µs': Math.round(g.floorCpuUs),
     'service/floor': f(g.ratio),
     'p99 ms service/floor': `${g.serviceP99}/${g.floorP99}`
+  })))
+  console.log('\nThe driver\'s share of a page: client CPU µs per page read (median of 5 rounds of 1,500, 10 in flight)')
+  console.table(result.driver.map((d) => ({
+    page: d.page,
+    'findPage (Db#command, raw)': Math.round(d.findPageUs),
+    'FindCursor raw + toArray': Math.round(d.rawCursorUs),
+    'FindCursor decoded + toArray': Math.round(d.cursorUs),
+    'findPage / raw cursor': d.ratio.toFixed(2)
   })))
   const m = result.metrics
   console.log(`\nMetrics on/off (same build, request ids always on): CPU per request ${Math.round(m.on)} µs vs ${Math.round(m.off)} µs, ratio ${f(m.ratio, 3)} [target ≤ 1.05]`)
