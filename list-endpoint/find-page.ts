@@ -1,9 +1,8 @@
 // One list page, one `find` command, no cursor object. The page is read with Db#command and
 // the `raw` option: the reply's `cursor` stays BSON and its first batch is handed to the
 // transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
-// `raw`, then toArray) cost 2–4× as much client CPU for the same command, most of it per
-// document (measured against the replay database: 20 documents 60 against 130 µs, 100
-// documents 85 against 355 µs); the README's Performance section has the figures.
+// `raw`, then toArray) cost 1.6–2.4× as much client CPU for the same command, most of it per
+// document (bench/driver-process.ts; the README's Performance section has the figures).
 import { Long, type Db, type Document, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { firstBatch, pageOf, type Page } from './bson-json.js'
@@ -25,8 +24,8 @@ export interface PageOptions {
 /**
  * The `find` command the driver's FindCursor would send for these options (operations/find.js
  * makeFindCommand), with the database's read concern, which it adds too. The batch is one
- * larger than the limit, as the driver makes it, so that the server closes the cursor having
- * returned the limit: one round trip, nothing left open.
+ * larger than the limit (as the driver makes it when the two are equal), so that the server
+ * closes the cursor having returned the limit: one round trip, nothing left open.
  */
 export function findCommand (db: Db, collection: string, { filter, sort, projection, skip, limit }: PageQuery, maxTimeMS: number): Document {
   const command: Document = { find: collection, filter, sort, projection, skip, limit, batchSize: limit + 1, maxTimeMS }
@@ -63,6 +62,8 @@ export async function findPage (db: Db, collection: string, query: PageQuery, { 
   db.command({ killCursors: collection, cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {
     // The server reaps an idle cursor itself (cursorTimeoutMillis, 10 minutes).
   })
+  // A server that keeps the cursor open although the limit was returned: the page is whole.
+  if (page.starts.length >= query.limit) return page
   const { filter, sort, projection, skip, limit } = query
   const docs = await db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal }).toArray()
   return pageOf(docs as unknown as Buffer[])

@@ -1,7 +1,7 @@
 // find-page.ts: a list page is one `find` command through Db#command with `raw`. Its documents
 // must be exactly those the driver's own find gives for the same query, with nothing left open
 // on the server; the command carries what the driver's find would (read concern included).
-import { MongoClient, ReadConcern, type CommandStartedEvent } from 'mongodb'
+import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-json.js'
 import { findCommand, findPage } from '../../list-endpoint/find-page.js'
@@ -48,4 +48,50 @@ t.test('the command: find first, one more in the batch than the limit, and the r
   const majority = new MongoClient('mongodb://127.0.0.1:1/?readConcernLevel=majority').db('x')
   t.strictSame(findCommand(majority, 'things', query, 700).readConcern, new ReadConcern('majority'))
   t.equal(command.readConcern, undefined, 'and none when the client has none')
+})
+
+/** A Db whose `command` answers from `answer` and records what it was sent. */
+function fakeDb (answer: (command: Document, call: number) => Document, retryReads = true): { db: Db, sent: Document[] } {
+  const sent: Document[] = []
+  const fake = {
+    readPreference: ReadPreference.primary,
+    readConcern: undefined,
+    client: { options: { retryReads } },
+    command: async (command: Document) => {
+      sent.push(command)
+      return answer(command, sent.length)
+    },
+    collection: () => { throw new Error('no cursor should be needed') }
+  }
+  return { db: fake as unknown as Db, sent }
+}
+
+const cursorReply = (docs: Document[], id: number): Document => ({ cursor: Buffer.from(BSON.serialize({ firstBatch: docs, id: Long.fromNumber(id), ns: 'x.things' })), ok: 1 })
+const options = { maxTimeMS: 1000, signal: new AbortController().signal }
+const query = { filter: {}, sort: { _id: 1 }, projection: { _id: 1 }, skip: 0, limit: 2 }
+
+t.test('a cursor left open after the whole limit was returned is killed, and the page kept', async (t) => {
+  const { db, sent } = fakeDb((command) => command.find !== undefined ? cursorReply([{ _id: 1 }, { _id: 2 }], 77) : { ok: 1 })
+  const page = await findPage(db, 'things', query, options)
+  t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), [{ _id: 1 }, { _id: 2 }])
+  t.strictSame(sent.map((c) => Object.keys(c)[0]), ['find', 'killCursors'])
+  t.strictSame(sent[1], { killCursors: 'things', cursors: [Long.fromNumber(77)] })
+})
+
+t.test('a failover error is retried once; a second one, or any error with retryReads=false, reaches the caller', async (t) => {
+  const stepDown = new MongoServerError({ ok: 0, code: 189, codeName: 'PrimarySteppedDown', errmsg: 'stepped down' })
+  const once = fakeDb((_, call) => { if (call === 1) throw stepDown; return cursorReply([{ _id: 1 }], 0) })
+  t.equal((await findPage(once.db, 'things', query, options)).starts.length, 1)
+  t.equal(once.sent.length, 2, 'sent twice')
+  const network = fakeDb((_, call) => { if (call === 1) throw new MongoNetworkError('reset'); return cursorReply([], 0) })
+  t.equal((await findPage(network.db, 'things', query, options)).starts.length, 0, 'a network error too')
+  const twice = fakeDb(() => { throw stepDown })
+  await t.rejects(findPage(twice.db, 'things', query, options), stepDown)
+  t.equal(twice.sent.length, 2, 'no third try')
+  const off = fakeDb(() => { throw stepDown }, false)
+  await t.rejects(findPage(off.db, 'things', query, options), stepDown)
+  t.equal(off.sent.length, 1, 'retryReads=false: not retried')
+  const limited = fakeDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
+  await t.rejects(findPage(limited.db, 'things', query, options))
+  t.equal(limited.sent.length, 1, 'a time limit is not retried')
 })
