@@ -17,7 +17,7 @@ export type CursorReading =
 
 // A page's binding texts repeat from request to request (the compiled query's filter, its
 // sort, the path): their digests are kept rather than hashed for every cursor.
-const digests = new RecentMap<string>(4096)
+const digests = new RecentMap<string>(1000)
 function digest (text: string): string {
   let known = digests.get(text)
   if (known === undefined) {
