@@ -45,6 +45,9 @@ const clientErrorsAreNotSpanErrors: SpanProcessor = {
   shutdown: async () => {}
 }
 
+/** Commands whose first field's value is a collection name (the instrumentation also hands over documents, whose first value stays redacted). */
+const COLLECTION_COMMANDS = new Set(['find', 'aggregate', 'count', 'distinct', 'createIndexes', 'listIndexes', 'killCursors'])
+
 /**
  * The statement of a command span: every value redacted to `?`, as the instrumentation's own
  * serializer does, except the collection a command names (`{"find":"sessions",…}`), which
@@ -52,8 +55,9 @@ const clientErrorsAreNotSpanErrors: SpanProcessor = {
  */
 export function redactedStatement (command: Record<string, unknown>): string {
   const [name] = Object.keys(command)
+  const named = name !== undefined && COLLECTION_COMMANDS.has(name)
   return JSON.stringify(command, function (this: unknown, key, value: unknown) {
-    if (this === command && key === name && typeof value === 'string') return value
+    if (named && this === command && key === name && typeof value === 'string') return value
     return typeof value === 'object' && value !== null ? value : '?'
   })
 }

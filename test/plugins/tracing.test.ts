@@ -5,7 +5,7 @@
 import t from 'tap'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-node'
-import { startTracing } from '../../telemetry/tracing.js'
+import { redactedStatement, startTracing } from '../../telemetry/tracing.js'
 
 const exporter = new InMemorySpanExporter()
 const tracing = startTracing(exporter)
@@ -70,4 +70,10 @@ t.test('probes are not traced', async (t) => {
   exporter.reset()
   t.equal((await fastify.inject('/health')).statusCode, 200)
   t.same(exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER), [])
+})
+
+t.test('statements: every value redacted but the collection a command names', async (t) => {
+  t.equal(redactedStatement({ find: 'sessions', filter: { email: 'ann@example.org', n: 3 }, limit: 3 }), '{"find":"sessions","filter":{"email":"?","n":"?"},"limit":"?"}')
+  t.equal(redactedStatement({ _id: 'secret', email: 'ann@example.org' }), '{"_id":"?","email":"?"}', 'a document handed over (insert) keeps nothing')
+  t.equal(redactedStatement({ ping: 1 }), '{"ping":"?"}')
 })
