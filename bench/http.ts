@@ -190,6 +190,9 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
 
     const growthFigures: GrowthFigure[] = []
     for (const entry of [...growth.pageSize, ...growth.inSize]) {
+      // A new request shape is a new workload for the JIT: both are warmed on it until stable, as for the mix.
+      await warmUp(service, [entry.path], options.connections)
+      await warmUp(floor, [entry.path], options.connections)
       const pairs: Array<[RunFigure, RunFigure]> = []
       for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
         const a = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections)
