@@ -1,7 +1,7 @@
 // One list page, one `find` command, no cursor object. The page is read with Db#command and
 // the `raw` option: the reply's `cursor` stays BSON and its first batch is handed to the
 // transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
-// `raw`, then toArray) cost 1.6–2.4× as much client CPU for the same command, most of it per
+// `raw`, then toArray) cost 1.6–2.9× as much client CPU for the same command, most of it per
 // document (bench/driver-process.ts; the README's Performance section has the figures).
 import { Long, type Db, type Document, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
