@@ -247,6 +247,12 @@ const DIGIT = 0x30
 /** Two ASCII digits for each of 0…99. */
 const PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1')
 
+/** The two digits of `n` (0…99) at `at`. */
+function putPair (o: Uint8Array, at: number, n: number): void {
+  o[at] = PAIRS[n * 2] as number
+  o[at + 1] = PAIRS[n * 2 + 1] as number
+}
+
 // `YYYY-MM-DD` of recently written days, by day number modulo DAYS_KEPT: the dates of a page
 // mostly fall on few days, near each other.
 const DAYS_KEPT = 1024
@@ -265,16 +271,12 @@ function writeDay (days: number, o: Uint8Array, at: number): void {
   const month = mp < 10 ? mp + 3 : mp - 9
   const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
   const century = Math.floor(year / 100)
-  o[at + 0] = PAIRS[century * 2] as number
-  o[at + 1] = PAIRS[century * 2 + 1] as number
-  o[at + 2] = PAIRS[(year - century * 100) * 2] as number
-  o[at + 3] = PAIRS[(year - century * 100) * 2 + 1] as number
+  putPair(o, at, century)
+  putPair(o, at + 2, year - century * 100)
   o[at + 4] = 0x2d
-  o[at + 5] = PAIRS[month * 2] as number
-  o[at + 6] = PAIRS[month * 2 + 1] as number
+  putPair(o, at + 5, month)
   o[at + 7] = 0x2d
-  o[at + 8] = PAIRS[day * 2] as number
-  o[at + 9] = PAIRS[day * 2 + 1] as number
+  putPair(o, at + 8, day)
 }
 
 /**
@@ -307,18 +309,14 @@ function putDate (out: Out, buf: Buffer, at: number): boolean {
   o[p] = QUOTE
   for (let i = 0; i < 10; i++) o[p + 1 + i] = keptDayText[slot * 10 + i] as number
   o[p + 11] = 0x54
-  o[p + 12] = PAIRS[hours * 2] as number
-  o[p + 13] = PAIRS[hours * 2 + 1] as number
+  putPair(o, p + 12, hours)
   o[p + 14] = 0x3a
-  o[p + 15] = PAIRS[minutes * 2] as number
-  o[p + 16] = PAIRS[minutes * 2 + 1] as number
+  putPair(o, p + 15, minutes)
   o[p + 17] = 0x3a
-  o[p + 18] = PAIRS[seconds * 2] as number
-  o[p + 19] = PAIRS[seconds * 2 + 1] as number
+  putPair(o, p + 18, seconds)
   o[p + 20] = 0x2e
   o[p + 21] = DIGIT + ((millis / 100) | 0)
-  o[p + 22] = PAIRS[(millis % 100) * 2] as number
-  o[p + 23] = PAIRS[(millis % 100) * 2 + 1] as number
+  putPair(o, p + 22, millis % 100)
   o[p + 24] = 0x5a
   o[p + 25] = QUOTE
   out.pos = p + 26
