@@ -10,26 +10,23 @@ export interface DatabaseProblem {
   param: string
 }
 
-/** Time limits: MaxTimeMSExpired and ExceededTimeLimit. */
-const TIME_LIMIT_CODES = new Set([50, 262])
-/**
- * The server cannot serve now (the retryable-reads specification's list, plus interruptions):
- * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress 91,
- * PrimarySteppedDown 189, SocketException 9001, NotWritablePrimary 10107,
- * InterruptedAtShutdown 11600, Interrupted 11601, InterruptedDueToReplStateChange 11602,
- * NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436, ReadConcernMajorityNotAvailableYet 134.
- */
-const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 134, 189, 9001, 10107, 11600, 11601, 11602, 13435, 13436])
-const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPool', 'PoolRequestedRetry']
-/** Socket errors that escape the driver unwrapped. */
-const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED', 'EAI_AGAIN'])
-
 /**
  * The retryable-reads specification's codes: what the driver retries a `find` on, once. A
  * page read through Db#command (list-endpoint/find-page.ts) is retried by us on the same.
+ * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress 91,
+ * ReadConcernMajorityNotAvailableYet 134, PrimarySteppedDown 189, ExceededTimeLimit 262,
+ * SocketException 9001, NotWritablePrimary 10107, InterruptedAtShutdown 11600,
+ * InterruptedDueToReplStateChange 11602, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436.
  * https://github.com/mongodb/specifications/blob/master/source/retryable-reads/retryable-reads.md
  */
 const RETRYABLE_READ_CODES = new Set([6, 7, 89, 91, 134, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436])
+/** Time limits: MaxTimeMSExpired and ExceededTimeLimit. */
+const TIME_LIMIT_CODES = new Set([50, 262])
+/** The server cannot serve now: the retryable reads' codes but the time limits, plus Interrupted 11601. */
+const UNAVAILABLE_CODES = new Set([...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), 11601])
+const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPool', 'PoolRequestedRetry']
+/** Socket errors that escape the driver unwrapped. */
+const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED', 'EAI_AGAIN'])
 
 /** Whether a read that failed so may be sent again, once (network errors and the codes above). */
 export function isRetryableRead (error: unknown): boolean {
