@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb'
 import tap from 'tap'
 import { chooseDatabase, describeDatabase, type ChosenDatabase } from '../../choose-database.js'
 
@@ -21,4 +22,18 @@ export async function testDatabase (): Promise<ChosenDatabase> {
 /** A database name no other test uses, so tests never see each other's documents. */
 export function uniqueDatabaseName (prefix = 'test'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`
+}
+
+/**
+ * A connected client of the test process's database and a database of the file's own (named
+ * after `prefix`), dropped and closed when the file's tests end.
+ */
+export async function clientOfTestDatabase (prefix: string, options: MongoClientOptions = {}): Promise<{ client: MongoClient, db: Db }> {
+  const client = await new MongoClient((await testDatabase()).uri, { serverSelectionTimeoutMS: 5000, ...options }).connect()
+  const db = client.db(uniqueDatabaseName(prefix))
+  tap.teardown(async () => {
+    await db.dropDatabase()
+    await client.close()
+  })
+  return { client, db }
 }

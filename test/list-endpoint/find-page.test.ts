@@ -5,16 +5,9 @@ import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ReadConce
 import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-json.js'
 import { findCommand, findPage } from '../../list-endpoint/find-page.js'
-import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
+import { clientOfTestDatabase } from '../helpers/database.js'
 
-const database = await testDatabase()
-const client = new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000, monitorCommands: true })
-await client.connect()
-const db = client.db(uniqueDatabaseName('find_page'))
-t.teardown(async () => {
-  await db.dropDatabase()
-  await client.close()
-})
+const { client, db } = await clientOfTestDatabase('find_page', { monitorCommands: true })
 
 await db.collection('things').insertMany(Array.from({ length: 150 }, (_, i) => ({ _id: i, n: i % 7, name: `thing ${i}`, at: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000) })))
 

@@ -1,19 +1,13 @@
 // Compiled queries run on the test database (the offline stand-in here, real MongoDB with
 // MONGODB_URI): the documents selected are the ones CONTRACT.md §4 and MongoDB say.
-import { MongoClient, ObjectId, type Document } from 'mongodb'
+import { ObjectId, type Document } from 'mongodb'
 import t from 'tap'
 import type { TObject } from '@sinclair/typebox'
 import { Activity, Session } from '../../schemas/kinds.js'
-import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
+import { clientOfTestDatabase } from '../helpers/database.js'
 import { compileFor, jsonFilter } from '../helpers/list-query.js'
 
-const database = await testDatabase()
-const client = await new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000 }).connect()
-const db = client.db(uniqueDatabaseName('list_query'))
-t.teardown(async () => {
-  await db.dropDatabase()
-  await client.close()
-})
+const { db } = await clientOfTestDatabase('list_query')
 
 const at = (iso: string) => new Date(iso)
 await db.collection('sessions').insertMany([

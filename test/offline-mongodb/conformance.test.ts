@@ -1,16 +1,9 @@
-import { MongoClient, MongoServerError, type CommandStartedEvent, type Document } from 'mongodb'
+import { MongoServerError, type CommandStartedEvent, type Document } from 'mongodb'
 import t from 'tap'
-import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
+import { clientOfTestDatabase } from '../helpers/database.js'
 import { MISSING, cases } from './conformance-cases.js'
 
-const database = await testDatabase()
-const client = new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000, monitorCommands: true })
-await client.connect()
-const db = client.db(uniqueDatabaseName('conformance'))
-t.teardown(async () => {
-  await db.dropDatabase()
-  await client.close()
-})
+const { client, db } = await clientOfTestDatabase('conformance', { monitorCommands: true })
 
 const documentsOf = (values: unknown[]): Document[] =>
   values.map((v, _id) => v === MISSING ? { _id } : { _id, v })
