@@ -3,7 +3,7 @@ import fastifyAutoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { Config } from './plugins/config.js'
+import { trustProxy, type Config } from './plugins/config.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 
 export interface AppOptions {
@@ -21,6 +21,8 @@ export function serverOptions (config: Config): FastifyServerOptions {
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
     logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace', requestIdLogLabel: 'requestId' }),
     routerOptions: { ignoreTrailingSlash: true },
+    // Unset: X-Forwarded-* are ignored, so no caller chooses its address, scheme or host.
+    trustProxy: trustProxy(config.TRUST_PROXY),
     // Fastify 5 trusts an incoming id as it is: ours is validated first (plugins/request-id.ts sends it back).
     requestIdHeader: false,
     genReqId: (request) => {

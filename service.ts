@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import app, { serverOptions } from './app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
-import { ConfigError, readConfig } from './plugins/config.js'
+import { ConfigError, listenError, readConfig } from './plugins/config.js'
 import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
 
 export interface ServiceOptions {
@@ -41,7 +41,11 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
     fastify.log.info({ documents: counts }, 'demo data loaded into the embedded database')
   }
 
-  await fastify.register(app, { config: { ...config, MONGODB_URI: database.uri } })
+  try {
+    await fastify.register(app, { config: { ...config, MONGODB_URI: database.uri } })
+  } catch (error) {
+    await stop(error, database)
+  }
 
   const { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS } = config
   // Drain (CONTRACT.md §8): not ready at once, keep serving while load balancers notice, stop
@@ -65,9 +69,15 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
   try {
     const address = await fastify.listen({ port: config.PORT, host: config.HOST })
     fastify.log.info(`API at ${address}/projects, docs at ${address}/docs`)
-  } catch (err) {
-    fastify.log.fatal({ err }, 'could not listen')
-    await database.close()
-    process.exit(1)
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException
+    await stop(code === 'EADDRINUSE' || code === 'EACCES' ? listenError('PORT', config.PORT, config.HOST, error as NodeJS.ErrnoException) : error, database)
   }
+}
+
+/** Start-up failed: a configuration problem is one line naming the variable, anything else its stack; exit 1. */
+async function stop (error: unknown, database: { close: () => Promise<void> }): Promise<never> {
+  console.error(error instanceof ConfigError ? error.message : error)
+  await database.close().catch(() => {})
+  process.exit(1)
 }

@@ -81,7 +81,7 @@ function projectNotFound (id: ObjectId): ProblemError {
 
 export function listRoute ({ collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListRouteOptions) {
   return async function listRoutePlugin (fastify: FastifyInstance) {
-    const { QUERY_TIMEOUT_MS } = fastify.config
+    const { QUERY_TIMEOUT_MS, PUBLIC_URL } = fastify.config
     const limits = listLimits(fastify.config)
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
     const projection = projectionOf(schema)
@@ -162,7 +162,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         // Only the sort keys of the last document are decoded, for its cursor.
         const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)))
         next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
-        reply.header('link', `<${nextUrl(request, next)}>; rel="next"`)
+        reply.header('link', `<${nextUrl(request, next, PUBLIC_URL)}>; rel="next"`)
       }
       const report = (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
       // A nested path read only for the cursor (`customFields.x` with fields=name) is cut out of

@@ -48,8 +48,25 @@ export function withoutExtra (docs: Document[], extra: string[]): Document[] {
   })
 }
 
+// A host as RFC 3986 allows it (a name, IPv4 or a bracketed IPv6, and a port): anything else in
+// Host or a trusted X-Forwarded-Host is not written into a Link.
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
+/**
+ * Where absolute URLs start: PUBLIC_URL when set; else the scheme and host of the request, which
+ * Fastify reads from X-Forwarded-Proto and X-Forwarded-Host only when TRUST_PROXY trusts the
+ * peer. An unusable host gives '' (the Link is then relative to the request, as RFC 8288 allows).
+ */
+export function baseUrl (request: FastifyRequest, publicUrl: string | undefined): string {
+  if (publicUrl !== undefined) return publicUrl
+  const host = request.host
+  if (!HOST.test(host)) return ''
+  const scheme = request.protocol === 'https' ? 'https' : 'http'
+  return `${scheme}://${host}`
+}
+
 /** The same request URL without `skip` and `after`, continuing after `cursor` (RFC 8288 `Link`). */
-export function nextUrl (request: FastifyRequest, cursor: string): string {
+export function nextUrl (request: FastifyRequest, cursor: string, publicUrl?: string): string {
   const url = request.raw.url ?? '/'
   const mark = url.indexOf('?')
   const path = mark < 0 ? url : url.slice(0, mark)
@@ -60,5 +77,5 @@ export function nextUrl (request: FastifyRequest, cursor: string): string {
       return pair.length > 0 && name !== 'skip' && name !== 'after'
     })
   kept.push(`after=${cursor}`)
-  return `${request.protocol}://${request.host}${path}?${kept.join('&')}`
+  return `${baseUrl(request, publicUrl)}${path}?${kept.join('&')}`
 }

@@ -1,6 +1,6 @@
 import { closest, distance } from 'fastest-levenshtein'
 import { childPointer, type Problems } from './problems.js'
-import { CUSTOM_FIELD_NAME, type QuerySpec } from './query-spec.js'
+import { CUSTOM_FIELD_NAME, hasForbiddenSegment, type QuerySpec } from './query-spec.js'
 
 /**
  * `fields=name,start` → the declared top-level fields asked for (CONTRACT.md §4 "fields"):
@@ -22,6 +22,7 @@ export function compileFields (text: string | undefined, spec: QuerySpec, proble
 function fieldProblem (item: string, spec: QuerySpec): string | undefined {
   if (item.length === 0) return 'Empty item in fields: write field names separated by commas, such as fields=name,start'
   if (spec.returnable.includes(item)) return undefined
+  if (hasForbiddenSegment(item)) return `Unknown field '${item}' in fields: '__proto__', 'constructor' and 'prototype' name no field`
   const dot = item.indexOf('.')
   if (dot > 0 && spec.hasCustomFields && item.slice(0, dot) === 'customFields' && CUSTOM_FIELD_NAME.test(item.slice(dot + 1))) return undefined
   const head = dot > 0 ? item.slice(0, dot) : item

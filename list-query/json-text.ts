@@ -4,8 +4,13 @@ import { exactNumber } from './exact-number.js'
 import type { FilterNode } from './filter-tree.js'
 import { pointerToken, type Problems } from './problems.js'
 
-/** Keys that poison prototypes when a parsed object is merged or cloned somewhere downstream. */
+/**
+ * Keys that poison prototypes when a parsed object is merged or cloned somewhere downstream.
+ * `__proto__` is refused wherever it stands; at the top level `constructor` and `prototype` are
+ * read as the field names they claim to be, and refused as unknown fields (query-spec.ts).
+ */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+const forbidden = (key: string, depth: number): boolean => FORBIDDEN_KEYS.has(key) && (depth > 0 || key === '__proto__')
 const MAX_DEPTH = 32
 
 class JsonSyntaxError extends Error {
@@ -97,11 +102,12 @@ class Reader {
       // The key is judged before its value is read, so that its problem comes first.
       const duplicate = hasKey(entries, key)
       const illFormed = !key.isWellFormed()
-      const rejected = FORBIDDEN_KEYS.has(key) || duplicate || illFormed
+      const refused = forbidden(key, depth)
+      const rejected = refused || duplicate || illFormed
       this.path.push(key)
       if (illFormed) {
         this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', 'The key holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text')
-      } else if (FORBIDDEN_KEYS.has(key)) {
+      } else if (refused) {
         this.problems.add(this.param, this.pointer(), 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
       } else if (duplicate) {
         this.problems.add(this.param, this.pointer(), 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)

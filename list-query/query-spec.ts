@@ -55,7 +55,7 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
 const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype']
 
 /** Segments that poison prototypes wherever a path is later used as an object key. */
-function hasForbiddenSegment (path: string): boolean {
+export function hasForbiddenSegment (path: string): boolean {
   if (!FORBIDDEN_SEGMENTS.some((segment) => path.includes(segment))) return false
   return path.split('.').some((segment) => FORBIDDEN_SEGMENTS.includes(segment))
 }

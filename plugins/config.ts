@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import proxyAddr from '@fastify/proxy-addr'
 import envSchema from 'env-schema'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -47,6 +48,12 @@ export const ConfigSchema = Type.Object({
   JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
   JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
   JWT_PROJECTS_CLAIM: Type.String({ pattern: '^[A-Za-z0-9_:./-]{1,100}$', default: 'projects' }),
+  /** Which peers may set X-Forwarded-For/-Proto/-Host: `true`, a hop count, or comma-separated addresses/CIDRs; unset: none. */
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  /** The base of every absolute URL the service writes (Link), whatever the request's headers say. */
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$' })),
+  /** Origins whose browsers may call the service (CORS): comma-separated, or `*`; unset: no CORS headers. */
+  CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 })
 
@@ -62,6 +69,55 @@ export class ConfigError extends Error {
     super(`Invalid configuration: ${message}`)
     this.name = 'ConfigError'
   }
+}
+
+/** Which peers' X-Forwarded-* headers count, as Fastify's `trustProxy` option; false when unset. */
+export type TrustProxy = boolean | string | ((address: string, hop: number) => boolean)
+
+/**
+ * TRUST_PROXY read into Fastify's `trustProxy`. A hop count trusts that many peers nearest the
+ * service, whoever they are (as proxy-addr counts hops): Fastify 5 refuses to trust anything
+ * for a bare number, so the count is given as a function.
+ */
+export function trustProxy (text: string | undefined): TrustProxy {
+  if (text === undefined || text === 'false') return false
+  if (text === 'true') return true
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text)
+    if (hops < 1 || hops > 100) throw new ConfigError(`TRUST_PROXY=${text}: a hop count is from 1 to 100`)
+    return (_address, hop) => hop < hops
+  }
+  const list = text.split(',').map((item) => item.trim())
+  try {
+    proxyAddr.compile(list)
+  } catch (error) {
+    throw new ConfigError(`TRUST_PROXY: ${(error as Error).message}; write true, a hop count, or comma-separated addresses and CIDRs (10.0.0.0/8, 127.0.0.1)`)
+  }
+  return list.join(',')
+}
+
+/** PUBLIC_URL without a trailing slash: the request's path is appended to it. */
+function publicUrl (text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError(`PUBLIC_URL=${text} is not a URL`)
+  }
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') throw new ConfigError('PUBLIC_URL is a scheme, a host and an optional path: no query, fragment or credentials')
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
+}
+
+/** CORS_ORIGINS: `*`, or origins (scheme://host[:port]) separated by commas. */
+export function corsOrigins (text: string): '*' | string[] {
+  if (text.trim() === '*') return '*'
+  return text.split(',').map((item) => {
+    const origin = item.trim()
+    let parsed: URL | undefined
+    try { parsed = new URL(origin) } catch {}
+    if (parsed === undefined || parsed.origin !== origin) throw new ConfigError(`CORS_ORIGINS: '${origin}' is not an origin (scheme://host[:port], without a path or a trailing slash)`)
+    return origin
+  })
 }
 
 /** Reads and checks the environment; every message names the variable at fault. */
@@ -92,10 +148,21 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('JWT_JWKS_URI or JWT_PUBLIC_KEY is required when AUTH_MODE=jwt')
     }
   }
+  if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY)
+  if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = publicUrl(config.PUBLIC_URL)
+  if (config.CORS_ORIGINS !== undefined) corsOrigins(config.CORS_ORIGINS)
   if (config.DEFAULT_LIMIT > config.MAX_LIMIT) {
     throw new ConfigError(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)
   }
   return config
+}
+
+/** A listener that cannot open its port, as one line naming the variable (service.ts prints it and exits 1). */
+export function listenError (variable: 'PORT' | 'METRICS_PORT', port: number, host: string, error: NodeJS.ErrnoException, hint = ''): Error {
+  const why = error.code === 'EADDRINUSE'
+    ? 'is already in use (another instance of the service, or another program)'
+    : error.code === 'EACCES' ? 'may not be opened by this user' : `cannot be opened (${error.code ?? error.message})`
+  return new ConfigError(`${variable}=${port} ${why} on ${host}; set ${variable} to a free port${hint}`)
 }
 
 export interface ConfigPluginOptions {

@@ -21,6 +21,9 @@ export class ProblemError extends Error {
   /** The parameter a problem with one cause is about: its lone `errors` item names it. */
   param = 'request'
 
+  /** Whether the error handler logs it; a route that logs its own state changes (/ready) says no. */
+  logged = true
+
   /** A problem with one cause, about one parameter, header or part of the path. */
   static about (param: string, status: number, code: ErrorCode, detail: string, headers: Record<string, string> = {}): ProblemError {
     const error = new ProblemError(status, code, detail, [], headers)
@@ -120,15 +123,19 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'BAD_REQUEST', 'The request took too long to arrive.']
       : [400, 'BAD_REQUEST', 'The request is not valid HTTP.']
-  const body = JSON.stringify({ ...problem(status, code, detail), requestId: randomUUID() })
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  // The headers were not read (or not whole): the id is always a new one, sent in both places.
+  const requestId = randomUUID()
+  const body = JSON.stringify({ ...problem(status, code, detail), requestId })
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {
   fastify.decorateRequest('problemCode', null)
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const body = toProblem(error)
-    if (body.status >= 500 && body.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed')
+    if (error instanceof ProblemError && !error.logged) {
+      // Logged where it was raised.
+    } else if (body.status >= 500 && body.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed')
     else if (body.status >= 500) request.log.warn({ code: body.code, driverCode: (error as { code?: unknown }).code, err: error.name }, 'database fault')
     else if (error.name.startsWith('Mongo')) request.log.warn({ err: error }, 'MongoDB refused a query our checks accepted: the checks diverge from the server')
     else request.log.info({ code: body.code }, 'request rejected')

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { MongoClient } from 'mongodb'
+import { listenError } from './config.js'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 declare module 'fastify' {
@@ -98,7 +99,7 @@ async function metricsPlugin (fastify: FastifyInstance) {
     )
   })
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError('METRICS_PORT', METRICS_PORT, HOST, error, ', or 0 to turn the metrics listener off')))
     server.listen(METRICS_PORT, HOST, () => resolve())
   })
   const { port } = server.address() as AddressInfo

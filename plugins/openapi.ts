@@ -15,6 +15,8 @@ async function openapiPlugin (fastify: FastifyInstance) {
         version: PACKAGE.version,
         license: { name: 'MIT' }
       },
+      // Behind a proxy that rewrites paths, "Try it out" must call the public address.
+      ...(fastify.config.PUBLIC_URL === undefined ? {} : { servers: [{ url: fastify.config.PUBLIC_URL }] }),
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'With AUTH_MODE=jwt: a JWT whose projects claim lists the readable project ids, or "*"' }
@@ -46,4 +48,4 @@ async function openapiPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(openapiPlugin, { name: 'openapi', dependencies: ['shared-schemas'] })
+export default fp(openapiPlugin, { name: 'openapi', dependencies: ['config', 'shared-schemas'] })

@@ -1,5 +1,8 @@
 // The service as a process: it starts before its database (the normal order when a cluster
 // starts) and becomes ready when the database answers; on SIGTERM it drains and exits 0.
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+import path from 'node:path'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
@@ -104,4 +107,28 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   t.equal(answer.status, 503, 'the waiting request is answered')
   t.match(answer.type, /^application\/problem\+json/)
   t.equal(await service.exited, 0, 'exit code 0')
+})
+
+t.test('a busy port stops start-up with one line naming its variable, exit code 1', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const busy = net.createServer()
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { busy.close() })
+  const port = String((busy.address() as net.AddressInfo).port)
+  for (const variable of ['PORT', 'METRICS_PORT']) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+      cwd: path.join(import.meta.dirname, '..', '..'),
+      env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', [variable]: port },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+    t.equal(code, 1, `${variable}: exit code 1`)
+    const lines = stderr.trim().split('\n')
+    t.equal(lines.length, 1, `${variable}: one line (${stderr.trim()})`)
+    t.match(lines[0], new RegExp(`^Invalid configuration: ${variable}=${port} is already in use`), `${variable}: it names the variable`)
+    t.notMatch(stderr, /\bat .+:\d+:\d+|EADDRINUSE/, `${variable}: no stack trace, no errno`)
+  }
 })

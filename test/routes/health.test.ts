@@ -27,3 +27,18 @@ t.test('GET /ready answers 503 problem+json once the database is gone', async (t
   t.match(res.json(), { status: 503, code: 'DATABASE_UNAVAILABLE', title: 'Service Unavailable' })
   t.equal((await fastify.inject('/health')).statusCode, 200, 'liveness does not depend on the database')
 })
+
+t.test('/ready logs a change of state once, at info, and no fault for its 503s', async (t) => {
+  const db = await start()
+  const logLines: Array<Record<string, unknown>> = []
+  const fastify = await build(t, { databaseUri: db.uri, logLines })
+  t.equal((await fastify.inject('/ready')).statusCode, 200)
+  await db.close()
+  for (let i = 0; i < 5; i++) t.equal((await fastify.inject('/ready')).statusCode, 503)
+  fastify.lifecycle.draining = true
+  for (let i = 0; i < 3; i++) t.equal((await fastify.inject('/ready')).statusCode, 503)
+  const about = logLines.filter((line) => /\/ready/.test(String(line.msg)))
+  t.same(about.map((line) => line.msg), ['/ready answers 503: the database does not answer a ping', '/ready answers 503: the service is shutting down'], 'one line per change')
+  t.ok(about.every((line) => line.level === 30), 'at info')
+  t.same(logLines.filter((line) => line.msg === 'database fault' || ((line.level as number) >= 40 && /ready/i.test(JSON.stringify(line)))), [], 'no warning about /ready')
+})

@@ -74,6 +74,7 @@ t.test('errors raised before a route runs are problem+json too', async (t) => {
     t.equal(res.statusCode, status, `${what}: status`)
     t.match(res.headers['content-type'], /^application\/problem\+json/, `${what}: problem+json`)
     t.match(res.json(), { status, code, errors: [{ code }], requestId: String }, `${what}: body`)
+    t.equal(res.headers['x-request-id'], res.json().requestId, `${what}: X-Request-Id is the body's requestId`)
     t.same(commands.names(), [], `${what}: no database command`)
   }
   await check('an overlong project id', await fastify.inject(`/projects/${'a'.repeat(200)}/sessions`), 414, 'URI_TOO_LONG')
@@ -105,7 +106,9 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   const huge = await fetch(`${address}${sessions}?${q({ name: 'x'.repeat(100_000) })}`)
   t.equal(huge.status, 431, 'an oversized URL')
   t.match(huge.headers.get('content-type'), /^application\/problem\+json/)
-  t.match(await huge.json(), { status: 431, code: 'HEADERS_TOO_LARGE', errors: [{ code: 'HEADERS_TOO_LARGE' }], requestId: String })
+  const hugeBody = await huge.json() as { requestId: string }
+  t.match(hugeBody, { status: 431, code: 'HEADERS_TOO_LARGE', errors: [{ code: 'HEADERS_TOO_LARGE' }], requestId: String })
+  t.equal(huge.headers.get('x-request-id'), hugeBody.requestId, 'the X-Request-Id header is the body\'s requestId')
 
   const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
     const url = new URL(address)
@@ -116,6 +119,7 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   const smuggled = await raw(`GET ${sessions} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`)
   t.match(smuggled, /^HTTP\/1\.1 400 /, 'Content-Length with Transfer-Encoding: 400')
   t.match(smuggled, /application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/)
+  t.equal(/^x-request-id: (.+)$/im.exec(smuggled)?.[1]?.trim(), /"requestId":"([^"]+)"/.exec(smuggled)?.[1], 'its X-Request-Id header is its body\'s requestId')
   const garbage = await raw('NOT HTTP AT ALL\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/, 'a request that is not HTTP')
   t.same(commands.names(), [], 'no database command')
