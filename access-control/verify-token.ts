@@ -1,10 +1,11 @@
-// Bearer tokens verified locally (CONTRACT.md §7, RFC 8725): algorithms pinned, issuer and
-// audience checked, `exp` required, 30 s of clock tolerance at most; keys from a JWKS URI
-// (cached; an unknown `kid` is looked up again, at most once a second and once per 30 s per kid,
-// with a bounded wait) or from one PEM public key. fast-jwt verifies, get-jwks fetches keys.
+// Bearer tokens verified locally (CONTRACT.md §7, RFC 8725): algorithms pinned, `iss`, `aud`
+// and `exp` required and checked, 30 s of clock tolerance at most; keys from a JWKS endpoint
+// (key-set.ts: bounded fetches, cool-down, rotation) or from one PEM public key. The key is found
+// before fast-jwt verifies, so that a key set that cannot be had is told apart from a bad token
+// (503, not 401) and never cached as a refusal of the token.
 import { createVerifier, TokenError } from 'fast-jwt'
-import buildGetJwks from 'get-jwks'
 import { OBJECT_ID } from '../schemas/fields.js'
+import { KeySet, type KeyLookup } from './key-set.js'
 
 export interface Principal {
   subject?: string
@@ -14,7 +15,8 @@ export interface Principal {
 
 export type Authentication =
   | { ok: true, principal: Principal }
-  | { ok: false, reason: string, tokenSent: boolean }
+  /** `unavailable`: the keys could not be had (503 AUTH_UNAVAILABLE); else the token is refused (401). */
+  | { ok: false, reason: string, tokenSent: boolean, unavailable?: { retryAfterMs: number } }
 
 export interface VerifierOptions {
   jwksUri?: string
@@ -23,56 +25,19 @@ export interface VerifierOptions {
   issuer: string
   audience: string
   projectsClaim: string
-  /** How long a key-set fetch may take before the token is refused (401, never 503). */
-  fetchTimeoutMs?: number
+  /** How long a token with an unknown key may wait for the key set, in all (the query budget bounds it). */
+  keyWaitMs: number
+  onKeySetFailure?: (reason: string) => void
 }
 
 const CLOCK_TOLERANCE_MS = 30_000
-const UNKNOWN_KID_RETRY_MS = 30_000
-const REFETCH_INTERVAL_MS = 1000
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i
-
-class KeyLookupError extends Error {}
-
-/** Key lookup for fast-jwt: one PEM, or the JWKS with a refetch budget for unknown `kid`s. */
-function keyLookup (options: VerifierOptions): (decoded: { header: { kid?: string, alg?: string } }) => Promise<string> {
-  if (options.publicKey !== undefined) {
-    const pem = options.publicKey.replaceAll('\\n', '\n')
-    return async () => pem
-  }
-  const uri = new URL(options.jwksUri as string)
-  const domain = `${uri.origin}/`
-  const jwks = buildGetJwks({ jwksPath: `${uri.pathname}${uri.search}`, ttl: 10 * 60_000, max: 100 })
-  const unknownKids = new Map<string, number>()
-  let lastMiss = -Infinity
-  const timeout = options.fetchTimeoutMs ?? 2000
-  return async ({ header }) => {
-    const { kid, alg } = header
-    if (kid === undefined || alg === undefined) throw new KeyLookupError('no kid in the token header')
-    // A token of another algorithm never costs a lookup (fast-jwt refuses it anyway).
-    if (!options.algorithms.includes(alg)) throw new KeyLookupError('algorithm not allowed')
-    const cached = jwks.cache.get(jwks.generateCacheKey(alg, kid, domain)) !== undefined
-    if (!cached) {
-      const now = Date.now()
-      // Unknown kids cost a fetch each: at most one failed lookup a second, and one per kid every 30 s.
-      if (now - (unknownKids.get(kid) ?? -Infinity) < UNKNOWN_KID_RETRY_MS || now - lastMiss < REFETCH_INTERVAL_MS) throw new KeyLookupError('unknown key')
-    }
-    let timer: NodeJS.Timeout | undefined
-    try {
-      return await Promise.race([
-        jwks.getPublicKey({ domain, alg, kid }),
-        new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new KeyLookupError('key set unreachable')), timeout) })
-      ])
-    } catch (error) {
-      lastMiss = Date.now()
-      if (unknownKids.size > 1000) unknownKids.clear()
-      unknownKids.set(kid, lastMiss)
-      throw error instanceof KeyLookupError ? error : new KeyLookupError('unknown key')
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-}
+const BEARER = /^Bearer ([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/i
+/** At most one key-set fetch per this long for unknown `kid`s, after one that succeeded… */
+export const KEY_SET_COOLDOWN_MS = 10_000
+/** …and after one that failed. */
+const KEY_SET_RETRY_MS = 2000
+const KEY_SET_MAX_BYTES = 256 * 1024
+const KEY_SET_MAX_AGE_MS = 10 * 60_000
 
 /** Why fast-jwt refused a token, in a word the log and the metrics can use. */
 function reasonOf (error: unknown): string {
@@ -82,8 +47,7 @@ function reasonOf (error: unknown): string {
     case TokenError.codes.inactive: return 'not yet valid'
     case TokenError.codes.invalidSignature: return 'bad signature'
     case TokenError.codes.invalidAlgorithm: return 'algorithm not allowed'
-    case TokenError.codes.missingRequiredClaim: return 'missing exp'
-    case TokenError.codes.keyFetchingError: return (error.originalError as Error | undefined)?.message === 'key set unreachable' ? 'key set unreachable' : 'unknown key'
+    case TokenError.codes.missingRequiredClaim: return `missing ${/The (\w+) claim/.exec(error.message)?.[1] ?? 'claim'}`
     case TokenError.codes.invalidClaimValue: return /iss/.test(error.message) ? 'wrong issuer' : /aud/.test(error.message) ? 'wrong audience' : 'invalid claim'
     case TokenError.codes.malformed: case TokenError.codes.invalidType: case TokenError.codes.missingSignature: return 'malformed'
     default: return 'invalid token'
@@ -97,24 +61,82 @@ function projectsOf (payload: Record<string, unknown>, claim: string): Principal
   return new Set((value as string[]).map((id) => id.toLowerCase()))
 }
 
+function headerOf (encoded: string): { kid?: unknown, alg?: unknown } | undefined {
+  try {
+    const header: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'))
+    return header !== null && typeof header === 'object' ? header : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export interface TokenVerifier {
+  (authorization: string | undefined): Promise<Authentication>
+  /** The key set of JWT_JWKS_URI (undefined with a PEM key). */
+  keySet?: KeySet
+}
+
 /** Verifies the Authorization header of a request: the caller, or why not. */
-export function tokenVerifier (options: VerifierOptions): (authorization: string | undefined) => Promise<Authentication> {
-  const verify = createVerifier({
-    key: keyLookup(options),
+export function tokenVerifier (options: VerifierOptions): TokenVerifier {
+  const verifierOf = (pem: string) => createVerifier({
+    key: pem,
     algorithms: options.algorithms as never,
     allowedIss: options.issuer,
     allowedAud: options.audience,
-    requiredClaims: ['exp'],
+    // fast-jwt checks iss and aud only when the token has them: required, they always are.
+    requiredClaims: ['exp', 'iss', 'aud'],
     clockTolerance: CLOCK_TOLERANCE_MS,
     cache: 1000
   })
-  return async (authorization) => {
+  // One verifier (and its cache of verified tokens) per key; a key set fetched anew replaces them.
+  const verifiers = new Map<string, ReturnType<typeof verifierOf>>()
+  const verifierFor = (pem: string) => {
+    let verifier = verifiers.get(pem)
+    if (verifier === undefined) {
+      if (verifiers.size >= 100) verifiers.clear()
+      verifier = verifierOf(pem)
+      verifiers.set(pem, verifier)
+    }
+    return verifier
+  }
+  // A fetch takes at most half the wait allowed, the cool-down's end the rest.
+  const fetchTimeoutMs = Math.min(5000, Math.max(250, Math.floor(options.keyWaitMs / 2)))
+  const keySet = options.jwksUri === undefined
+    ? undefined
+    : new KeySet({
+      uri: options.jwksUri,
+      timeoutMs: fetchTimeoutMs,
+      maxBytes: KEY_SET_MAX_BYTES,
+      cooldownMs: KEY_SET_COOLDOWN_MS,
+      retryMs: KEY_SET_RETRY_MS,
+      maxWaitMs: Math.max(0, options.keyWaitMs - fetchTimeoutMs),
+      maxAgeMs: KEY_SET_MAX_AGE_MS,
+      onFailure: options.onKeySetFailure
+    })
+  const pem = options.publicKey?.replaceAll('\\n', '\n')
+  const lookup = async (kid: unknown, alg: string): Promise<KeyLookup> => {
+    if (keySet === undefined) return { ok: true, pem: pem as string }
+    if (typeof kid !== 'string' || kid.length === 0 || kid.length > 256) return { ok: false, reason: 'unknown key', retryAfterMs: 0 }
+    return await keySet.key(kid, alg)
+  }
+
+  const verify: TokenVerifier = async (authorization) => {
     if (authorization === undefined || authorization === '') return { ok: false, reason: 'no token', tokenSent: false }
-    const token = BEARER.exec(authorization)?.[1]
-    if (token === undefined) return { ok: false, reason: 'not a bearer token', tokenSent: true }
+    const parts = BEARER.exec(authorization)
+    if (parts === null) return { ok: false, reason: 'not a bearer token', tokenSent: true }
+    const header = headerOf(parts[1] as string)
+    if (header === undefined) return { ok: false, reason: 'malformed', tokenSent: true }
+    // A token of another algorithm never costs a key lookup.
+    if (typeof header.alg !== 'string' || !options.algorithms.includes(header.alg)) return { ok: false, reason: 'algorithm not allowed', tokenSent: true }
+    const key = await lookup(header.kid, header.alg)
+    if (!key.ok) {
+      return key.reason === 'key set unavailable'
+        ? { ok: false, reason: key.reason, tokenSent: true, unavailable: { retryAfterMs: key.retryAfterMs } }
+        : { ok: false, reason: key.reason, tokenSent: true }
+    }
     let payload: Record<string, unknown>
     try {
-      payload = await verify(token)
+      payload = verifierFor(key.pem)(`${parts[1] as string}.${parts[2] as string}.${parts[3] as string}`)
     } catch (error) {
       return { ok: false, reason: reasonOf(error), tokenSent: true }
     }
@@ -122,4 +144,6 @@ export function tokenVerifier (options: VerifierOptions): (authorization: string
     if (projects === undefined) return { ok: false, reason: `no valid ${options.projectsClaim} claim`, tokenSent: true }
     return { ok: true, principal: { projects, ...(typeof payload.sub === 'string' ? { subject: payload.sub } : {}) } }
   }
+  if (keySet !== undefined) verify.keySet = keySet
+  return verify
 }

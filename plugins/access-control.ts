@@ -41,8 +41,13 @@ async function accessControlPlugin (fastify: FastifyInstance) {
     algorithms: config.JWT_ALGORITHMS.split(','),
     issuer: config.JWT_ISSUER as string,
     audience: config.JWT_AUDIENCE as string,
-    projectsClaim: config.JWT_PROJECTS_CLAIM
+    projectsClaim: config.JWT_PROJECTS_CLAIM,
+    // Waiting for keys counts against the request's time, as its query does.
+    keyWaitMs: config.QUERY_TIMEOUT_MS,
+    onKeySetFailure: (reason) => { fastify.log.warn(`the key set at ${config.JWT_JWKS_URI ?? ''} could not be used: ${reason}; tokens whose key is not cached answer 503 AUTH_UNAVAILABLE`) }
   })
+  // The keys are fetched once at start, so that the first callers do not wait for them.
+  if (verify.keySet !== undefined) fastify.addHook('onReady', async () => { verify.keySet?.prefetch().catch(() => {}) })
   const authenticate: onRequestHookHandler = async function (request, reply) {
     const result = await verify(request.headers.authorization)
     if (result.ok) {
@@ -50,6 +55,12 @@ async function accessControlPlugin (fastify: FastifyInstance) {
       return
     }
     failures.set(result.reason, (failures.get(result.reason) ?? 0) + 1)
+    if (result.unavailable !== undefined) {
+      const retryAfter = String(Math.max(1, Math.ceil(result.unavailable.retryAfterMs / 1000)))
+      const problem = ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE', 'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.', { 'retry-after': retryAfter })
+      problem.logged = false // the key set logs its failed fetches
+      throw problem
+    }
     request.log.info({ reason: result.reason }, 'authentication failed')
     reply.header('www-authenticate', result.tokenSent ? `${REALM}, error="invalid_token", error_description="${result.reason}"` : REALM)
     const message = result.tokenSent ? `The bearer token was refused (${result.reason})` : 'This list needs a bearer token: Authorization: Bearer <JWT>'

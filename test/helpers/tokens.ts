@@ -31,12 +31,15 @@ export function mint (key: TestKey, claims: Claims = {}, { expiresIn = 3_600_000
   return sign({ iss: ISSUER, aud: AUDIENCE, sub: 'client-1', ...claims })
 }
 
-export interface JwksServer { uri: string, keys: TestKey[], requests: () => number, down: (mode: 'refuse' | 'slow' | 'up') => void, close: () => Promise<void> }
+/** How the JWKS endpoint misbehaves: drops the connection, never answers, trickles, sends 2 MiB, sends no JSON, or a 500. */
+export type JwksMode = 'up' | 'refuse' | 'slow' | 'trickle' | 'oversized' | 'malformed' | 'error'
 
-/** A JWKS endpoint that serves `keys` (mutable, for rotation), can refuse or stall. */
+export interface JwksServer { uri: string, keys: TestKey[], requests: () => number, down: (mode: JwksMode) => void, close: () => Promise<void> }
+
+/** A JWKS endpoint that serves `keys` (mutable, for rotation), or misbehaves as `down` says. */
 export async function startJwksServer (keys: TestKey[]): Promise<JwksServer> {
   let requests = 0
-  let mode: 'refuse' | 'slow' | 'up' = 'up'
+  let mode: JwksMode = 'up'
   const server = http.createServer((req, res) => {
     requests++
     if (mode === 'refuse') {
@@ -44,8 +47,20 @@ export async function startJwksServer (keys: TestKey[]): Promise<JwksServer> {
       return
     }
     if (mode === 'slow') return // never answers
+    if (mode === 'error') {
+      res.writeHead(500).end('{"error":"internal"}')
+      return
+    }
     res.setHeader('content-type', 'application/json')
-    res.end(JSON.stringify({ keys: keys.map((key) => key.jwk) }))
+    const body = JSON.stringify({ keys: keys.map((key) => key.jwk) })
+    if (mode === 'malformed') res.end(body.slice(0, -3))
+    else if (mode === 'oversized') res.end(`{"pad":"${'x'.repeat(2 * 1024 * 1024)}",${body.slice(1)}`)
+    else if (mode === 'trickle') {
+      // Headers at once, then a byte every 200 ms: only a limit on the whole answer stops it.
+      res.flushHeaders()
+      const timer = setInterval(() => res.write(' '), 200)
+      res.on('close', () => clearInterval(timer))
+    } else res.end(body)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
