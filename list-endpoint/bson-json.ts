@@ -622,6 +622,28 @@ export function firstBatch (cursor: Buffer): { page: Page, id: bigint } {
   return { page: { bytes: cursor, starts }, id }
 }
 
+/**
+ * The documents held by one field of each document of a page (`{_id, page: {…}}` as a
+ * `$lookup` unwound gives them), where they lie: a document without the field holds none.
+ */
+export function innerPage ({ bytes, starts }: Page, field: string): Page {
+  const inner: number[] = []
+  for (const start of starts) {
+    const end = start + bytes.readInt32LE(start) - 1
+    let i = start + 4
+    while (i < end) {
+      const type = bytes[i] as number
+      const nameEnd = cstringEnd(bytes, i + 1)
+      if (type === T.Document && latin1(bytes, i + 1, nameEnd) === field) {
+        inner.push(nameEnd + 1)
+        break
+      }
+      i = nameEnd + 1 + valueSize(bytes, type, nameEnd + 1)
+    }
+  }
+  return { bytes, starts: inner }
+}
+
 export interface Transcoder {
   /**
    * `head`, then the JSON array of the page's documents, then `tail`, as UTF-8 bytes. `omit`

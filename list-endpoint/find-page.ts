@@ -3,9 +3,9 @@
 // transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
 // `raw`, then toArray) cost 1.6–2.9× as much client CPU for the same command, most of it per
 // document (bench/driver-process.ts; the README's Performance section has the figures).
-import { Long, type Db, type Document, type Sort } from 'mongodb'
+import { Long, type Db, type Document, type ObjectId, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
-import { firstBatch, pageOf, type Page } from './bson-json.js'
+import { firstBatch, innerPage, pageOf, type Page } from './bson-json.js'
 
 export interface PageQuery {
   filter: Document
@@ -67,4 +67,67 @@ export async function findPage (db: Db, collection: string, query: PageQuery, { 
   const { filter, sort, projection, skip, limit } = query
   const docs = await db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal }).toArray()
   return pageOf(docs as unknown as Buffer[])
+}
+
+/**
+ * The same page and, in the same command, whether its project exists: an aggregate on
+ * `projects` that matches the project and looks the page up beside it ($lookup with the page's
+ * own pipeline, unwound, which MongoDB runs as one stage without building an array of the
+ * whole page). So a list whose project is not remembered needs one connection and one round
+ * trip, not two: on a slow database, two commands side by side need twice the connections.
+ * The reply is `[]` when the project does not exist, `[{_id}]` when the page is empty, else
+ * one `{_id, page}` per document, in the page's order.
+ */
+export function projectPageCommand (db: Db, collection: string, projectId: ObjectId, { filter, sort, projection, skip, limit }: PageQuery, maxTimeMS: number): Document {
+  const page: Document[] = [{ $match: filter }, { $sort: sort }]
+  if (skip > 0) page.push({ $skip: skip })
+  page.push({ $limit: limit }, { $project: projection })
+  const command: Document = {
+    aggregate: 'projects',
+    pipeline: [
+      { $match: { _id: projectId } },
+      { $project: { _id: 1 } },
+      { $lookup: { from: collection, pipeline: page, as: 'page' } },
+      { $unwind: { path: '$page', preserveNullAndEmptyArrays: true } }
+    ],
+    cursor: { batchSize: limit + 1 },
+    maxTimeMS
+  }
+  if (db.readConcern !== undefined) command.readConcern = db.readConcern
+  return command
+}
+
+/** MongoDB's refusals of a $lookup whose page is too large for one document or stage (16 MiB, 100 MiB). */
+const TOO_LARGE = new Set([10334, 4568, 17419])
+
+/**
+ * A page of a project's list and whether the project exists, in one command. A page too large
+ * for the reply's first batch is read again the way a remembered project's is, beside a lookup
+ * of the project.
+ */
+export async function findProjectPage (db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
+  const readPreference = db.readPreference
+  let reply: Document
+  try {
+    reply = await commandRetried(db, projectPageCommand(db, collection, projectId, query, options.maxTimeMS), { readPreference, signal: options.signal })
+  } catch (error) {
+    if (!TOO_LARGE.has((error as { code?: number }).code ?? 0)) throw error
+    return await apart(db, collection, projectId, query, options)
+  }
+  const cursor: unknown = reply.cursor
+  if (!Buffer.isBuffer(cursor)) throw new Error('find-page: the driver decoded the cursor although `raw` was asked for')
+  const { page, id } = firstBatch(cursor)
+  if (id !== 0n) {
+    db.command({ killCursors: 'projects', cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {})
+    return await apart(db, collection, projectId, query, options)
+  }
+  return { exists: page.starts.length > 0, page: innerPage(page, 'page') }
+}
+
+async function apart (db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
+  const [project, page] = await Promise.all([
+    db.collection('projects').findOne({ _id: projectId }, { projection: { _id: 1 }, maxTimeMS: options.maxTimeMS, signal: options.signal }),
+    findPage(db, collection, query, options)
+  ])
+  return { exists: project !== null, page }
 }

@@ -13,7 +13,7 @@ import { describeList, listQuerystring } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
 import { bsonToJson, decodeAt, decodeFields, type Page } from './bson-json.js'
-import { findPage } from './find-page.js'
+import { findPage, findProjectPage } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { nextUrl, pageProjection, withoutExtra } from './paging.js'
 
@@ -143,13 +143,19 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true
       if (known === false) throw projectNotFound(projectId as ObjectId)
-      const [exists, found, total] = await fastify.database.bounded(async (signal) => {
+      const [{ exists, page: found }, total] = await fastify.database.bounded(async (signal) => {
         const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
+        // One more than the page tells whether a next page exists; limit=0 reads nothing.
+        // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
+        const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }
+        const read$ = async (): Promise<{ exists: boolean, page: Page }> => {
+          if (limit === 0) return { exists: known ?? await projectExists(fastify, projectId as ObjectId, options), page: { bytes: Buffer.alloc(0), starts: [] } }
+          // A project not remembered is looked up in the page's own command (one connection, one round trip).
+          if (known === undefined) return await fastify.database.timed('aggregate', async () => await findProjectPage(fastify.database.db(), collection, projectId as ObjectId, pageQuery, options))
+          return { exists: true, page: await fastify.database.timed('find', async () => await findPage(fastify.database.db(), collection, pageQuery, options)) }
+        }
         return await Promise.all([
-          known ?? projectExists(fastify, projectId as ObjectId, options),
-          // One more than the page tells whether a next page exists; limit=0 reads nothing.
-          // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
-          limit === 0 ? { bytes: Buffer.alloc(0), starts: [] } satisfies Page : fastify.database.timed('find', async () => await findPage(fastify.database.db(), collection, { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }, options)),
+          read$(),
           // countDocuments runs an aggregate ($match, $group).
           count ? fastify.database.timed('aggregate', async () => await fastify.database.collection(collection).countDocuments(where, options)) : undefined
         ])

@@ -82,7 +82,9 @@ export function compileProjection (projection: unknown): Projector {
     addPath(tree, path.split('.'))
   }
   if (mode === undefined) {
-    return idIncluded ? (doc) => doc : (doc) => withoutKey(doc, '_id')
+    // `{}` returns whole documents; `{_id: 1}` is an inclusion of `_id` alone (manual, "Projection").
+    if (!('_id' in projection)) return (doc) => doc
+    return idIncluded ? (doc) => include(doc, { _id: true }) : (doc) => withoutKey(doc, '_id')
   }
   if (mode) {
     if (idIncluded) tree._id = true

@@ -23,8 +23,8 @@ export const ConfigSchema = Type.Object({
   MAX_LIMIT: PositiveInteger(1000, 100_000),
   MAX_SKIP: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000 }),
   QUERY_TIMEOUT_MS: PositiveInteger(5000, 600_000),
-  /** No successful ping for this long while the database accepts connections: the client is replaced. */
-  DATABASE_STUCK_AFTER_MS: PositiveInteger(5000, 600_000),
+  /** No successful ping for this long while the database accepts connections: the client is replaced (unset: QUERY_TIMEOUT_MS). */
+  DATABASE_STUCK_AFTER_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
   /** How long a project's existence (or absence) is remembered by the nested lists; 0: asked every time. */
   PROJECT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
   /** How many projects that memory holds at most. */

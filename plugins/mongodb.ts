@@ -39,19 +39,43 @@ export interface Database {
   readonly watchdog: DatabaseWatchdog
 }
 
-export function clientOptions (queryTimeoutMs: number): MongoClientOptions {
-  return {
+/** How many connections the pool keeps open while idle, and how many it opens at a time (see the README, "A slow database"). */
+export const MIN_POOL_SIZE = 20
+export const MAX_CONNECTING = 20
+
+/**
+ * The driver's timeouts, each derived from the query budget so that a database that answers
+ * slowly, within QUERY_TIMEOUT_MS, is served rather than declared dead (the CMAP and SDAM
+ * specifications say what each bounds):
+ * - connectTimeoutMS bounds a connection's TCP connect and each round trip of its handshake
+ *   (hello, authentication), the monitor's own connection included, and the monitor's
+ *   heartbeat (plus heartbeatFrequencyMS when streaming): at 2 s a database taking 2 s per
+ *   reply was declared Unknown and every request failed. Requests themselves are bounded by
+ *   their own signal (Database#bounded), never by this.
+ * - serverSelectionTimeoutMS: as long as a request may wait in all.
+ * - minPoolSize and maxConnecting: a warm pool, and a cold one that opens connections
+ *   together (the driver's default opens 2 at a time: 50 requests on a pool of 2 wait 25
+ *   handshakes). What the URI sets itself wins over all of these.
+ */
+export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOptions {
+  const options: MongoClientOptions = {
     appName: 'listing-api',
     // No command monitoring: the driver then makes two event objects per command and relays
     // each through four emitters, 8 % of a list request's CPU (measured side by side). The
     // metrics time the service's own commands instead (Database#timed).
     monitorCommands: false,
-    // A request that cannot find a server gives up within its own time budget.
-    serverSelectionTimeoutMS: Math.min(3000, queryTimeoutMs),
-    connectTimeoutMS: 2000,
+    serverSelectionTimeoutMS: queryTimeoutMs,
+    connectTimeoutMS: queryTimeoutMs,
     // Frequent heartbeats notice a returning server quickly (the default is 10 s).
-    heartbeatFrequencyMS: 2000
+    heartbeatFrequencyMS: 2000,
+    minPoolSize: MIN_POOL_SIZE,
+    maxConnecting: MAX_CONNECTING
   }
+  const search = uri.includes('?') ? uri.slice(uri.indexOf('?') + 1).toLowerCase() : ''
+  for (const name of Object.keys(options) as Array<keyof MongoClientOptions>) {
+    if (new RegExp(`(^|&)${name.toLowerCase()}=`).test(search)) delete options[name]
+  }
+  return options
 }
 
 /**
@@ -62,7 +86,7 @@ export function clientOptions (queryTimeoutMs: number): MongoClientOptions {
 async function mongodbPlugin (fastify: FastifyInstance) {
   const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS } = fastify.config
   if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
-  const connect = () => new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS))
+  const connect = () => new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI))
   const commandListeners: CommandListener[] = []
   const timed = async <T>(command: string, work: () => Promise<T>): Promise<T> => {
     if (commandListeners.length === 0) return await work()
@@ -85,7 +109,10 @@ async function mongodbPlugin (fastify: FastifyInstance) {
   const watchdog = new DatabaseWatchdog({
     client,
     log: fastify.log,
-    stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS,
+    stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS ?? QUERY_TIMEOUT_MS,
+    // A ping may take as long as a request may; a slower database is not ready.
+    pingTimeoutMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
+    warmConnections: MIN_POOL_SIZE,
     timed,
     createClient: connect,
     // The replacement becomes the one every route and @fastify/mongodb's decorator use.

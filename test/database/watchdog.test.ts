@@ -14,7 +14,7 @@ const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(re
 
 function watch (uri: string, onReplace: (client: MongoClient) => void) {
   const options = { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 }
-  return new DatabaseWatchdog({ client: new MongoClient(uri, options), log, stuckAfterMs: 800, createClient: () => new MongoClient(uri, options), onReplace, retireAfterMs: 100 })
+  return new DatabaseWatchdog({ client: new MongoClient(uri, options), log, stuckAfterMs: 800, pingTimeoutMs: 1000, createClient: () => new MongoClient(uri, options), onReplace, retireAfterMs: 100 })
 }
 
 t.test('a database that accepts connections but never answers: the client is replaced', async (t) => {

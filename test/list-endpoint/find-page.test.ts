@@ -1,10 +1,10 @@
 // find-page.ts: a list page is one `find` command through Db#command with `raw`. Its documents
 // must be exactly those the driver's own find gives for the same query, with nothing left open
 // on the server; the command carries what the driver's find would (read concern included).
-import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
+import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ObjectId, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-json.js'
-import { findCommand, findPage } from '../../list-endpoint/find-page.js'
+import { findCommand, findPage, findProjectPage } from '../../list-endpoint/find-page.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
 
 const { client, db } = await clientOfTestDatabase('find_page', { monitorCommands: true })
@@ -87,4 +87,33 @@ t.test('a failover error is retried once; a second one, or any error with retryR
   const limited = fakeDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
   await t.rejects(findPage(limited.db, 'things', query, options))
   t.equal(limited.sent.length, 1, 'a time limit is not retried')
+})
+
+t.test('a project not remembered: its page and its existence in one aggregate, the same documents as find', async (t) => {
+  const projectId = new ObjectId()
+  await db.collection('projects').insertOne({ _id: projectId, name: 'p' })
+  await db.collection('items').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: i, project: projectId, n: i % 5, name: `item ${i}`, secret: 'x' })))
+  const commands: string[] = []
+  const listener = (event: CommandStartedEvent): void => { commands.push(event.commandName) }
+  client.on('commandStarted', listener)
+  t.teardown(() => { client.off('commandStarted', listener) })
+  const projection = { _id: 1, name: 1, n: 1 }
+  for (const query of [
+    { filter: { project: projectId }, sort: { _id: 1 }, skip: 0, limit: 11 },
+    { filter: { project: projectId, n: { $gte: 2 } }, sort: { name: -1, _id: 1 }, skip: 3, limit: 6 },
+    { filter: { project: projectId }, sort: { n: 1, _id: -1 }, skip: 35, limit: 101 }
+  ]) {
+    const expected = await db.collection('items').find(query.filter, { ...query, projection }).toArray()
+    commands.length = 0
+    const { exists, page } = await findProjectPage(db, 'items', projectId, { ...query, projection }, options)
+    t.same(commands, ['aggregate'], `${JSON.stringify(query.sort)}: one command`)
+    t.equal(exists, true)
+    t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), expected, `${JSON.stringify(query.sort)} skip ${query.skip}: the find's documents, in its order, only the projected fields`)
+  }
+  const empty = await findProjectPage(db, 'items', projectId, { filter: { project: projectId, n: 99 }, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
+  t.same([empty.exists, empty.page.starts.length], [true, 0], 'an empty page of a project that exists')
+  const missing = await findProjectPage(db, 'items', new ObjectId(), { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
+  t.same([missing.exists, missing.page.starts.length], [false, 0], 'no project: nothing, whatever the filter matches')
+  const noCollection = await findProjectPage(db, 'nothing_here', projectId, { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
+  t.same([noCollection.exists, noCollection.page.starts.length], [true, 0], 'a collection that does not exist yet')
 })

@@ -136,3 +136,25 @@ t.test('errors carry mongod codes', async (t) => {
   const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
   t.ok(names.includes('pages'), 'listCollections lists what was created')
 })
+
+t.test('aggregation stages the lists use: $project, $lookup with a pipeline, $unwind (manual: each stage\'s page)', async (t) => {
+  const owners = db.collection('lookup_owners')
+  const items = db.collection('lookup_items')
+  await owners.insertMany([{ _id: 1, name: 'a', tags: ['x', 'y'] }, { _id: 2, name: 'b', tags: [] }, { _id: 3, name: 'c', tags: null }, { _id: 4, name: 'd' }, { _id: 5, name: 'e', tags: 'z' }])
+  await items.insertMany([{ _id: 10, k: 1 }, { _id: 11, k: 2 }, { _id: 12, k: 1 }])
+  t.strictSame(await owners.find({}, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 2 }).toArray(), [{ _id: 1 }, { _id: 2 }], 'find: {_id: 1} returns _id alone (Projection)')
+  t.strictSame(await owners.aggregate([{ $match: { _id: 1 } }, { $project: { _id: 1 } }]).toArray(), [{ _id: 1 }], '$project: {_id: 1} too')
+  // $unwind: preserveNullAndEmptyArrays keeps null and missing as they are, and drops the field of an empty array.
+  t.strictSame(await owners.aggregate([{ $sort: { _id: 1 } }, { $project: { tags: 1 } }, { $unwind: { path: '$tags', preserveNullAndEmptyArrays: true } }]).toArray(),
+    [{ _id: 1, tags: 'x' }, { _id: 1, tags: 'y' }, { _id: 2 }, { _id: 3, tags: null }, { _id: 4 }, { _id: 5, tags: 'z' }])
+  t.strictSame(await owners.aggregate([{ $sort: { _id: 1 } }, { $project: { tags: 1 } }, { $unwind: '$tags' }]).toArray(),
+    [{ _id: 1, tags: 'x' }, { _id: 1, tags: 'y' }, { _id: 5, tags: 'z' }], 'without it, only documents with values')
+  const looked = await owners.aggregate([
+    { $match: { _id: { $in: [1, 2] } } },
+    { $project: { _id: 1 } },
+    { $lookup: { from: 'lookup_items', pipeline: [{ $match: { k: 1 } }, { $sort: { _id: -1 } }, { $project: { _id: 1 } }], as: 'found' } }
+  ]).toArray()
+  t.strictSame(looked, [{ _id: 1, found: [{ _id: 12 }, { _id: 10 }] }, { _id: 2, found: [{ _id: 12 }, { _id: 10 }] }], '$lookup runs its pipeline on from, in order')
+  const none = await owners.aggregate([{ $match: { _id: 1 } }, { $lookup: { from: 'no_such_collection', pipeline: [], as: 'found' } }, { $project: { found: 1 } }]).toArray()
+  t.strictSame(none, [{ _id: 1, found: [] }], 'a collection that does not exist gives []')
+})

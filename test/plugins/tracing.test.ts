@@ -27,7 +27,18 @@ function descendsFrom (span: ReadableSpan, ancestor: ReadableSpan, spans: Readab
   return false
 }
 
+t.test('a list of a project not remembered: one aggregate on projects (the page looked up beside it), redacted', async (t) => {
+  exporter.reset()
+  const cold = publicIds[1] as string
+  t.equal((await fastify.inject(`/projects/${cold}/activities?limit=2&filter={"name":{"$regex":"b"}}`)).statusCode, 200)
+  const commands = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT)
+  t.same(commands.map((s) => s.name), ['aggregate projects'], 'one command')
+  t.notMatch(JSON.stringify(commands[0]?.attributes), /"b"/, 'no filter value in the span')
+})
+
 t.test('a list request: server span with route and status, continuing traceparent, and a child find', async (t) => {
+  // The project is remembered from here on: the page is one find.
+  await fastify.inject(`/projects/${project}/sessions?limit=1`)
   exporter.reset()
   const res = await fastify.inject({
     url: `/projects/${project}/sessions?limit=2&filter={"name":{"$regex":"a"}}`,

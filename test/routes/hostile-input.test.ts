@@ -40,7 +40,7 @@ const filterCases: Case[] = [
 ]
 
 t.test('every hostile filter is a 400 problem with its code and pointer, and runs no command', async (t) => {
-  t.ok((await fastify.inject(`${sessions}?limit=1`)).statusCode === 200 && commands.names().includes('find'), 'the watch sees the queries of a valid request')
+  t.ok((await fastify.inject(`${sessions}?limit=1`)).statusCode === 200 && commands.names().length > 0, 'the watch sees the queries of a valid request')
   for (const [what, query, status, code, pointer] of filterCases) {
     const res = await fastify.inject(`${sessions}?${query}`)
     t.equal(res.statusCode, status, `${what}: status`)

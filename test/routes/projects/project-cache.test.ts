@@ -10,7 +10,7 @@ import { watchCommands } from '../../helpers/commands.js'
 const TTL = 300
 const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
 
-t.test('warm: one command per list; cold: the project check runs beside it', async (t) => {
+t.test('warm: one find per list; cold: one aggregate that also looks the project up', async (t) => {
   const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: 60_000 } })
   const db = fastify.mongo.db!
   const project = new ObjectId()
@@ -18,7 +18,7 @@ t.test('warm: one command per list; cold: the project check runs beside it', asy
   await db.collection('sessions').insertOne({ project, name: 's' })
   const commands = watchCommands(fastify)
   t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 200)
-  t.same(commands.names().sort(), ['find', 'find'], 'first request: the project check and the list')
+  t.same(commands.names(), ['aggregate'], 'first request: the page and the project, in one command')
   for (let i = 0; i < 3; i++) {
     const res = await fastify.inject(`/projects/${project}/sessions`)
     t.equal(res.json().data[0].name, 's')
@@ -51,7 +51,9 @@ t.test('PROJECT_CACHE_TTL_MS=0: asked every time', async (t) => {
   const commands = watchCommands(fastify)
   for (let i = 0; i < 2; i++) {
     await fastify.inject(`/projects/${project}/places`)
-    t.same(commands.names(), ['find', 'find'])
+    t.same(commands.names(), ['aggregate'])
+    await fastify.inject(`/projects/${project}/places?limit=0`)
+    t.same(commands.names(), ['find'], 'a count-only page reads no page: the project check alone')
   }
 })
 

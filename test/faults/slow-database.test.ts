@@ -1,0 +1,79 @@
+// A database that is slow but answers is not an outage (CONTRACT v3 §5): when every reply takes
+// up to QUERY_TIMEOUT_MS / 2, every request gets its 200, 50 at a time, from a cold start (the
+// service started while the database was already slow) as well as warm, and /ready stays 200.
+// The service runs as `npm start` runs it, behind the fault proxy that delays every reply.
+import t from 'tap'
+import { seedDemoData } from '../../demo-data/seed.js'
+import { uniqueDatabaseName } from '../helpers/database.js'
+import { proxiedDatabase, sleep } from './fault-app.js'
+import { get, startService } from './service-process.js'
+
+t.setTimeout(180_000)
+const QUERY_TIMEOUT_MS = 2000
+const DELAY_MS = QUERY_TIMEOUT_MS / 2
+const CONCURRENCY = 50
+
+const proxy = await proxiedDatabase(t)
+const MONGODB_DB = uniqueDatabaseName('slow')
+const counts = await seedDemoData(`mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, MONGODB_DB)
+t.ok(counts.projects > 0, 'demo data')
+
+interface Outcome { status: number, code?: string, ms: number }
+
+async function burst (base: string, urls: string[]): Promise<Outcome[]> {
+  return await Promise.all(Array.from({ length: CONCURRENCY }, async (_, i) => {
+    const started = Date.now()
+    const res = await get(`${base}${urls[i % urls.length] as string}`)
+    return { status: res.status, code: res.body?.code as string | undefined, ms: Date.now() - started }
+  }))
+}
+
+const summary = (outcomes: Outcome[]): string => {
+  const failed = outcomes.filter((o) => o.status !== 200)
+  const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b)
+  return `${outcomes.length - failed.length}/${outcomes.length} 200, slowest ${ms[ms.length - 1] ?? 0} ms${failed.length === 0 ? '' : `; failed: ${failed.map((o) => `${o.status} ${o.code ?? ''}`).join(', ')}`}`
+}
+
+t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ${CONCURRENCY} concurrent requests all 200, cold and warm`, async (t) => {
+  proxy.slow(DELAY_MS)
+  const service = await startService({ MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  // Projects the service has not seen: each nested list must also learn that its project exists.
+  const projects = ((await get(`${service.url}/projects?limit=100&fields=_id`)).body?.data as Array<{ _id: string }> | undefined ?? []).map((p) => p._id)
+  t.ok(projects.length >= 3, `${projects.length} projects`)
+  const kinds = ['sessions', 'activities', 'registrations', 'places', 'teams', 'categories', 'stewards']
+  const urls = projects.flatMap((id) => kinds.map((kind) => `/projects/${id}/${kind}?limit=20`))
+
+  const cold = await burst(service.url, urls)
+  t.ok(cold.every((o) => o.status === 200), `cold: ${summary(cold)}`)
+  const ready = await Promise.all([0, 1, 2].map(async () => (await get(`${service.url}/ready`)).status))
+  t.same(ready, [200, 200, 200], '/ready is 200 while the database answers pings, however slowly')
+  const warm = await burst(service.url, urls.map((url) => `${url}&count=true`))
+  t.ok(warm.every((o) => o.status === 200), `warm, with counts: ${summary(warm)}`)
+  t.notOk(service.lines.some((line) => /replaced the client/.test(line)), 'the watchdog never took slowness for a stuck client')
+
+  proxy.heal()
+  await sleep(200)
+  const fast = await burst(service.url, urls)
+  t.ok(fast.every((o) => o.status === 200 && o.ms < 1000), `healed: ${summary(fast)}`)
+})
+
+t.test('replies slower than the query budget: bounded 503s, and 200s again once the database is fast', async (t) => {
+  const service = await startService({ MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  t.equal((await get(`${service.url}/projects?limit=1`)).status, 200)
+  proxy.slow(QUERY_TIMEOUT_MS * 2)
+  const slow = await burst(service.url, ['/projects?limit=5'])
+  t.ok(slow.every((o) => o.status === 503 && o.ms <= QUERY_TIMEOUT_MS + 500 + 1000), `too slow: ${summary(slow)}`)
+  proxy.heal()
+  let recovered = Infinity
+  const started = Date.now()
+  while (Date.now() - started < 15_000) {
+    if ((await get(`${service.url}/projects?limit=5`)).status === 200) {
+      recovered = Date.now() - started
+      break
+    }
+    await sleep(200)
+  }
+  t.ok(recovered <= 10_000, `serving again ${recovered} ms after the delay was removed`)
+})
