@@ -49,7 +49,8 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
 
   const { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS } = config
   // Drain (CONTRACT.md §8): not ready at once, keep serving while load balancers notice, stop
-  // accepting, let in-flight requests finish (each is bounded by the query timeout), database last.
+  // accepting (new connections refused, kept-alive ones closed: a proxy retries elsewhere), let
+  // in-flight requests finish (each is bounded by the query timeout), database last.
   closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {
     fastify.lifecycle.draining = true
     if (err !== undefined) {
@@ -58,7 +59,7 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
       fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
       await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
     }
-    fastify.lifecycle.closing = true
+    fastify.lifecycle.stopAccepting()
     await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS)
     await fastify.close()
     await database.close()

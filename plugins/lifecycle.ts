@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ProblemError } from './errors.js'
@@ -16,20 +17,35 @@ export interface Lifecycle {
   closing: boolean
   /** Requests being answered now. */
   inFlight: number
+  /**
+   * Stops taking requests: the listener refuses new connections, idle kept-alive connections
+   * are closed, and the answers still being worked on close theirs (`Connection: close`), so
+   * that a proxy sends nothing more here and retries elsewhere what it could not send.
+   */
+  stopAccepting: () => void
   /** Resolves when no request is in flight, or after `ms`. */
   settled: (ms: number) => Promise<void>
 }
 
 /**
- * Draining: /ready answers 503 while requests are still served. Closing: requests that still
- * arrive (on kept-alive connections) get a problem+json 503, not Fastify's own body.
+ * Draining: /ready answers 503 while requests are still served. Closing: no new connection is
+ * taken, and a request that still arrives on a connection gets a problem+json 503, not
+ * Fastify's own body.
  */
 async function lifecyclePlugin (fastify: FastifyInstance) {
   let idle: Array<() => void> = []
+  const answering = new Set<ServerResponse>()
   const lifecycle: Lifecycle = {
     draining: false,
     closing: false,
     inFlight: 0,
+    stopAccepting: () => {
+      lifecycle.draining = true
+      lifecycle.closing = true
+      for (const response of answering) if (!response.headersSent) response.shouldKeepAlive = false
+      if (fastify.server.listening) fastify.server.close()
+      fastify.server.closeIdleConnections()
+    },
     settled: async (ms) => {
       if (lifecycle.inFlight === 0) return
       await new Promise<void>((resolve) => {
@@ -39,17 +55,19 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     }
   }
   fastify.decorate('lifecycle', lifecycle)
-  const done = () => {
-    if (--lifecycle.inFlight > 0 || idle.length === 0) return
-    const waiting = idle
-    idle = []
-    for (const resolve of waiting) resolve()
-  }
   // The response's 'close' comes once for every request, answered or abandoned mid-answer
   // (onResponse and onRequestAbort together miss a client that leaves while the body is written).
   fastify.addHook('onRequest', async (_request, reply) => {
     lifecycle.inFlight++
-    reply.raw.once('close', done)
+    const response = reply.raw
+    answering.add(response)
+    response.once('close', () => {
+      answering.delete(response)
+      if (--lifecycle.inFlight > 0 || idle.length === 0) return
+      const waiting = idle
+      idle = []
+      for (const resolve of waiting) resolve()
+    })
     if (!lifecycle.closing) return
     reply.header('connection', 'close')
     throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.')
