@@ -18,8 +18,6 @@ export interface WatchdogOptions {
   stuckAfterMs: number
   /** How long a ping may take before it counts as failed (the query budget: a slow database is not a dead one). */
   pingTimeoutMs: number
-  /** Connections opened together once the database answers, so that the first burst of requests finds them open. */
-  warmConnections?: number
   createClient: () => MongoClient
   onReplace: (client: MongoClient) => void
   /** How long a replaced client keeps serving the requests it already has (then it is closed). */
@@ -57,27 +55,30 @@ export class DatabaseWatchdog {
   }
 
   /**
-   * Starts the checks; resolves after the first one. That first ping may take twice as long as
+   * Starts the checks and opens the pool; resolves after the first check. That first ping may take twice as long as
    * the others: from a cold start it waits for the server's first heartbeat and for a new
    * connection's handshake as well as for its own answer, three round trips on a slow database.
    */
   async start (): Promise<void> {
     this.firstPing = true
     this.stopped = false
-    await this.tick()
-    if (this.ready) await this.warm()
+    // The pool is opened beside the first ping: both wait for the server's first heartbeat, then
+    // for their connections, which the pool opens together.
+    await Promise.all([this.tick(), this.warm()])
   }
 
   /**
-   * Opens `warmConnections` connections at once, by as many pings side by side (the pool opens
+   * Opens the pool's minPoolSize connections at once, by as many pings side by side (the pool opens
    * maxConnecting at a time for waiting checkouts; minPoolSize alone opens one at a time, one
    * round trip each). On a slow database a request that must first open its connection waits
    * two round trips, so a cold pool would fail a burst that a warm one serves.
    */
   async warm (): Promise<void> {
-    const count = this.options.warmConnections ?? 0
+    const count = this.client.options.minPoolSize ?? 0
+    // As long as the first ping may take: a ping aborted mid-way closes its connection, the
+    // opposite of what this is for.
     await Promise.all(Array.from({ length: count }, async () => {
-      await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(this.options.pingTimeoutMs) }).catch(() => {})
+      await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(2 * this.options.pingTimeoutMs) }).catch(() => {})
     }))
   }
 

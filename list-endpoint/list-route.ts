@@ -13,7 +13,7 @@ import { describeList, listQuerystring } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
 import { bsonToJson, decodeAt, decodeFields, type Page } from './bson-json.js'
-import { findPage, findProjectPage } from './find-page.js'
+import { findPage, findProjectPage, type PageOptions, type PageQuery } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { nextUrl, pageProjection, withoutExtra } from './paging.js'
 
@@ -57,6 +57,19 @@ function both (filter: Document, fixed: Document): Document {
 /** Whether the project exists; run beside the list (which the project scopes anyway) when not remembered. */
 async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
   return await fastify.database.timed('find', async () => await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } })) !== null
+}
+
+const NO_DOCUMENTS: Page = { bytes: Buffer.alloc(0), starts: [] }
+
+/**
+ * The page, and whether its project exists (`known`: true when remembered or unscoped,
+ * undefined when the database must say). A project not remembered is looked up in the page's
+ * own command (one connection, one round trip); `limit=0` reads no page, only the project.
+ */
+async function readPage (fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
+  if (countOnly) return { exists: known ?? await projectExists(fastify, projectId, options), page: NO_DOCUMENTS }
+  if (known === undefined) return await fastify.database.timed('aggregate', async () => await findProjectPage(fastify.database.db(), collection, projectId, query, options))
+  return { exists: true, page: await fastify.database.timed('find', async () => await findPage(fastify.database.db(), collection, query, options)) }
 }
 
 // The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
@@ -106,7 +119,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
           ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)', { status: 401, code: 'UNAUTHENTICATED', detail: 'A bearer token is required', param: 'authorization' }) } : {}),
           ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read', { status: 404, code: 'PROJECT_NOT_FOUND', detail: "No project has the id '65cd7e3007370d3300000009'", param: 'projectId' }) } : {}),
           500: problemResponse('Unexpected failure', { status: 500, code: 'INTERNAL_ERROR', detail: 'An unexpected error occurred; quote the requestId when reporting it' }),
-          503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE) or the query took too long (QUERY_TIMEOUT)', { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database cannot be reached; retry after the Retry-After delay' })
+          503: problemResponse(`The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED)${protectedByToken && fastify.config.JWT_JWKS_URI !== undefined ? ', or the keys that verify tokens cannot be obtained now (AUTH_UNAVAILABLE)' : ''}; retry after Retry-After`, { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database cannot be reached; retry after the Retry-After delay' })
         }
       },
       config: { listQuery: spec, open },
@@ -148,14 +161,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         // One more than the page tells whether a next page exists; limit=0 reads nothing.
         // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
         const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }
-        const read$ = async (): Promise<{ exists: boolean, page: Page }> => {
-          if (limit === 0) return { exists: known ?? await projectExists(fastify, projectId as ObjectId, options), page: { bytes: Buffer.alloc(0), starts: [] } }
-          // A project not remembered is looked up in the page's own command (one connection, one round trip).
-          if (known === undefined) return await fastify.database.timed('aggregate', async () => await findProjectPage(fastify.database.db(), collection, projectId as ObjectId, pageQuery, options))
-          return { exists: true, page: await fastify.database.timed('find', async () => await findPage(fastify.database.db(), collection, pageQuery, options)) }
-        }
         return await Promise.all([
-          read$(),
+          readPage(fastify, collection, projectId as ObjectId, known, limit === 0, pageQuery, options),
           // countDocuments runs an aggregate ($match, $group).
           count ? fastify.database.timed('aggregate', async () => await fastify.database.collection(collection).countDocuments(where, options)) : undefined
         ])

@@ -40,8 +40,8 @@ export interface Database {
 }
 
 /** How many connections the pool keeps open while idle, and how many it opens at a time (see the README, "A slow database"). */
-export const MIN_POOL_SIZE = 20
-export const MAX_CONNECTING = 20
+export const MIN_POOL_SIZE = 30
+export const MAX_CONNECTING = 40
 
 /**
  * The driver's timeouts, each derived from the query budget so that a database that answers
@@ -112,7 +112,6 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS ?? QUERY_TIMEOUT_MS,
     // A ping may take as long as a request may; a slower database is not ready.
     pingTimeoutMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
-    warmConnections: MIN_POOL_SIZE,
     timed,
     createClient: connect,
     // The replacement becomes the one every route and @fastify/mongodb's decorator use.
