@@ -24,6 +24,7 @@ export function describeList (spec: QuerySpec, limits: ListLimits): string {
     filterTable(spec),
     '',
     'Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. ' +
+    'Bracket values are read by the field\'s type; a custom field\'s value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. ' +
     'Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
     `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +
     '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. ' +

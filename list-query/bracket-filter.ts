@@ -6,7 +6,7 @@ const LIST_OPERATORS = new Set(['$in', '$nin', '$all'])
 
 /**
  * `filter[f]=v` and `filter[f][$op]=v` become the same tree as `filter={"f":…}`;
- * `$in`, `$nin` and `$all` values are comma-separated lists.
+ * `$in`, `$nin` and `$all` values are comma-separated lists, their items trimmed.
  */
 export function bracketTree (brackets: RawListParams['brackets'], problems: Problems): FilterNode {
   const fields = new Map<string, FilterNode>()
@@ -18,7 +18,8 @@ export function bracketTree (brackets: RawListParams['brackets'], problems: Prob
       continue
     }
     const operand: FilterNode = LIST_OPERATORS.has(operator)
-      ? { type: 'array', items: value.split(',').map(textNode) }
+      // `music, dance` means `music` and `dance`: items are trimmed (JSON keeps spaces that matter).
+      ? { type: 'array', items: value.split(',').map((item) => textNode(item.trim())) }
       : textNode(value)
     if (existing === undefined) fields.set(field, { type: 'object', entries: [[operator, operand]] })
     else if (existing.type === 'object') existing.entries.push([operator, operand])

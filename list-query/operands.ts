@@ -59,6 +59,12 @@ function literal (field: FieldSpec, node: FilterNode, parent: string, problems: 
       return undefined
     case 'custom':
       if (node.type === 'number') return checkNumber(node.value, pointer, problems)
+      // A bracket value has no type of its own: one written as a JSON number, true or false is
+      // that value (filter[customFields.minutes][$gt]=60 compares numbers); JSON asks for "60".
+      if (node.type === 'string' && node.fromText) {
+        if (JSON_NUMBER.test(node.value)) return checkNumber(exactNumber(node.value) ?? Number.NaN, pointer, problems)
+        if (node.value === 'true' || node.value === 'false') return node.value === 'true'
+      }
       return node.value
   }
   problems.add(PARAM, pointer, 'INVALID_VALUE', `${describe(node)} is not a ${field.kind === 'string[]' ? 'string' : field.kind} value for '${field.path}'`)

@@ -18,7 +18,14 @@ const specs = {
 }
 
 const hex24 = fc.stringMatching(/^[0-9a-f]{24}$/)
-const text = fc.string({ maxLength: 12 }).filter((s) => !s.includes(','))
+// Bracket lists are split at commas and their items trimmed: texts that survive both.
+const text = fc.string({ maxLength: 12 }).filter((s) => !s.includes(',') && s.trim() === s)
+// A custom field's bracket value is a number or a boolean when written as one: text that is neither, or those values.
+const customValue = fc.oneof(
+  text.filter((s) => !/^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(s) && s !== 'true' && s !== 'false'),
+  fc.integer({ min: -1e6, max: 1e6 }),
+  fc.boolean()
+)
 const date = fc.oneof(
   fc.integer({ min: 1000, max: 9999 }).map(String),
   fc.date({ min: new Date('1000-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
@@ -33,7 +40,7 @@ const FIELDS: Record<string, { spec: keyof typeof specs, value: fc.Arbitrary<unk
   category: { spec: 'activities', value: hex24, ops: ['$eq', '$ne', '$in', '$nin', '$exists'] },
   tags: { spec: 'activities', value: text, ops: ['$eq', '$ne', '$in', '$nin', '$all', '$size', '$regex', '$exists'] },
   createdAt: { spec: 'activities', value: date, ops: ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'] },
-  'customFields.level': { spec: 'activities', value: text, ops: ['$eq', '$ne', '$gt', '$lt', '$in', '$nin', '$all', '$regex', '$exists'] },
+  'customFields.level': { spec: 'activities', value: customValue, ops: ['$eq', '$ne', '$gt', '$lt', '$in', '$nin', '$all', '$regex', '$exists'] },
   maxNumberOfParticipants: { spec: 'places', value: number, ops: ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'] },
   places: { spec: 'sessions', value: hex24, ops: ['$eq', '$ne', '$in', '$nin', '$all', '$size', '$exists'] }
 }

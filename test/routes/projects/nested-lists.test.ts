@@ -125,3 +125,18 @@ t.test('a query over QUERY_TIMEOUT_MS answers 503 QUERY_TIMEOUT', async (t) => {
   t.match(res.json(), { code: 'QUERY_TIMEOUT', status: 503 })
   t.notMatch(res.body, /MaxTimeMSExpired|exceeded/)
 })
+
+t.test('bracket values for custom fields and lists find what the JSON form finds', async (t) => {
+  const base = `/projects/${first}/activities?limit=1000&count=true`
+  const json = await list(fastify, `${base}&${q({ 'customFields.durationMinutes': { $gt: 60 } })}`)
+  t.ok((json.total ?? 0) > 0, `${json.total ?? 0} activities over 60 minutes`)
+  const bracket = await list(fastify, `${base}&filter[customFields.durationMinutes][$gt]=60`)
+  t.equal(bracket.total, json.total, 'filter[customFields.durationMinutes][$gt]=60 compares numbers')
+  const asText = await list(fastify, `${base}&${q({ 'customFields.durationMinutes': { $gt: '60' } })}`)
+  t.equal(asText.total, 0, 'JSON still asks for the string "60" when it says so')
+  const tags = (await list(fastify, `${base}`)).data.flatMap((d) => d.tags as string[] ?? [])
+  const [a, b] = [...new Set(tags)] as [string, string]
+  const spaced = await list(fastify, `${base}&filter[tags][$in]=${encodeURIComponent(`${a}, ${b}`)}`)
+  const plain = await list(fastify, `${base}&${q({ tags: { $in: [a, b] } })}`)
+  t.equal(spaced.total, plain.total, `'${a}, ${b}' means '${a}' and '${b}'`)
+})
