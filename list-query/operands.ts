@@ -1,5 +1,5 @@
 import { ObjectId, type Document } from 'mongodb'
-import { checkPattern } from '../mongodb-regex/check-pattern.js'
+import { checkPattern, type PatternVerdict } from '../mongodb-regex/check-pattern.js'
 import { OBJECT_ID } from '../schemas/fields.js'
 import { parseDate, type DateValue } from './dates.js'
 import { exactNumber } from './exact-number.js'
@@ -132,10 +132,17 @@ function regex (node: FilterNode, options: string, pointer: string, problems: Pr
   }
   const verdict = checkPattern(pattern, options)
   if (verdict.ok) return pattern
-  problems.add(PARAM, pointer, verdict.code, verdict.code === 'INVALID_REGEX'
-    ? `$regex is not a pattern MongoDB (PCRE2) accepts: ${verdict.reason}`
-    : `$regex could take time that grows faster than the text it searches: ${verdict.reason}; simplify it`)
+  problems.add(PARAM, pointer, verdict.code, regexMessage(verdict))
   return undefined
+}
+
+/** Who refuses the pattern and why: MongoDB's engine, or this service by its own rule (and how to write it instead). */
+function regexMessage (verdict: Extract<PatternVerdict, { ok: false }>): string {
+  if (verdict.code === 'UNSAFE_REGEX') return `$regex is refused by this service's safety rule: its matching time could grow faster than the text it searches (${verdict.reason}); simplify it`
+  if (verdict.nul === true) return '$regex cannot contain a NUL character: MongoDB refuses it'
+  return verdict.by === 'pcre2'
+    ? `$regex is not a pattern MongoDB's regex engine (PCRE2) compiles: ${verdict.reason}`
+    : `$regex uses syntax this service refuses by its own rule (its meaning differs between PCRE2 and the JavaScript it is checked in): ${verdict.reason}`
 }
 
 const isPeriod = (v: Literal): v is Extract<DateValue, { kind: 'period' }> => typeof v === 'object' && 'kind' in v && v.kind === 'period'

@@ -1,10 +1,11 @@
 import { findAmbiguity } from './ambiguity.js'
-import { readPattern } from './read-pattern.js'
+import { readPattern, type RefusedBy } from './read-pattern.js'
 import { RecentMap } from '../recent-map.js'
 
 export type PatternVerdict =
   | { ok: true }
-  | { ok: false, code: 'INVALID_REGEX' | 'UNSAFE_REGEX', reason: string }
+  /** `by`: PCRE2 itself refuses the pattern, or the service does by its own rule (syntax, safety). */
+  | { ok: false, code: 'INVALID_REGEX' | 'UNSAFE_REGEX', reason: string, by: RefusedBy, nul?: boolean }
 
 /**
  * Clients repeat their patterns: the analysis (tens of µs) runs once per pattern and options.
@@ -35,7 +36,7 @@ export function checkPattern (pattern: string, options = ''): PatternVerdict {
 /** The verdict without the cache (benchmarks measure a first use with it). */
 export function checkPatternUncached (pattern: string, options: string): PatternVerdict {
   const reading = readPattern(pattern, options)
-  if (!reading.ok) return { ok: false, code: 'INVALID_REGEX', reason: reading.reason }
+  if (!reading.ok) return { ok: false, code: 'INVALID_REGEX', reason: reading.reason, by: reading.by, ...(reading.nul === true ? { nul: true } : {}) }
   const ambiguity = findAmbiguity(reading.pattern, reading.flags)
-  return ambiguity === undefined ? { ok: true } : { ok: false, code: 'UNSAFE_REGEX', reason: ambiguity }
+  return ambiguity === undefined ? { ok: true } : { ok: false, code: 'UNSAFE_REGEX', reason: ambiguity, by: 'service' }
 }

@@ -11,9 +11,16 @@ export interface RegexFlags {
   dotAll: boolean
 }
 
+/**
+ * Who refuses a pattern: `pcre2`, MongoDB's engine itself (MongoDB would answer 51091 or 2), or
+ * `service`, this service's own rule for syntax whose meaning differs between PCRE2 and the
+ * JavaScript reading it is analysed in (the reason then says how to write it so that it passes).
+ */
+export type RefusedBy = 'pcre2' | 'service'
+
 export type PatternReading =
   | { ok: true, pattern: AST.Pattern, flags: RegexFlags }
-  | { ok: false, reason: string, nul?: boolean }
+  | { ok: false, reason: string, by: RefusedBy, nul?: boolean }
 
 /** PCRE2's limits: quantifier bounds, parenthesis nesting, group names, lookbehind length. */
 const MAX_REPEAT = 65535
@@ -26,8 +33,52 @@ const parser = new RegExpParser({ ecmaVersion: 2024 })
 /** Letter escapes that mean the same in PCRE2 and JavaScript (`\v` is translated, `\x` and `\c` are read below). */
 const SAME_LETTER_ESCAPES = new Set(['d', 'D', 'w', 'W', 's', 'S', 'b', 'B', 'n', 'r', 't', 'f', 'v', 'k'])
 
-class Refusal extends Error {}
-const refuse = (reason: string): never => { throw new Refusal(reason) }
+class Refusal extends Error {
+  constructor (reason: string, readonly by: RefusedBy) {
+    super(reason)
+  }
+}
+/** PCRE2 would not compile this. */
+const refuse = (reason: string): never => { throw new Refusal(reason, 'pcre2') }
+/** PCRE2 may well compile this; the service refuses it by its own rule. */
+const own = (reason: string): never => { throw new Refusal(reason, 'service') }
+
+/** Letters PCRE2 knows no escape for ("unrecognized character follows \\"). */
+const UNKNOWN_TO_PCRE2 = new Set(['i', 'j', 'l', 'm', 'q', 'y', 'F', 'I', 'J', 'L', 'M', 'O', 'T', 'U', 'Y'])
+/** PCRE2 escapes the service does not accept, and how to write the same thing so that it passes. */
+const ESCAPE_HINTS: Record<string, string> = {
+  A: 'write ^ (without the m option)',
+  z: 'write $ (without the m option; it also matches before a final newline)',
+  Z: 'write $ (without the m option)',
+  h: 'write the horizontal spaces you mean as a class, such as [ \\t]',
+  H: 'write a negated class, such as [^ \\t]',
+  R: 'write (?:\\r\\n|\\n|\\r)',
+  N: 'write [^\\n]',
+  V: 'write [^\\n\\v\\f\\r]',
+  p: 'name the characters in a class, such as [a-zA-Zà-ÿ]',
+  P: 'name the characters in a negated class',
+  Q: 'escape each special character with \\ instead',
+  E: 'escape each special character with \\ instead of \\Q…\\E',
+  a: 'write \\x{07}',
+  e: 'write \\x{1b}',
+  o: 'write \\x{hh}',
+  g: 'write \\1 or \\k<name>'
+}
+
+/** PCRE2 syntax that JavaScript lacks, found in a pattern JavaScript's parser refused, and how to write it instead. */
+const PCRE2_ONLY: Array<[RegExp, string]> = [
+  [/\(\?\^?[imnsxJU-]+[:)]/, 'inline options such as (?i) are not accepted: give them in $options ("i", "m", "s", "x")'],
+  [/(?:^|[^\\])[*+?}]\+/, 'possessive quantifiers such as a++ are not accepted: write a+'],
+  [/\(\?P</, '(?P<name>…) is not accepted: write (?<name>…)'],
+  [/\(\?P=/, '(?P=name) is not accepted: write \\k<name>'],
+  [/\(\?>/, 'atomic groups (?>…) are not accepted: write (?:…)'],
+  [/\(\?\|/, 'branch-reset groups (?|…) are not accepted: write (?:…)'],
+  [/\(\?#/, 'comments (?#…) are not accepted: remove them (or use the x option, where # starts a comment)'],
+  [/\(\?(?:R|[+-]?\d|&|P>)/, 'recursion and subroutine calls are not accepted'],
+  [/\(\?\(/, 'conditional groups (?(…)…) are not accepted'],
+  [/\(\*/, '(*…) verbs and settings are not accepted'],
+  [/\(\?<[=!](?:[^()]|\([^()]*\))*\)[*+?{]/, 'a quantifier on a lookbehind is not accepted: it repeats nothing, remove it']
+]
 
 /** `\x{h…}` and `\xh`: PCRE2's forms, rewritten as the `\uhhhh` JavaScript reads identically. */
 function hexEscape (source: string, at: number): { value: number, length: number } {
@@ -67,22 +118,32 @@ function lex (source: string): string {
       }
       if (next === 'u') refuse("\\u escapes do not exist in MongoDB's regex dialect (PCRE2): write \\x{hhhh}")
       if (next === 'c') {
-        if (!/[A-Za-z]/.test(source[i + 2] ?? '')) refuse('\\c must be followed by a letter')
+        if (!/[A-Za-z]/.test(source[i + 2] ?? '')) {
+          if (/[\x20-\x7e]/.test(source[i + 2] ?? '')) own('\\c followed by anything but a letter is not accepted: write the control character as \\x{hh}')
+          refuse('\\c must be followed by a printable ASCII character')
+        }
         out += source.slice(i, i + 3)
         i += 2
         continue
       }
-      if (next === '0' && /[0-9]/.test(source[i + 2] ?? '')) refuse('octal escapes are not accepted: write \\x{hh}')
-      if (/[1-9]/.test(next) && inClass) refuse(`\\${next} in a character class is an octal escape in PCRE2: write \\x{hh}`)
-      if (/[A-Za-z]/.test(next) && !SAME_LETTER_ESCAPES.has(next)) refuse(`\\${next} is not accepted: it means something else (or nothing) in MongoDB's PCRE2 than in JavaScript`)
+      if (next === '0' && /[0-9]/.test(source[i + 2] ?? '')) own('octal escapes are not accepted: write \\x{hh}')
+      if (/[1-9]/.test(next) && inClass) own(`\\${next} in a character class is an octal escape in PCRE2, not accepted: write \\x{hh}`)
+      if (/[A-Za-z]/.test(next) && !SAME_LETTER_ESCAPES.has(next)) {
+        if (UNKNOWN_TO_PCRE2.has(next)) refuse(`\\${next} is no escape PCRE2 knows`)
+        own(`\\${next} is not accepted, since it means something else (or nothing) in JavaScript: ${ESCAPE_HINTS[next] ?? 'write what it matches without it'}`)
+      }
       if (next === 'B' && inClass) refuse('\\B is not allowed in a character class')
-      if (next === 'k' && source[i + 2] !== '<') refuse('\\k must name a group: \\k<name>')
+      if (next === 'k' && source[i + 2] !== '<') {
+        if (source[i + 2] === "'" || source[i + 2] === '{') own("\\k'name' and \\k{name} are not accepted: write \\k<name>")
+        refuse('\\k must name a group: \\k<name>')
+      }
       out += c + next
       i++
       continue
     }
     if (inClass) {
-      if (c === '[' && /[:.=]/.test(source[i + 1] ?? '')) refuse('POSIX classes such as [[:alpha:]] are not accepted: write the characters, e.g. [a-zA-Z]')
+      if (c === '[' && source[i + 1] === ':') own('POSIX classes such as [[:alpha:]] are not accepted: write the characters, e.g. [a-zA-Z]')
+      if (c === '[' && /[.=]/.test(source[i + 1] ?? '')) refuse('POSIX collating elements such as [[.a.]] are not supported by PCRE2')
       if (c === ']') inClass = false
       out += c
       continue
@@ -90,7 +151,11 @@ function lex (source: string): string {
     if (c === '[') {
       inClass = true
       const first = source[i + 1] === '^' ? i + 2 : i + 1
-      if (source[first] === ']') refuse("a class cannot start with ']' ([] and [^] mean different things to MongoDB and JavaScript): escape it as \\]")
+      if (source[first] === ']') {
+        // PCRE2 reads a ']' there as a member, so `[]` and `[^]` alone never end.
+        if (!/(?:^|[^\\])\]/.test(source.slice(first + 1))) refuse('a character class is not closed: PCRE2 reads a \']\' right after \'[\' or \'[^\' as a member')
+        own("a class cannot start with ']' ([] and [^] mean different things to MongoDB and JavaScript): escape it as \\]")
+      }
     }
     out += c
   }
@@ -191,8 +256,8 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
       return
     case 'Backreference': {
       const group = Array.isArray(node.resolved) ? node.resolved[0] : node.resolved
-      if (group === undefined || group.end > node.start) refuse(`${node.raw} refers to a group that has not closed before it, which MongoDB and JavaScript match differently`)
-      if (inLookbehind) refuse(`${node.raw} inside a lookbehind is not accepted`)
+      if (group === undefined || group.end > node.start) own(`${node.raw} refers to a group that has not closed before it, which MongoDB and JavaScript match differently: refer only to groups closed before the reference`)
+      if (inLookbehind) own(`${node.raw} inside a lookbehind is not accepted: move the reference out of the lookbehind`)
     }
   }
 }
@@ -202,13 +267,16 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
  * is the pattern's AST, whose JavaScript meaning is PCRE2's once translated (to-javascript.ts).
  */
 export function readPattern (source: string, options = ''): PatternReading {
-  if (source.includes('\0')) return { ok: false, reason: 'the pattern contains a NUL character', nul: true }
+  if (source.includes('\0')) return { ok: false, reason: 'the pattern contains a NUL character, which MongoDB refuses', by: 'pcre2', nul: true }
   try {
     const lexed = lex(options.includes('x') ? stripExtended(source) : source)
     let pattern: AST.Pattern
     try {
       pattern = parser.parsePattern(lexed, 0, lexed.length, { unicode: false, unicodeSets: false })
     } catch (error) {
+      // JavaScript's syntax is narrower than PCRE2's: a construct only PCRE2 has is the service's refusal.
+      const pcre2Only = PCRE2_ONLY.find(([construct]) => construct.test(source))
+      if (pcre2Only !== undefined) return own(pcre2Only[1])
       const message = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '')
       return refuse(message.charAt(0).toLowerCase() + message.slice(1))
     }
@@ -216,7 +284,7 @@ export function readPattern (source: string, options = ''): PatternReading {
     if (compiledUnits(pattern) > MAX_COMPILED_UNITS) refuse('the pattern repeats groups so often that PCRE2 would refuse it as too large')
     return { ok: true, pattern, flags: { ignoreCase: options.includes('i'), multiline: options.includes('m'), dotAll: options.includes('s') } }
   } catch (error) {
-    if (error instanceof Refusal) return { ok: false, reason: error.message }
+    if (error instanceof Refusal) return { ok: false, reason: error.message, by: error.by }
     throw error
   }
 }

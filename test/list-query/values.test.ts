@@ -194,3 +194,13 @@ t.test('numbers are judged by their text, not by the double they round to', asyn
     t.equal(res.ok, exact, `${text} in a filter`)
   }
 })
+
+t.test('a refused $regex says who refuses it: MongoDB\'s engine, or the service by its own rule with the way to write it', async (t) => {
+  const message = (pattern: string): string => (problem(Activity, jsonFilter({ name: { $regex: pattern } })) as { message: string }).message
+  t.match(message('a{70000}'), /^\$regex is not a pattern MongoDB's regex engine \(PCRE2\) compiles: /)
+  t.match(message('\\u0041'), /PCRE2\) compiles/)
+  t.match(message('(?i)yoga'), /^\$regex uses syntax this service refuses by its own rule .*\$options \("i"/)
+  t.match(message('a++'), /its own rule.*write a\+$/)
+  t.match(message('(?P<y>\\d{4})'), /its own rule.*\(\?<name>…\)/)
+  t.match(message('^(a|aa)+$'), /^\$regex is refused by this service's safety rule/)
+})
