@@ -33,6 +33,8 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
   fastify.after(() => { fastify.mongo.client.monitorCommands = true })
   await fastify.ready()
+  // Start-up indexes are built in the background: done before the test, so that it sees only its own commands.
+  await fastify.database.watchdog.startupWork()
   t.teardown(async () => {
     // A database the test brought is the test's to clean (it may well be stopped by now).
     if (databaseUri === undefined) await fastify.mongo.db?.dropDatabase().catch(() => {})

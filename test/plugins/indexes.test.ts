@@ -4,8 +4,7 @@ import { build } from '../helpers/build.js'
 
 t.test('the list indexes exist after start-up, and a second start-up is a no-op', async (t) => {
   const fastify = await build(t)
-  // Built in the background once the database first answers (database/watchdog.ts).
-  await fastify.database.watchdog.startupWork()
+  // Built in the background once the database first answers (database/watchdog.ts); build() waits for them.
   const db = fastify.mongo.db
   if (db === undefined) throw new Error('no db')
   const keysOf = async (collection: string) => (await db.collection(collection).listIndexes().toArray()).map((i) => JSON.stringify(i.key))
