@@ -13,6 +13,8 @@ import { MongoClient } from 'mongodb'
 import { seedDemoData } from '../demo-data/seed.js'
 import type { DriverFigure } from './driver-process.js'
 import { buildGrowth, buildMix } from './mix.js'
+import { ENCODINGS } from '../plugins/compression.js'
+import { benchCompressionLevels, printCompressionLevels, type LevelFigure } from './compression.js'
 import { median } from './timing.js'
 
 const DIST = new URL('../', import.meta.url)
@@ -34,6 +36,8 @@ interface Spread { median: number, min: number, max: number }
 
 export interface GrowthFigure { load: string, serviceCpuUs: number, floorCpuUs: number, ratio: Spread, serviceP99: number, floorP99: number }
 
+export interface EncodingFigure { page: string, encoding: string, bytes: number, cpuUsPerRequest: number, cpuRatio: Spread, p99: number }
+
 export interface HttpResult {
   database: { kind: string, reason: string, replay?: { recorded: number, hits: number, misses: number } }
   pinned: boolean
@@ -44,6 +48,8 @@ export interface HttpResult {
   growth: GrowthFigure[]
   metrics: { on: number, off: number, ratio: Spread }
   driver: DriverFigure[]
+  levels: LevelFigure[]
+  encodings: EncodingFigure[]
 }
 
 function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
@@ -76,14 +82,14 @@ const pidOf = (server: Server): number => server.child.pid as number
  * One measured run. A server left idle while the others ran loses some of its optimized code,
  * so each run follows one unmeasured second of the same load.
  */
-async function measure (server: Server, paths: string[], duration: number, connections: number): Promise<RunFigure> {
-  await autocannon({ url: server.url, connections, duration: 1, requests: paths.map((path) => ({ method: 'GET', path })) })
-  return await run(server, paths, duration, connections)
+async function measure (server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}): Promise<RunFigure> {
+  await autocannon({ url: server.url, connections, duration: 1, requests: paths.map((path) => ({ method: 'GET', path, headers })) })
+  return await run(server, paths, duration, connections, headers)
 }
 
-async function run (server: Server, paths: string[], duration: number, connections: number): Promise<RunFigure> {
+async function run (server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}): Promise<RunFigure> {
   const before = cpuMicros(pidOf(server))
-  const result = await autocannon({ url: server.url, connections, duration, requests: paths.map((path) => ({ method: 'GET', path })) })
+  const result = await autocannon({ url: server.url, connections, duration, requests: paths.map((path) => ({ method: 'GET', path, headers })) })
   const cpu = cpuMicros(pidOf(server)) - before
   const ok = result['2xx']
   return { target: server.target, requests: ok, rps: ok / duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors }
@@ -94,10 +100,10 @@ async function run (server: Server, paths: string[], duration: number, connectio
  * within 3 % of each other (a fresh process needs tens of seconds before its JIT settles), or
  * 15 rounds. Returns the CPU per request of each round.
  */
-async function warmUp (server: Server, paths: string[], connections: number): Promise<number[]> {
+async function warmUp (server: Server, paths: string[], connections: number, headers: Record<string, string> = {}): Promise<number[]> {
   const seen: number[] = []
   for (let round = 0; round < 15; round++) {
-    seen.push((await run(server, paths, 2, connections)).cpuUsPerRequest)
+    seen.push((await run(server, paths, 2, connections, headers)).cpuUsPerRequest)
     const [a, b] = seen.slice(-2)
     if (seen.length >= 3 && a !== undefined && b !== undefined && Math.abs(a - b) / b <= 0.03) break
   }
@@ -209,6 +215,33 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       })
     }
 
+    // Compression: the pages of 20, 100 and 1,000 documents as the service sends them to a client
+    // asking for each encoding, CPU per request against the same page sent as it is, interleaved.
+    const pages = growth.pageSize.filter((entry) => entry.limit >= 20)
+    const identities = await Promise.all(pages.map(async (entry) => ({ name: entry.name, body: (await rawBody(service.url + entry.path, 'identity')).body })))
+    const levels = benchCompressionLevels(identities)
+    const encodingFigures: EncodingFigure[] = []
+    for (const entry of pages) {
+      const offered = ['identity', ...ENCODINGS]
+      const cpu = new Map<string, number[]>(offered.map((encoding) => [encoding, []]))
+      const p99 = new Map<string, number[]>(offered.map((encoding) => [encoding, []]))
+      for (const encoding of offered) await warmUp(service, [entry.path], options.connections, { 'accept-encoding': encoding })
+      for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
+        for (const encoding of offered) {
+          const figure = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections, { 'accept-encoding': encoding })
+          cpu.get(encoding)?.push(figure.cpuUsPerRequest)
+          p99.get(encoding)?.push(figure.p99)
+        }
+      }
+      const identity = cpu.get('identity') as number[]
+      for (const encoding of offered) {
+        const { bytes, encoding: sent } = await rawBody(service.url + entry.path, encoding)
+        if (sent !== (encoding === 'identity' ? undefined : encoding)) throw new Error(`${entry.name}: asked for ${encoding}, got ${sent ?? 'identity'}`)
+        const runs = cpu.get(encoding) as number[]
+        encodingFigures.push({ page: entry.name, encoding, bytes, cpuUsPerRequest: median(runs), cpuRatio: spread(runs.map((x, i) => x / (identity[i] as number))), p99: median(p99.get(encoding) as number[]) })
+      }
+    }
+
     // The same build with its metrics listener off, against the one with it on, interleaved.
     const on: number[] = []
     const off: number[] = []
@@ -231,7 +264,9 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') },
       growth: growthFigures,
       metrics: { on: median(on), off: median(off), ratio: spread(on.map((x, i) => x / (off[i] as number))) },
-      driver: driverResult
+      driver: driverResult,
+      levels,
+      encodings: encodingFigures
     }
   } finally {
     // Each process is waited for, so that none is left writing to a closed pipe (the service drains first).
@@ -242,6 +277,20 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))])
     }
   }
+}
+
+/** The answer's body as sent (compressed or not) and its Content-Encoding. */
+async function rawBody (url: string, encoding: string): Promise<{ body: Buffer, bytes: number, encoding: string | undefined }> {
+  const { get } = await import('node:http')
+  return await new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': encoding } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
+        const body = Buffer.concat(chunks)
+        resolve({ body, bytes: body.length, encoding: res.headers['content-encoding'] })
+      })
+    }).on('error', reject)
+  })
 }
 
 /** A free loopback port for the metrics listener. */
@@ -288,6 +337,18 @@ export function printHttp (result: HttpResult): void {
     'FindCursor decoded + toArray': Math.round(d.cursorUs),
     'findPage / raw cursor': d.ratio.toFixed(2)
   })))
+  printCompressionLevels(result.levels)
+  console.log(`\nCompressed answers: the service sending each page as the client asks (${ENCODINGS.join(', ')} at the levels of plugins/compression.ts), CPU per request against identity, interleaved`)
+  console.table(result.encodings.map((e) => ({
+    page: e.page,
+    encoding: e.encoding,
+    bytes: e.bytes,
+    'share of identity': (e.bytes / (result.encodings.find((x) => x.page === e.page && x.encoding === 'identity')?.bytes ?? e.bytes)).toFixed(3),
+    'CPU µs/req': Math.round(e.cpuUsPerRequest),
+    'CPU / identity': f(e.cpuRatio),
+    'p99 ms': e.p99
+  })))
+  console.log('[target on the 100-document page, for the encoding a client asking for all gets: ≤ 0.2 of the bytes, CPU ≤ 1.25 × identity]')
   const m = result.metrics
   console.log(`\nMetrics on/off (same build, request ids always on): CPU per request ${Math.round(m.on)} µs vs ${Math.round(m.off)} µs, ratio ${f(m.ratio, 3)} [target ≤ 1.05]`)
 }

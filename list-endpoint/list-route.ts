@@ -95,6 +95,9 @@ function projectNotFound (id: ObjectId): ProblemError {
 export function listRoute ({ collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListRouteOptions) {
   return async function listRoutePlugin (fastify: FastifyInstance) {
     const { QUERY_TIMEOUT_MS, PUBLIC_URL } = fastify.config
+    // Whether a page is compressed depends on Accept-Encoding, even when this one is not (too
+    // small, or asked without): caches must know it (plugins/compression.ts compresses).
+    const varies = fastify.config.COMPRESSION === 'on'
     const limits = listLimits(fastify.config)
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
     const projection = projectionOf(schema)
@@ -152,6 +155,10 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         pageWhere = { $and: [where, keysetFilter(sort, cursor.values)] }
       }
       const { projection: read, extra } = pageProjection(projection, fields, sortKeys)
+      if (varies) {
+        const vary = reply.getHeader('vary')
+        reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
+      }
       const projectKey = scoped ? String(projectId) : ''
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true

@@ -54,6 +54,8 @@ export const ConfigSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$' })),
   /** Origins whose browsers may call the service (CORS): comma-separated, or `*`; unset: no CORS headers. */
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
+  /** `on`: answers of 1 KiB or more compressed as Accept-Encoding asks (zstd, br, gzip); `off`: never. */
+  COMPRESSION: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 })
 

@@ -1,0 +1,63 @@
+// Compressed answers (CONTRACT §9): pages of 1 KiB or more are compressed as Accept-Encoding
+// asks — zstd where the runtime has it, then br, then gzip — with Vary: Accept-Encoding on
+// every list answer; COMPRESSION=off sends identity always. The bytes decompress to the very
+// answer a client without compression gets.
+import zlib from 'node:zlib'
+import t from 'tap'
+import { ENCODINGS } from '../../plugins/compression.js'
+import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+
+const fastify = await buildWithDemoData(t)
+const { publicIds } = await projectIds(fastify)
+const page = `/projects/${publicIds[0] as string}/registrations?limit=100`
+const zstd = ENCODINGS.includes('zstd' as never)
+
+const decompress = (encoding: string | undefined, body: Buffer): Buffer => {
+  switch (encoding) {
+    case 'gzip': return zlib.gunzipSync(body)
+    case 'br': return zlib.brotliDecompressSync(body)
+    case 'zstd': return (zlib as unknown as { zstdDecompressSync: (b: Buffer) => Buffer }).zstdDecompressSync(body)
+    default: return body
+  }
+}
+
+t.test('each encoding a client asks for, the same answer, a fifth of the bytes or less', async (t) => {
+  const identity = await fastify.inject({ url: page, headers: { 'accept-encoding': 'identity' } })
+  t.equal(identity.headers['content-encoding'], undefined)
+  t.match(String(identity.headers.vary), /accept-encoding/i, 'Vary even when not compressed')
+  for (const encoding of ENCODINGS) {
+    const res = await fastify.inject({ url: page, headers: { 'accept-encoding': encoding } })
+    t.equal(res.headers['content-encoding'], encoding, encoding)
+    t.match(String(res.headers.vary), /accept-encoding/i)
+    t.equal(res.headers.link, identity.headers.link, 'the Link header is kept')
+    t.same(JSON.parse(decompress(encoding, res.rawPayload).toString()).data, identity.json().data, `${encoding}: the same documents`)
+    t.ok(res.rawPayload.length <= identity.rawPayload.length / 5, `${encoding}: ${res.rawPayload.length} of ${identity.rawPayload.length} bytes`)
+  }
+})
+
+t.test('the preference when a client takes every encoding: zstd where the runtime has it, then br, then gzip; q-values are honoured', async (t) => {
+  const all = await fastify.inject({ url: page, headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } })
+  t.equal(all.headers['content-encoding'], zstd ? 'zstd' : 'br')
+  const browser = await fastify.inject({ url: page, headers: { 'accept-encoding': 'gzip, deflate, br' } })
+  t.equal(browser.headers['content-encoding'], 'br', 'what browsers send')
+  const weighted = await fastify.inject({ url: page, headers: { 'accept-encoding': 'br;q=0.5, gzip;q=1' } })
+  t.equal(weighted.headers['content-encoding'], 'gzip')
+  const none = await fastify.inject({ url: page, headers: { 'accept-encoding': 'compress' } })
+  t.equal(none.headers['content-encoding'], undefined, 'an encoding we do not have: identity')
+})
+
+t.test('answers under 1 KiB are sent as they are', async (t) => {
+  const small = await fastify.inject({ url: '/projects/public?limit=1&fields=name', headers: { 'accept-encoding': 'gzip, br' } })
+  t.ok(small.rawPayload.length < 1024)
+  t.equal(small.headers['content-encoding'], undefined)
+  t.match(String(small.headers.vary), /accept-encoding/i)
+})
+
+t.test('COMPRESSION=off: identity always', async (t) => {
+  const off = await buildWithDemoData(t, { config: { COMPRESSION: 'off' } })
+  const { publicIds } = await projectIds(off)
+  const res = await off.inject({ url: `/projects/${publicIds[0] as string}/registrations?limit=100`, headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-encoding'], undefined)
+  t.notMatch(String(res.headers.vary ?? ''), /accept-encoding/i)
+})
