@@ -1,11 +1,35 @@
 // The OpenAPI description of what a list accepts, written from its QuerySpec: the same
 // rules the compiler enforces, so the docs cannot drift from the code.
-import { Type } from '@sinclair/typebox'
+import { Type, type TObject } from '@sinclair/typebox'
 import type { ListLimits } from '../list-query/compile-list-query.js'
 import { MAX_SORT_FIELDS } from '../list-query/compile-sort.js'
 import { MAX_ARRAY, MAX_REGEX } from '../list-query/operands.js'
-import type { QuerySpec } from '../list-query/query-spec.js'
+import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
+import { filterSchema, type JsonSchema } from '../list-query/filter-schema.js'
+import * as kinds from '../schemas/kinds.js'
 import { OPERATORS_BY_KIND } from '../list-query/operators.js'
+
+/** Names the component that types a JSON parameter (plugins/openapi.ts). */
+export const FILTER_SCHEMA = 'x-filter-schema'
+
+/** The OpenAPI component that describes the filter of a kind's list. */
+export const filterSchemaId = (kindId: string): string => `${kindId}Filter`
+
+/**
+ * The filter schema of every kind, by component name. Kinds with a project field are listed
+ * under /projects/{projectId}/, which fixes it; so does the route (list-route.ts).
+ */
+export function filterSchemas (): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {}
+  for (const kind of Object.values(kinds)) {
+    const id = filterSchemaId(kind.$id as string)
+    const { $id, ...schema } = filterSchema(buildQuerySpec(kind, { scopeField: scopeOf(kind) }), id, `${kind.$id as string} documents`)
+    out[id] = schema
+  }
+  return out
+}
+
+export const scopeOf = (kind: TObject): string | undefined => 'project' in kind.properties ? 'project' : undefined
 
 const TYPE_NAMES: Record<string, string> = {
   string: 'string', number: 'number', boolean: 'boolean', date: 'date', ref: 'ObjectId', 'string[]': 'string[]', 'ref[]': 'ObjectId[]', 'object[]': 'array of objects', custom: 'custom (as stored)'
@@ -35,12 +59,15 @@ export function describeList (spec: QuerySpec, limits: ListLimits): string {
 }
 
 /** The query parameters, for the docs and for Swagger UI's "Try it out" (the plugin validates them). */
-export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: { filter: string, sort: string }) {
+export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: { filter: string, sort: string }, filterId: string) {
   const sortable = [...spec.fields.values()].filter((f) => f.sortable).map((f) => f.path)
   return Type.Object({
+    // A JSON text: plugins/openapi.ts publishes it in OpenAPI's `content` form, typed by the kind's
+    // filter schema, so that generators type filters and Swagger UI offers a JSON editor.
     filter: Type.Optional(Type.String({
-      description: 'JSON object of conditions, or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above.',
-      examples: [example.filter]
+      description: `JSON object of conditions, described by the ${filterId} schema; or use \`filter[<field>]=<value>\` / \`filter[<field>][<op>]=<value>\` brackets instead. See the table above.`,
+      examples: [example.filter],
+      [FILTER_SCHEMA]: filterId
     })),
     sort: Type.Optional(Type.String({
       description: `Comma-separated \`+field\` / \`-field\` (a raw + arrives as a space and counts as +). Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`,

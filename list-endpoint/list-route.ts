@@ -9,7 +9,7 @@ import { listLimits } from '../plugins/config.js'
 import { ProblemError } from '../plugins/errors.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { problemResponse } from '../schemas/problem.js'
-import { describeList, listQuerystring } from './describe-query.js'
+import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
 import { bsonToJson, decodeAt, decodeFields, type Page } from './bson-json.js'
@@ -99,6 +99,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     // small, or asked without): caches must know it (plugins/compression.ts compresses).
     const varies = fastify.config.COMPRESSION === 'on'
     const limits = listLimits(fastify.config)
+    // The published filter schema (describe-query.ts) assumes that kinds with a project field are nested.
+    if (scoped !== (scopeOf(schema) !== undefined)) throw new Error(`${collection}: only kinds with a project field are listed under a project`)
     const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
     const projection = projectionOf(schema)
     const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
@@ -111,7 +113,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         summary,
         ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
         description: describeList(spec, limits),
-        querystring: listQuerystring(spec, limits, example),
+        querystring: listQuerystring(spec, limits, example, filterSchemaId(schema.$id as string)),
         ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
         response: {
           200: {

@@ -11,8 +11,8 @@ import type { FieldSpec } from './query-spec.js'
 const PARAM = 'filter'
 export const MAX_ARRAY = 100
 export const MAX_REGEX = 500
-const MAX_NUMBER = 2 ** 53
-const MAX_SIZE = 2 ** 31 - 1
+export const MAX_NUMBER = 2 ** 53
+export const MAX_SIZE = 2 ** 31 - 1
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 /** What one operator compiles to: entries of the field's operator map, or a clause for `$and`. */
@@ -120,14 +120,21 @@ function size (node: FilterNode): number | undefined {
   return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n : undefined
 }
 
+function codePoints (text: string): number {
+  let n = 0
+  for (const _ of text) n++ // eslint-disable-line @typescript-eslint/no-unused-vars
+  return n
+}
+
 function regex (node: FilterNode, options: string, pointer: string, problems: Problems): string | undefined {
   if (node.type !== 'string') {
     problems.add(PARAM, pointer, 'INVALID_VALUE', '$regex takes a string pattern')
     return undefined
   }
   const pattern = node.value
-  if (pattern.length > MAX_REGEX) {
-    problems.add(PARAM, pointer, 'REGEX_TOO_LONG', `$regex patterns are at most ${MAX_REGEX} characters, not ${pattern.length}`)
+  // Characters are code points (as JSON Schema's maxLength counts them), not UTF-16 units.
+  if (pattern.length > MAX_REGEX && codePoints(pattern) > MAX_REGEX) {
+    problems.add(PARAM, pointer, 'REGEX_TOO_LONG', `$regex patterns are at most ${MAX_REGEX} characters, not ${codePoints(pattern)}`)
     return undefined
   }
   const verdict = checkPattern(pattern, options)

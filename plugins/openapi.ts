@@ -2,18 +2,36 @@ import fastifySwagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { FILTER_SCHEMA, filterSchemas } from '../list-endpoint/describe-query.js'
 import { PACKAGE } from '../package-info.js'
+
+interface Parameter { in: string, schema?: Record<string, unknown>, content?: Record<string, unknown>, example?: unknown }
+
+/**
+ * A parameter whose value is JSON text (`filter`) in OpenAPI's `content` form: its schema is the
+ * kind's filter component, which generators turn into types and Swagger UI into a JSON editor.
+ */
+function asJsonContent (parameter: Parameter): void {
+  const id = parameter.schema?.[FILTER_SCHEMA]
+  if (typeof id !== 'string') return
+  const example = parameter.example
+  delete parameter.schema
+  delete parameter.example
+  parameter.content = {
+    'application/json': { schema: { $ref: `#/components/schemas/${id}` }, ...(typeof example === 'string' ? { example: JSON.parse(example) } : {}) }
+  }
+}
 
 /** The OpenAPI 3 document is generated from the route schemas; Swagger UI serves it at /docs. */
 async function openapiPlugin (fastify: FastifyInstance) {
   await fastify.register(fastifySwagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Listing API',
         description: 'List event-organisation collections with a strict, MongoDB-style filter language, sort, limit and skip. Every error is RFC 9457 problem+json.',
         version: PACKAGE.version,
-        license: { name: 'MIT' }
+        license: { name: 'MIT', identifier: 'MIT' }
       },
       // Behind a proxy that rewrites paths, "Try it out" must call the public address.
       ...(fastify.config.PUBLIC_URL === undefined ? {} : { servers: [{ url: fastify.config.PUBLIC_URL }] }),
@@ -27,12 +45,15 @@ async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'health', description: 'Liveness and readiness' }
       ]
     },
-    // The path parameter first: it is what a reader fills in before any query parameter.
     transformObject: (document) => {
-      const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown> } }).openapiObject
+      const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } } }).openapiObject
+      // JSON Schema 2020-12 as written: the route-schema conversion would fold patternProperties.
+      openapiObject.components = { ...openapiObject.components, schemas: { ...openapiObject.components?.schemas, ...filterSchemas() } }
       for (const item of Object.values(openapiObject.paths ?? {})) {
-        for (const operation of Object.values(item as Record<string, { parameters?: Array<{ in: string }> }>)) {
+        for (const operation of Object.values(item as Record<string, { parameters?: Parameter[] }>)) {
+          // The path parameter first: it is what a reader fills in before any query parameter.
           operation.parameters?.sort((a, b) => Number(b.in === 'path') - Number(a.in === 'path'))
+          operation.parameters?.forEach(asJsonContent)
         }
       }
       return openapiObject as ReturnType<SwaggerTransformObject>

@@ -36,7 +36,10 @@ if (!existsSync(CHROMIUM)) {
 } else {
   t.test('Try it out on the sessions list answers 200 with data', async (t) => {
     const { fastify, page, operation, projectId } = await sessionsInSwaggerUi(t)
-    await operation.locator('tr[data-param-name="filter"] input').fill('{"start":{"$gte":"2024-06-15"}}')
+    // filter is JSON content (typed by SessionFilter): Swagger UI offers it as a JSON editor, pre-filled with the example.
+    const editor = operation.locator('tr[data-param-name="filter"] textarea')
+    t.same(JSON.parse(await editor.inputValue()), { start: { $gte: '2024-06-14' }, end: { $lt: '2024-06-16' } }, 'the example filter, as JSON')
+    await editor.fill('{"start":{"$gte":"2024-06-15"}}')
     await operation.locator('button.execute').click()
 
     const status = operation.locator('.live-responses-table .response .response-col_status').first()

@@ -82,6 +82,9 @@ t.test('$exists, $size and the list operators check their operands', async (t) =
 t.test('$regex: 500 characters, must compile, must be safe', async (t) => {
   t.ok(compileFor(Activity, jsonFilter({ name: { $regex: 'a'.repeat(500) } })).ok)
   t.match(problem(Activity, jsonFilter({ name: { $regex: 'a'.repeat(501) } })), { code: 'REGEX_TOO_LONG' })
+  // Characters are code points, as JSON Schema's maxLength counts them: 500 emoji are 1,000 UTF-16 units.
+  t.ok(compileFor(Activity, jsonFilter({ name: { $regex: '😀'.repeat(500) } })).ok, '500 astral characters')
+  t.match(problem(Activity, jsonFilter({ name: { $regex: '😀'.repeat(501) } })), { code: 'REGEX_TOO_LONG', message: /not 501/ })
   t.match(problem(Activity, jsonFilter({ name: { $regex: '[a-' } })), { code: 'INVALID_REGEX' })
   for (const unsafe of ['(a+)+', '(a*)*b', '(x+x+)+y', '([a-z]+)*$']) {
     t.match(problem(Activity, jsonFilter({ name: { $regex: unsafe } })), { code: 'UNSAFE_REGEX' }, unsafe)

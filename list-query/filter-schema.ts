@@ -1,0 +1,123 @@
+// The filter language of one list as JSON Schema (2020-12, the dialect of OpenAPI 3.1), written
+// from the same QuerySpec the compiler reads: each field with its value type and exactly its
+// operators and operand shapes. Published in the OpenAPI document, it lets standard generators
+// type filters; test/list-query/filter-schema.test.ts checks it against the compiler both ways.
+//
+// What JSON Schema cannot say, and the compiler still refuses (the schema's description lists it):
+// a $regex that PCRE2 does not compile or that could take super-linear time, strings holding a lone
+// surrogate, duplicate keys, integers written beyond ±2^53 that round into range, a filter text
+// over 10,000 characters.
+import { OBJECT_ID_PATTERN, type FieldKind } from '../schemas/fields.js'
+import { MAX_FILTER_LENGTH } from './compile-list-query.js'
+import { MAX_ARRAY, MAX_REGEX, MAX_SIZE, MAX_NUMBER } from './operands.js'
+import { OPERATORS_BY_KIND, type Operator } from './operators.js'
+import { CUSTOM_FIELD_NAME, type FieldSpec, type QuerySpec } from './query-spec.js'
+
+export type JsonSchema = Record<string, unknown>
+
+// Dates in the three accepted forms (list-query/dates.ts), calendar-exact: months of 30 and 31
+// days, and 29 February in leap years only, so that the pattern accepts no date the parser refuses.
+const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))'
+const LEAP_YEAR = '(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)'
+const DAY = `(?:[0-9]{4}-${MONTH_DAY}|${LEAP_YEAR}-02-29)`
+const TIME = 'T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{3})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])'
+export const DATE_PATTERN = `^(?:[0-9]{4}|${DAY}(?:${TIME})?)$`
+
+/** Every ordering of distinct flags among i, m, s and x: what `$options` takes. */
+function optionFlags (): string[] {
+  const out: string[] = []
+  const grow = (prefix: string): void => {
+    out.push(prefix)
+    for (const flag of 'imsx') if (!prefix.includes(flag)) grow(prefix + flag)
+  }
+  grow('')
+  return out
+}
+const OPTIONS = optionFlags()
+
+const NUMBER: JsonSchema = { type: 'number', minimum: -MAX_NUMBER, maximum: MAX_NUMBER }
+const OBJECT_ID: JsonSchema = { type: 'string', pattern: OBJECT_ID_PATTERN, description: 'An object id: 24 hexadecimal characters' }
+const DATE: JsonSchema = { type: 'string', pattern: DATE_PATTERN, description: 'YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM' }
+
+/** The JSON value one element of the field is compared with; undefined when none is (arrays of objects). */
+function valueSchema (kind: FieldKind): JsonSchema | undefined {
+  switch (kind) {
+    case 'string': case 'string[]': return { type: 'string' }
+    case 'number': return NUMBER
+    case 'boolean': return { type: 'boolean' }
+    case 'date': return DATE
+    case 'ref': case 'ref[]': return OBJECT_ID
+    case 'custom': return { anyOf: [{ type: 'string' }, NUMBER, { type: 'boolean' }] }
+    case 'object[]': return undefined
+  }
+}
+
+function operandSchema (operator: Operator, value: JsonSchema | undefined): JsonSchema | undefined {
+  switch (operator) {
+    case '$in': case '$nin': case '$all': return value === undefined ? undefined : { type: 'array', maxItems: MAX_ARRAY, items: value }
+    case '$exists': return { type: 'boolean' }
+    case '$size': return { type: 'integer', minimum: 0, maximum: MAX_SIZE }
+    // The length in characters (code points), as the compiler counts; no NUL (MongoDB refuses it).
+    case '$regex': return { type: 'string', maxLength: MAX_REGEX, pattern: '^[^\\u0000]*$', description: 'A PCRE2 pattern, as MongoDB reads it' }
+    case '$options': return { type: 'string', enum: OPTIONS, description: 'Regex flags i, m, s and x, each at most once; only next to $regex' }
+    default: return value
+  }
+}
+
+/** A field's condition: a value (equality), or an object of one or more of its operators. */
+function conditionSchema (field: Pick<FieldSpec, 'kind' | 'operators'>): JsonSchema {
+  const value = valueSchema(field.kind)
+  const properties: Record<string, JsonSchema> = {}
+  for (const operator of field.operators) {
+    const operand = operandSchema(operator, value)
+    if (operand !== undefined) properties[operator] = operand
+  }
+  const operators: JsonSchema = {
+    type: 'object',
+    properties,
+    additionalProperties: false,
+    minProperties: 1,
+    ...(field.operators.has('$options') ? { dependentRequired: { $options: ['$regex'] } } : {})
+  }
+  if (value === undefined) return operators
+  return { anyOf: [...(Array.isArray(value.anyOf) ? value.anyOf as JsonSchema[] : [value]), operators] }
+}
+
+const KIND_NAMES: Record<FieldKind, string> = {
+  string: 'string', number: 'number', boolean: 'boolean', date: 'date', ref: 'object id', 'string[]': 'array of strings', 'ref[]': 'array of object ids', custom: 'custom field', 'object[]': 'array of objects'
+}
+
+/** The names a custom field may have: the compiler's, less those that poison prototypes. */
+const customKey = `^customFields\\.${CUSTOM_FIELD_NAME.source.slice(1, -1)}$`
+const POISONED = ['__proto__', 'constructor', 'prototype'].map((name) => `customFields.${name}`)
+
+export const NOT_EXPRESSED = [
+  'a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text)',
+  'strings holding a lone surrogate (\\ud800–\\udfff unpaired)',
+  'a key repeated in the same object',
+  'an integer written beyond ±2^53 that rounds into that range (9007199254740993)',
+  `a filter text over ${MAX_FILTER_LENGTH} characters`
+]
+
+/** The JSON Schema of a list's `filter` (JSON notation), named `id` in the OpenAPI components. */
+export function filterSchema (spec: QuerySpec, id: string, subject: string): JsonSchema {
+  const properties: Record<string, JsonSchema> = {}
+  for (const field of spec.fields.values()) {
+    properties[field.path] = { description: `${KIND_NAMES[field.kind]}: ${[...field.operators].join(' ')}`, ...conditionSchema(field) }
+  }
+  return {
+    $id: id,
+    title: id,
+    description: `A filter on ${subject}: field conditions, ANDed. A condition is a value (equality) or an object of operators. ` +
+      `Also refused, beyond what this schema says: ${NOT_EXPRESSED.join('; ')}.`,
+    type: 'object',
+    properties,
+    ...(spec.hasCustomFields
+      ? {
+          patternProperties: { [customKey]: { description: `custom field: ${[...OPERATORS_BY_KIND.custom].join(' ')}`, ...conditionSchema({ kind: 'custom', operators: OPERATORS_BY_KIND.custom }) } },
+          propertyNames: { not: { enum: POISONED } }
+        }
+      : {}),
+    additionalProperties: false
+  }
+}
