@@ -1,0 +1,164 @@
+// The client's runtime against scripted answers: what is retried and for how long, what is not,
+// what a ListingProblem carries, what each request sends, and that walks read nothing ahead.
+import t from 'tap'
+import { createClient, ListingProblem, retryAfterMs, type ClientOptions } from '../src/index.js'
+
+const PROJECT = '65cd7e3007370d3300000000'
+const BASE = 'http://listing.test/api/'
+
+type Answer = Response | Error | 'hang'
+interface Script { calls: Array<{ url: URL, headers: Headers }>, fetch: typeof fetch }
+
+/** A fetch that gives the scripted answers in turn (the last one again when they run out). */
+function script (...answers: Answer[]): Script {
+  const calls: Script['calls'] = []
+  const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    calls.push({ url: new URL(String(input)), headers: new Headers(init?.headers) })
+    const answer = answers[Math.min(calls.length, answers.length) - 1] as Answer
+    if (answer === 'hang') {
+      return await new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)))
+    }
+    if (answer instanceof Error) throw answer
+    return answer.clone()
+  }
+  return { calls, fetch: fetch as typeof globalThis.fetch }
+}
+
+const page = (data: unknown[], next?: string): Response =>
+  new Response(JSON.stringify({ data, limit: data.length, skip: 0, ...(next === undefined ? {} : { next }) }), { headers: { 'content-type': 'application/json' } })
+
+const problem = (status: number, code: string, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify({ type: 'about:blank', title: 'x', status, code, detail: `${code} detail`, errors: code === 'INVALID_SORT' ? [{ param: 'sort', pointer: '/0', code, message: 'Unknown sort field' }] : [], requestId: 'req-from-body' }), {
+    status, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'req-from-header', ...headers }
+  })
+
+const client = (s: Script, options: Partial<ClientOptions> = {}) => createClient({ baseUrl: BASE, fetch: s.fetch, retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...options })
+
+t.test('503 and 429 are retried after Retry-After, with at most a quarter more', async (t) => {
+  for (const status of [503, 429]) {
+    const s = script(problem(status, status === 503 ? 'DATABASE_UNAVAILABLE' : 'RATE_LIMITED', { 'retry-after': '1' }), page([{ _id: 'a' }]))
+    const delays: number[] = []
+    const started = Date.now()
+    const result = await client(s, { onRetry: (e) => delays.push(e.delayMs) }).list('activities', { projectId: PROJECT })
+    t.same(result.data, [{ _id: 'a' }], `${status}: the page after the retry`)
+    t.equal(s.calls.length, 2)
+    t.ok(delays[0] !== undefined && delays[0] >= 1000 && delays[0] <= 1250, `${status}: waited ${String(delays[0])} ms for Retry-After: 1`)
+    t.ok(Date.now() - started >= 1000, 'and really waited')
+  }
+})
+
+t.test('other 4xx and 500 are not retried: a ListingProblem with status, code, errors and requestId', async (t) => {
+  for (const [status, code] of [[400, 'INVALID_SORT'], [401, 'UNAUTHENTICATED'], [404, 'PROJECT_NOT_FOUND'], [500, 'INTERNAL_ERROR']] as const) {
+    const s = script(problem(status, code), page([]))
+    const error = await client(s).list('sessions', { projectId: PROJECT }).catch((e: unknown) => e)
+    t.ok(error instanceof ListingProblem, `${status} is a ListingProblem`)
+    t.match(error, { status, code, requestId: 'req-from-body', detail: `${code} detail` })
+    t.equal(s.calls.length, 1, `${status}: one request, no retry`)
+    if (code === 'INVALID_SORT') t.match((error as ListingProblem).errors, [{ param: 'sort', pointer: '/0', code: 'INVALID_SORT' }])
+  }
+})
+
+t.test('retries are bounded in number and in total time', async (t) => {
+  const always = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '0' }))
+  const error = await client(always, { retry: { attempts: 3, baseDelayMs: 1 } }).list('places', { projectId: PROJECT }).catch((e: unknown) => e)
+  t.match(error, { status: 503, code: 'DATABASE_UNAVAILABLE' })
+  t.equal(always.calls.length, 3, 'three attempts in all')
+
+  const slow = script(problem(429, 'RATE_LIMITED', { 'retry-after': '60' }), page([]))
+  const started = Date.now()
+  const refused = await client(slow, { retry: { totalMs: 5000 } }).list('places', { projectId: PROJECT }).catch((e: unknown) => e)
+  t.match(refused, { status: 429, retryAfterMs: 60_000 }, 'a wait beyond the total time is not started: the 429 is the answer')
+  t.equal(slow.calls.length, 1)
+  t.ok(Date.now() - started < 1000, 'at once')
+})
+
+t.test('a refused connection, an ingress 502 page and a timed-out attempt are retried', async (t) => {
+  const s = script(new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') }), new Response('<html>Bad Gateway</html>', { status: 502 }), 'hang', page([{ _id: 'b' }]))
+  const reasons: string[] = []
+  const result = await client(s, { timeoutMs: 200, onRetry: (e) => reasons.push(e.reason) }).list('teams', { projectId: PROJECT })
+  t.same(result.data, [{ _id: 'b' }])
+  t.equal(s.calls.length, 4)
+  t.match(reasons, [/ECONNREFUSED/, /502 HTTP_502/, /TimeoutError|timeout|aborted/i])
+
+  const hanging = script('hang')
+  const started = Date.now()
+  const error = await client(hanging, { timeoutMs: 150, retry: { attempts: 2, baseDelayMs: 1 } }).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
+  t.equal((error as Error).name, 'TimeoutError', 'the last attempt timed out')
+  t.equal(hanging.calls.length, 2)
+  t.ok(Date.now() - started < 2000, 'bounded by the per-request timeout')
+})
+
+t.test("the caller's AbortSignal ends the call, even during a wait", async (t) => {
+  const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '5' }), page([]))
+  const controller = new AbortController()
+  setTimeout(() => controller.abort(new Error('caller gave up')), 100)
+  const started = Date.now()
+  const error = await client(s).list('stewards', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
+  t.match(error, { message: 'caller gave up' })
+  t.ok(Date.now() - started < 1000, 'not after the 5 s wait')
+  t.equal(s.calls.length, 1)
+})
+
+t.test('each request: the query, a fresh token, the caller\'s request id', async (t) => {
+  const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '0' }), page([]))
+  let n = 0
+  await client(s, { token: () => `token-${++n}`, requestId: () => 'from-context' }).list('sessions', {
+    projectId: PROJECT,
+    filter: { start: { $gte: '2024-06-15' }, 'customFields.level': 'easy' },
+    sort: ['-start', 'name'],
+    limit: 20,
+    count: true,
+    fields: ['name', 'start']
+  })
+  const [first, second] = s.calls
+  t.equal(first?.url.pathname, `/api/projects/${PROJECT}/sessions`)
+  t.same(Object.fromEntries(first?.url.searchParams ?? []), { filter: '{"start":{"$gte":"2024-06-15"},"customFields.level":"easy"}', sort: '-start,name', limit: '20', count: 'true', fields: 'name,start' })
+  t.equal(first?.headers.get('authorization'), 'Bearer token-1')
+  t.equal(second?.headers.get('authorization'), 'Bearer token-2', 'the provider is asked again for the retry')
+  t.equal(first?.headers.get('x-request-id'), 'from-context')
+
+  const own = script(page([]))
+  await client(own, { requestId: () => 'from-context' }).list('projects', {}, { requestId: 'given' })
+  t.equal(own.calls[0]?.headers.get('x-request-id'), 'given', 'a per-call id wins')
+  t.equal(own.calls[0]?.url.pathname, '/api/projects')
+  t.equal(own.calls[0]?.headers.get('authorization'), null, 'no token provider, no header')
+
+  const none = script(page([]))
+  // @ts-expect-error a nested list needs its project
+  await t.rejects(client(none).list('sessions', {}), TypeError)
+  await t.rejects(client(none).list('sessions', { projectId: 'nope' }), /24 hexadecimal/)
+  t.equal(none.calls.length, 0, 'nothing is sent')
+})
+
+t.test('walks follow next to the end and read nothing ahead', async (t) => {
+  const s = script(page([{ _id: '1' }, { _id: '2' }], 'c1'), page([{ _id: '3' }, { _id: '4' }], 'c2'), page([{ _id: '5' }]))
+  const c = client(s)
+  const documents = c.all('registrations', { projectId: PROJECT, pageSize: 2, skip: 4, count: true })
+  t.same((await documents.next()).value, { _id: '1' })
+  t.same((await documents.next()).value, { _id: '2' })
+  t.equal(s.calls.length, 1, 'the first page is all that was read while its documents are taken')
+  t.same((await documents.next()).value, { _id: '3' })
+  t.equal(s.calls.length, 2, 'the next page when its first document is asked for')
+  const rest: unknown[] = []
+  for await (const document of documents) rest.push(document)
+  t.same(rest, [{ _id: '4' }, { _id: '5' }])
+  t.same(s.calls.map((c) => Object.fromEntries(c.url.searchParams)), [
+    { limit: '2', skip: '4', count: 'true' },
+    { limit: '2', after: 'c1' },
+    { limit: '2', after: 'c2' }
+  ], 'skip and count on the first page only, then after')
+
+  const pages = script(page([{ _id: '1' }], 'c1'), page([{ _id: '2' }]))
+  const walk = client(pages).pages('projects', { after: 'c0' })
+  t.same((await walk.next()).value?.next, 'c1')
+  t.equal(pages.calls[0]?.url.searchParams.get('after'), 'c0', 'a walk resumes from a cursor')
+  await walk.return(undefined)
+  t.equal(pages.calls.length, 1, 'a walk left early reads no more')
+})
+
+t.test('Retry-After: seconds or an HTTP date', async (t) => {
+  t.equal(retryAfterMs('3'), 3000)
+  t.equal(retryAfterMs(new Date(Date.UTC(2030, 0, 1, 0, 0, 10)).toUTCString(), Date.UTC(2030, 0, 1)), 10_000)
+  t.equal(retryAfterMs('soon'), undefined)
+  t.equal(retryAfterMs(null), undefined)
+})
