@@ -1,4 +1,4 @@
-// Deterministic festival data for every collection of CONTRACT.md §1, with the gaps real
+// Deterministic festival data for every collection the service lists, with the gaps real
 // data has: optional fields are sometimes missing.
 import type { Document, ObjectId } from 'mongodb'
 import { SeededRandom } from './random.js'

@@ -3,7 +3,7 @@ import { childPointer, type Problems } from './problems.js'
 import { CUSTOM_FIELD_NAME, hasForbiddenSegment, type QuerySpec } from './query-spec.js'
 
 /**
- * `fields=name,start` → the declared top-level fields asked for (CONTRACT.md §4 "fields"):
+ * `fields=name,start` → the declared top-level fields asked for (README "The query language"):
  * `_id` may be named and is always returned; `customFields` and `customFields.<name>` too.
  */
 export function compileFields (text: string | undefined, spec: QuerySpec, problems: Problems): string[] | undefined {

@@ -19,7 +19,7 @@ export const LEVELS = { zstd: 1, br: 1, gzip: 4 } as const
 export const ENCODINGS = typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync === 'function' ? ['zstd', 'br', 'gzip'] as const : ['br', 'gzip'] as const
 
 /**
- * CONTRACT §9 (v3): answers of at least 1 KiB are compressed as Accept-Encoding asks — zstd where
+ * README "Compressed answers": answers of at least 1 KiB are compressed as Accept-Encoding asks — zstd where
  * the runtime has it, then br, then gzip, at equal preference — with `Vary: Accept-Encoding`.
  * COMPRESSION=off sends identity always (for an ingress that compresses itself).
  */

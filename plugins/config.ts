@@ -13,7 +13,7 @@ declare module 'fastify' {
 const PositiveInteger = (defaultValue: number, maximum = Number.MAX_SAFE_INTEGER) =>
   Type.Integer({ minimum: 1, maximum, default: defaultValue })
 
-/** The service's configuration: environment variables only (CONTRACT.md §6). */
+/** The service's configuration: environment variables only (README "Configuration"). */
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -33,13 +33,13 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
   /** The Prometheus listener's port (GET /metrics), never the public one; 0 turns it off. */
   METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
-  /** Event-loop delay beyond which lists and /ready answer 503 OVERLOADED (CONTRACT.md §8). */
+  /** Event-loop delay beyond which lists and /ready answer 503 OVERLOADED (README "Operating it"). */
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000),
   /** List requests per caller and minute, per replica; unset: no limit. */
   RATE_LIMIT_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   /** Keys that sign cursors, comma-separated (the first signs, all verify); each at least 32 bytes. */
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
-  /** `jwt`: bearer tokens required (CONTRACT.md §7); `none`: every caller reads every project. */
+  /** `jwt`: bearer tokens required (README "Access control"); `none`: every caller reads every project. */
   AUTH_MODE: Type.Optional(Type.Union([Type.Literal('jwt'), Type.Literal('none')])),
   JWT_JWKS_URI: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** A PEM public key (`\n` may be written as the two characters backslash and n). */

@@ -38,7 +38,7 @@ export class ProblemError extends Error {
   }
 }
 
-/** CONTRACT.md §5: every problem has an `errors` list; a lone problem lists itself. */
+/** README "Errors": every problem has an `errors` list; a lone problem lists itself. */
 export function problem (status: number, code: ErrorCode, detail: string, errors: ProblemItem[] = [], param = 'request'): Problem {
   const items = errors.length > 0 ? errors : [{ param, pointer: '', code, message: detail }]
   return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, code, detail, errors: items }
@@ -74,7 +74,7 @@ const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'BAD_REQUEST', 'The Content-Length header does not match the body.']
 }
 
-/** Maps any failure to CONTRACT.md §5; internals go to the log, never into the body. */
+/** Maps any failure to a problem+json answer (README "Errors"); internals go to the log, never into the body. */
 export function toProblem (error: FastifyError | Error): Problem {
   if (error instanceof ProblemError) return problem(error.status, error.code, error.message, error.errors, error.param)
   const fastifyError = error as FastifyError
@@ -146,7 +146,7 @@ async function errorsPlugin (fastify: FastifyInstance) {
     return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`, [], 'path'))
   })
 
-  // A GET with a body is refused before anything runs (CONTRACT.md §5): lists take no body.
+  // A GET with a body is refused before anything runs (README "Errors"): lists take no body.
   fastify.addHook('onRequest', async (request) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return
     const { 'content-length': length, 'transfer-encoding': encoding } = request.headers

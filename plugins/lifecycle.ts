@@ -5,7 +5,7 @@ import { ProblemError } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Where the process is in its shutdown (CONTRACT.md §8); server.ts drives it. */
+    /** Where the process is in its shutdown (README "Operating it"); server.ts drives it. */
     lifecycle: Lifecycle
   }
 }

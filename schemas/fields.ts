@@ -33,7 +33,7 @@ export const DocumentArray = <T extends TProperties>(properties: T, description:
 export const CustomFields = () =>
   Type.Object({}, { additionalProperties: true, description: 'Free-form values, filterable as `customFields.<name>`', [FIELD_KIND]: 'custom' })
 
-/** Fields every kind has (CONTRACT.md §1). */
+/** Fields every kind has (README "Endpoints"). */
 export const commonFields = {
   _id: Ref('Identifier'),
   name: Type.Optional(Type.String({ description: 'Name' })),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-/** Every error code of CONTRACT.md §5. */
+/** Every error code (README "Errors"). */
 export const ERROR_CODES = [
   'INVALID_JSON', 'DUPLICATE_KEY', 'FILTER_NOT_OBJECT', 'FILTER_TOO_LARGE', 'UNKNOWN_FIELD', 'RELATED_PATH', 'SCOPE_FIELD',
   'BLOCKED_OPERATOR', 'UNKNOWN_OPERATOR', 'OPERATOR_NOT_ALLOWED', 'INVALID_VALUE', 'INVALID_DATE', 'INVALID_OBJECT_ID',

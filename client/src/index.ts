@@ -41,8 +41,8 @@ export type FieldName<L extends ListName> = Returnable<L> | `customFields.${stri
 type Sortable<L extends ListName> = {
   [P in keyof Document<L>]-?: NonNullable<Document<L>[P]> extends readonly unknown[] | Record<string, unknown> ? never : P
 }[keyof Document<L>] & string
-/** A sort key: a field, ascending with `+` (or nothing) or descending with `-`. */
-export type SortKey<L extends ListName> = `${'' | '+' | '-'}${Sortable<L> | `customFields.${string}`}`
+/** A sort key: a field, ascending with `+` or descending with `-` (the service asks for the sign). */
+export type SortKey<L extends ListName> = `${'+' | '-'}${Sortable<L> | `customFields.${string}`}`
 
 type TopLevel<N> = N extends `customFields.${string}` ? 'customFields' : N
 /** The documents a list returns for `fields`: `_id` and the fields asked for, or every field. */

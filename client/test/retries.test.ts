@@ -105,14 +105,14 @@ t.test('each request: the query, a fresh token, the caller\'s request id', async
   await client(s, { token: () => `token-${++n}`, requestId: () => 'from-context' }).list('sessions', {
     projectId: PROJECT,
     filter: { start: { $gte: '2024-06-15' }, 'customFields.level': 'easy' },
-    sort: ['-start', 'name'],
+    sort: ['-start', '+name'],
     limit: 20,
     count: true,
     fields: ['name', 'start']
   })
   const [first, second] = s.calls
   t.equal(first?.url.pathname, `/api/projects/${PROJECT}/sessions`)
-  t.same(Object.fromEntries(first?.url.searchParams ?? []), { filter: '{"start":{"$gte":"2024-06-15"},"customFields.level":"easy"}', sort: '-start,name', limit: '20', count: 'true', fields: 'name,start' })
+  t.same(Object.fromEntries(first?.url.searchParams ?? []), { filter: '{"start":{"$gte":"2024-06-15"},"customFields.level":"easy"}', sort: '-start,+name', limit: '20', count: 'true', fields: 'name,start' })
   t.equal(first?.headers.get('authorization'), 'Bearer token-1')
   t.equal(second?.headers.get('authorization'), 'Bearer token-2', 'the provider is asked again for the retry')
   t.equal(first?.headers.get('x-request-id'), 'from-context')

@@ -1,4 +1,4 @@
-// A database that is slow but answers is not an outage (CONTRACT v3 §5): when every reply takes
+// A database that is slow but answers is not an outage: when every reply takes
 // up to QUERY_TIMEOUT_MS / 2, every request gets its 200, 50 at a time, from a cold start (the
 // service started while the database was already slow) as well as warm, and /ready stays 200.
 // The service runs as `npm start` runs it, behind the fault proxy that delays every reply.

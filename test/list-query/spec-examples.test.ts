@@ -1,4 +1,4 @@
-// The examples of SPEC.md, verbatim in shape, with real values in place of the placeholders.
+// The examples the list interface was first specified with, verbatim in shape, with real values in place of the placeholders.
 import { ObjectId } from 'mongodb'
 import t from 'tap'
 import { Activity, Place, Registration, Session } from '../../schemas/kinds.js'

@@ -1,4 +1,4 @@
-// Value rules of CONTRACT.md §4, both notations, through the pure compiler.
+// Value rules of the query language, both notations, through the pure compiler.
 import { ObjectId } from 'mongodb'
 import t from 'tap'
 import { parseDate } from '../../list-query/dates.js'

@@ -1,4 +1,4 @@
-// Compressed answers (CONTRACT §9): pages of 1 KiB or more are compressed as Accept-Encoding
+// Compressed answers: pages of 1 KiB or more are compressed as Accept-Encoding
 // asks — zstd where the runtime has it, then br, then gzip — with Vary: Accept-Encoding on
 // every list answer; COMPRESSION=off sends identity always. The bytes decompress to the very
 // answer a client without compression gets.

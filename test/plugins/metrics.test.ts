@@ -1,4 +1,4 @@
-// CONTRACT.md §8: Prometheus metrics on a listener of their own, with route templates as labels.
+// README "Operating it": Prometheus metrics on a listener of their own, with route templates as labels.
 import t from 'tap'
 import { freePort } from '../faults/service-process.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'

@@ -1,4 +1,4 @@
-// CONTRACT.md §8: X-Request-Id kept when valid, made otherwise; sent back, in every problem
+// README "Operating it": X-Request-Id kept when valid, made otherwise; sent back, in every problem
 // body, and in every log line of the request.
 import t from 'tap'
 import { build } from '../helpers/build.js'

@@ -1,4 +1,4 @@
-// Issue 11: a nested list is one database command on a warm path. Whether the path's project
+// A nested list is one database command on a warm path. Whether the path's project
 // exists is remembered for PROJECT_CACHE_TTL_MS, both ways, so the 404 contract holds within
 // that delay: a project created becomes listable, one deleted answers 404.
 import { ObjectId } from 'mongodb'

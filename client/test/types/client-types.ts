@@ -1,0 +1,82 @@
+// Type tests: compiled by client/test/types.test.ts with tsc. Each `@ts-expect-error` marks a
+// call that must not compile; tsc fails if it does compile ("unused directive"), so every line
+// below is an assertion. `same` asserts that two types are identical.
+import { createClient, type Document, type Filter, type Page, type Picked } from '@listing-api/client'
+
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+const same = <A, B>(check: Same<A, B>): Same<A, B> => check
+/** Marks a value kept only for its type as used. */
+const used = (_value: unknown): void => {}
+
+const client = createClient({ baseUrl: 'http://127.0.0.1:3000' })
+const projectId = '65cd7e3007370d3300000000'
+
+export async function filters (): Promise<void> {
+  // Each field with its own operators and value types.
+  await client.list('sessions', { projectId, filter: { start: { $gte: '2024-06-15' }, places: { $size: 2, $all: ['65cd7e3007370d3300000001'] }, 'customFields.level': { $in: ['easy', 3, true] } } })
+  await client.list('activities', { projectId, filter: { name: { $regex: '^yoga', $options: 'i' }, tags: 'music', active: true } })
+  await client.list('registrations', { projectId, filter: { 'sessionsSubscriptions.subscribedAt': { $lt: '2024' }, sessionsSubscriptions: { $size: 0 } } })
+  await client.list('places', { projectId, filter: { maxNumberOfParticipants: { $gt: 100 } } })
+
+  // @ts-expect-error $regex is not an operator of a date field
+  await client.list('sessions', { projectId, filter: { start: { $regex: '2024' } } })
+  // @ts-expect-error $size is for arrays
+  await client.list('activities', { projectId, filter: { name: { $size: 1 } } })
+  // @ts-expect-error a number field compares numbers
+  await client.list('places', { projectId, filter: { maxNumberOfParticipants: { $gt: '100' } } })
+  // @ts-expect-error a boolean field takes booleans
+  await client.list('activities', { projectId, filter: { active: 'yes' } })
+  // @ts-expect-error $options flags are i, m, s and x
+  await client.list('activities', { projectId, filter: { name: { $regex: 'a', $options: 'g' } } })
+  // @ts-expect-error unknown field
+  await client.list('activities', { projectId, filter: { nmae: 'Yoga' } })
+  // @ts-expect-error the project is fixed by the path
+  await client.list('activities', { projectId, filter: { project: projectId } })
+  // @ts-expect-error $or is not in the language
+  await client.list('activities', { projectId, filter: { $or: [] } })
+  // @ts-expect-error custom fields are named one by one
+  await client.list('activities', { projectId, filter: { customFields: 'x' } })
+  // @ts-expect-error an array of documents takes $exists and $size only
+  await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $eq: 'x' } } })
+  // @ts-expect-error categories have no tags
+  await client.list('categories', { projectId, filter: { tags: 'music' } })
+
+  // A filter type per list, usable on its own.
+  const onSessions: Filter<'sessions'> = { end: { $lte: '2024-06-14' } }
+  await client.list('sessions', { projectId, filter: onSessions })
+}
+
+export async function scopeSortAndFields (): Promise<void> {
+  // @ts-expect-error a nested list needs its project
+  await client.list('teams', {})
+  // @ts-expect-error /projects takes no project
+  await client.list('projects', { projectId })
+  await client.list('projects', { sort: ['-createdAt', '+name'] })
+  // @ts-expect-error sort keys carry their direction
+  await client.list('projects', { sort: 'name' })
+  // @ts-expect-error arrays do not sort
+  await client.list('sessions', { projectId, sort: '+places' })
+  // @ts-expect-error fields are the kind's own
+  await client.list('teams', { projectId, fields: ['start'] })
+
+  // fields narrows the documents returned.
+  const narrow = await client.list('sessions', { projectId, fields: ['name', 'start'] })
+  same<typeof narrow, Page<Pick<Document<'sessions'>, '_id' | 'name' | 'start'>>>(true)
+  // @ts-expect-error `end` was not asked for
+  narrow.data[0]?.end?.toString()
+  const whole = await client.list('sessions', { projectId })
+  same<typeof whole.data[number], Document<'sessions'>>(true)
+  used(whole)
+  const custom = await client.list('stewards', { projectId, fields: ['customFields.shirtSize'] })
+  same<typeof custom.data[number], Picked<'stewards', ['customFields.shirtSize']>>(true)
+  used(custom)
+
+  for await (const team of client.all('teams', { projectId, fields: ['activity'], pageSize: 50 })) {
+    same<typeof team, Pick<Document<'teams'>, '_id' | 'activity'>>(true)
+    used(team)
+  }
+  for await (const page of client.pages('public-projects', { pageSize: 10 })) {
+    same<typeof page.next, string | undefined>(true)
+    used(page)
+  }
+}
