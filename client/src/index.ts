@@ -105,9 +105,9 @@ export class ListingProblem extends Error {
 }
 
 export interface RetryOptions {
-  /** Attempts in all, the first included (default 5). */
+  /** Attempts in all, the first included (default 10: with the Retry-After of 1 s the service sends while its database is away, enough to ride out a failover). */
   attempts?: number
-  /** No retry starts once this much time has passed since the first attempt (default 30 s). */
+  /** No retry starts once this much time has passed since the first attempt (default 60 s). */
   totalMs?: number
   /** Backoff without Retry-After: full jitter on baseDelayMs × 2^retry, at most maxDelayMs (defaults 250 ms, 5 s). */
   baseDelayMs?: number
@@ -268,7 +268,7 @@ export class ListingClient {
   }
 
   async #withRetries<T> (attempt: (signal: AbortSignal) => Promise<T>, callerSignal?: AbortSignal): Promise<T> {
-    const { attempts = 5, totalMs = 30_000, baseDelayMs = 250, maxDelayMs = 5_000 } = this.#options.retry ?? {}
+    const { attempts = 10, totalMs = 60_000, baseDelayMs = 250, maxDelayMs = 5_000 } = this.#options.retry ?? {}
     const timeoutMs = this.#options.timeoutMs ?? 10_000
     const started = Date.now()
     for (let n = 1; ; n++) {
