@@ -16,6 +16,7 @@ import { buildGrowth, buildMix } from './mix.js'
 import { ENCODINGS } from '../plugins/compression.js'
 import { benchCompressionLevels, printCompressionLevels, type LevelFigure } from './compression.js'
 import { median } from './timing.js'
+import { benchStages, printStages, type StageFigure } from './stages.js'
 
 const DIST = new URL('../', import.meta.url)
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100
@@ -26,7 +27,7 @@ const OTHER_CORES = '0'
 
 export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct' }
 
-type Target = 'service' | 'floor' | 'raw floor' | 'service, metrics off'
+type Target = 'service' | 'floor' | 'raw floor' | `stage: ${string}`
 
 export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number }
 
@@ -46,7 +47,7 @@ export interface HttpResult {
   runs: RunFigure[]
   ratios: { cpu: Spread, p99: Spread, rps: Spread, rawFloorCpu: Spread }
   growth: GrowthFigure[]
-  metrics: { on: number, off: number, ratio: Spread }
+  stages: StageFigure[]
   driver: DriverFigure[]
   levels: LevelFigure[]
   encodings: EncodingFigure[]
@@ -156,10 +157,9 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     }
     // BENCH_NODE_ARGS reaches the measured service only (e.g. --cpu-prof to profile it).
     const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean))
-    const quiet = await server('service, metrics off', 'server.js', { METRICS_PORT: '0' }, /API at/, /API at (http:\/\/[^/]+)/)
     const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)
     const rawFloor = await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)
-    const servers = [service, quiet, floor, rawFloor]
+    const servers = [service, floor, rawFloor]
 
     // Same driver calls, same answers: checked before anything is timed (and recorded, when replaying).
     for (const entry of [...mix, ...growth.pageSize, ...growth.inSize]) {
@@ -242,13 +242,15 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       }
     }
 
-    // The same build with its metrics listener off, against the one with it on, interleaved.
-    const on: number[] = []
-    const off: number[] = []
-    for (let round = 0; round < options.rounds; round++) {
-      on.push((await measure(service, mixPaths, options.duration, options.connections)).cpuUsPerRequest)
-      off.push((await measure(quiet, mixPaths, options.duration, options.connections)).cpuUsPerRequest)
-    }
+    // The price of each optional stage on a 1-document page (bench/stages.ts).
+    const onePage = growth.pageSize[0]?.path as string
+    const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
+    const stages = await benchStages<Server>({
+      service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra, ...(extra.METRICS_PORT === 'auto' ? { METRICS_PORT: String(await freePort()) } : {}) }, /API at/, /API at (http:\/\/[^/]+)/),
+      measure: async (s, paths, headers) => await measure(s, paths, Math.max(2, options.duration / 2), options.connections, headers),
+      warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
+      rounds: Math.max(3, options.rounds)
+    }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1` })
 
     let replayStats: HttpResult['database']['replay']
     if (replay !== undefined) {
@@ -263,7 +265,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       runs,
       ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') },
       growth: growthFigures,
-      metrics: { on: median(on), off: median(off), ratio: spread(on.map((x, i) => x / (off[i] as number))) },
+      stages,
       driver: driverResult,
       levels,
       encodings: encodingFigures
@@ -349,6 +351,5 @@ export function printHttp (result: HttpResult): void {
     'p99 ms': e.p99
   })))
   console.log('[target on the 100-document page, for the encoding a client asking for all gets: ≤ 0.2 of the bytes, CPU ≤ 1.25 × identity]')
-  const m = result.metrics
-  console.log(`\nMetrics on/off (same build, request ids always on): CPU per request ${Math.round(m.on)} µs vs ${Math.round(m.off)} µs, ratio ${f(m.ratio, 3)} [target ≤ 1.05]`)
+  printStages(result.stages)
 }

@@ -1,0 +1,90 @@
+// The price of each optional stage of a request, on a 1-document page: what a small page costs
+// is what the service adds around its one database command. A baseline service with every
+// optional stage off runs beside the same build with one stage on (or the same request with one
+// difference), in interleaved rounds, each warmed on its own load first.
+import { generateKeyPairSync } from 'node:crypto'
+import { createServer, type Server as HttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createSigner } from 'fast-jwt'
+import { median } from './timing.js'
+
+export interface StageFigure { stage: string, baseUs: number, withUs: number, costUs: number, ratio: { median: number, min: number, max: number } }
+
+interface Measured { cpuUsPerRequest: number }
+
+export interface StageHarness<S> {
+  /** Starts the service with these variables over the bench's own (metrics off, no auth, no rate limit). */
+  service: (name: string, env: Record<string, string>) => Promise<S>
+  measure: (server: S, paths: string[], headers?: Record<string, string>) => Promise<Measured>
+  warmUp: (server: S, paths: string[], headers?: Record<string, string>) => Promise<unknown>
+  rounds: number
+}
+
+const ISSUER = 'https://idp.bench'
+const AUDIENCE = 'listing-api'
+
+/** An OTLP endpoint that accepts every export and keeps nothing. */
+async function otlpSink (): Promise<{ url: string, close: () => Promise<void> }> {
+  const server: HttpServer = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end() })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: async () => { await new Promise((resolve) => server.close(resolve)) } }
+}
+
+/**
+ * `withCursor` is a 1-document page with a next page (its cursor is signed); `plain` the same
+ * list filtered to that one document (no next page, no cursor): the baseline's request.
+ */
+export async function benchStages<S> (harness: StageHarness<S>, paths: { withCursor: string, plain: string }): Promise<StageFigure[]> {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const token = createSigner({ key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), algorithm: 'ES256', expiresIn: 24 * 3600_000 })({ iss: ISSUER, aud: AUDIENCE, sub: 'bench', projects: '*' })
+  const sink = await otlpSink()
+  try {
+    const base = await harness.service('baseline', {})
+    const variants: Array<{ stage: string, server: S, path?: string, headers?: Record<string, string> }> = [
+      { stage: 'metrics (METRICS_PORT)', server: await harness.service('metrics', { METRICS_PORT: 'auto' }) },
+      { stage: 'rate limit (RATE_LIMIT_PER_MINUTE)', server: await harness.service('rate limit', { RATE_LIMIT_PER_MINUTE: '1000000' }) },
+      {
+        stage: 'authentication (AUTH_MODE=jwt, key cached)',
+        server: await harness.service('auth', { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: publicKey.export({ format: 'pem', type: 'spki' }).toString(), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_ALGORITHMS: 'ES256' }),
+        headers: { authorization: `Bearer ${token}` }
+      },
+      { stage: 'tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', server: await harness.service('tracing', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }) },
+      { stage: 'project not remembered (PROJECT_CACHE_TTL_MS=0)', server: await harness.service('no project cache', { PROJECT_CACHE_TTL_MS: '0' }) },
+      { stage: 'X-Request-Id given by the caller', server: base, headers: { 'x-request-id': 'bench-0123456789abcdef' } },
+      { stage: 'cursor signed (a next page exists)', server: base, path: paths.withCursor }
+    ]
+    await harness.warmUp(base, [paths.plain])
+    const figures: StageFigure[] = []
+    for (const variant of variants) {
+      const path = variant.path ?? paths.plain
+      await harness.warmUp(variant.server, [path], variant.headers)
+      const pairs: Array<[number, number]> = []
+      for (let round = 0; round < harness.rounds; round++) {
+        const a = await harness.measure(base, [paths.plain])
+        const b = await harness.measure(variant.server, [path], variant.headers)
+        pairs.push([a.cpuUsPerRequest, b.cpuUsPerRequest])
+      }
+      const ratios = pairs.map(([a, b]) => b / a)
+      const baseUs = median(pairs.map(([a]) => a))
+      const withUs = median(pairs.map(([, b]) => b))
+      figures.push({ stage: variant.stage, baseUs, withUs, costUs: median(pairs.map(([a, b]) => b - a)), ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) } })
+    }
+    return figures
+  } finally {
+    await sink.close()
+  }
+}
+
+export function printStages (figures: StageFigure[]): void {
+  console.log('\nThe price of each optional stage: CPU µs per request of a 1-document page, the baseline (every optional stage off) against the same build with one stage on, interleaved')
+  console.table(figures.map((f) => ({
+    stage: f.stage,
+    'baseline µs': Math.round(f.baseUs),
+    'with it µs': Math.round(f.withUs),
+    'cost µs': Math.round(f.costUs),
+    'with ÷ baseline': `${f.ratio.median.toFixed(2)} (${f.ratio.min.toFixed(2)}–${f.ratio.max.toFixed(2)})`
+  })))
+}
