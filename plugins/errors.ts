@@ -147,12 +147,15 @@ async function errorsPlugin (fastify: FastifyInstance) {
   })
 
   // A GET with a body is refused before anything runs (README "Errors"): lists take no body.
-  fastify.addHook('onRequest', async (request) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return
-    const { 'content-length': length, 'transfer-encoding': encoding } = request.headers
-    if (encoding !== undefined || (length !== undefined && length !== '0')) {
-      throw new ProblemError(400, 'BAD_REQUEST', 'A GET request carries no body: send the query in the URL.')
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      const { 'content-length': length, 'transfer-encoding': encoding } = request.headers
+      if (encoding !== undefined || (length !== undefined && length !== '0')) {
+        done(new ProblemError(400, 'BAD_REQUEST', 'A GET request carries no body: send the query in the URL.'))
+        return
+      }
     }
+    done()
   })
 }
 

@@ -57,20 +57,26 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   fastify.decorate('lifecycle', lifecycle)
   // The response's 'close' comes once for every request, answered or abandoned mid-answer
   // (onResponse and onRequestAbort together miss a client that leaves while the body is written).
-  fastify.addHook('onRequest', async (_request, reply) => {
+  function closed (this: ServerResponse): void {
+    answering.delete(this)
+    if (--lifecycle.inFlight > 0 || idle.length === 0) return
+    const waiting = idle
+    idle = []
+    for (const resolve of waiting) resolve()
+  }
+  // A callback hook, as the other per-request hooks: an async one costs a promise and a turn of
+  // the microtask queue on every request.
+  fastify.addHook('onRequest', (_request, reply, done) => {
     lifecycle.inFlight++
     const response = reply.raw
     answering.add(response)
-    response.once('close', () => {
-      answering.delete(response)
-      if (--lifecycle.inFlight > 0 || idle.length === 0) return
-      const waiting = idle
-      idle = []
-      for (const resolve of waiting) resolve()
-    })
-    if (!lifecycle.closing) return
+    response.once('close', closed)
+    if (!lifecycle.closing) {
+      done()
+      return
+    }
     reply.header('connection', 'close')
-    throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.')
+    done(new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.'))
   })
   fastify.addHook('preClose', async () => {
     lifecycle.draining = true

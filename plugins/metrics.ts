@@ -53,11 +53,12 @@ async function metricsPlugin (fastify: FastifyInstance) {
     registers: [registry]
   })
   const rejected = new Counter({ name: 'http_server_rejected_requests_total', help: 'Requests answered with a problem, by its code', labelNames: ['code'], registers: [registry] })
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     // Unmatched URLs share one label value: raw URLs would make the series unbounded.
     const route = request.routeOptions.url ?? 'unmatched'
     requests.observe({ route, method: request.method, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
+    done()
   })
 
   const commands = new Histogram({ name: 'mongodb_command_duration_seconds', help: 'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included', labelNames: ['command', 'outcome'], buckets: SECONDS, registers: [registry] })

@@ -6,8 +6,9 @@ import fp from 'fastify-plugin'
  * genReqId), which every log line of the request (`requestId`) and every problem body carry too.
  */
 async function requestIdPlugin (fastify: FastifyInstance) {
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
 }
 

@@ -18,11 +18,13 @@ declare module 'fastify' {
 export default async function projectScope (fastify: FastifyInstance) {
   fastify.decorateRequest('projectId', null)
 
-  fastify.addHook('onRequest', async (request) => {
+  fastify.addHook('onRequest', (request, _reply, done) => {
     const { projectId } = request.params as { projectId: string }
     if (!OBJECT_ID.test(projectId)) {
-      throw ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID', `'${projectId}' is not a project id: expected 24 hexadecimal characters`)
+      done(ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID', `'${projectId}' is not a project id: expected 24 hexadecimal characters`))
+      return
     }
-    request.projectId = new ObjectId(projectId)
+    request.projectId = ObjectId.createFromHexString(projectId)
+    done()
   })
 }
