@@ -16,6 +16,11 @@ export interface ListLimits {
   maxSkip: number
 }
 
+/** The paging bounds the compiler enforces, from the service's configuration (DEFAULT_LIMIT, MAX_LIMIT, MAX_SKIP). */
+export function listLimits (config: { DEFAULT_LIMIT: number, MAX_LIMIT: number, MAX_SKIP: number }): ListLimits {
+  return { defaultLimit: config.DEFAULT_LIMIT, maxLimit: config.MAX_LIMIT, maxSkip: config.MAX_SKIP }
+}
+
 /** A list request, ready for the driver: `find(filter).sort(sort).skip(skip).limit(limit)`. */
 export interface ListQuery {
   filter: Document

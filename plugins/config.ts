@@ -61,11 +61,6 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-/** The paging bounds the list query compiler enforces, from the configuration. */
-export function listLimits (config: Config): { defaultLimit: number, maxLimit: number, maxSkip: number } {
-  return { defaultLimit: config.DEFAULT_LIMIT, maxLimit: config.MAX_LIMIT, maxSkip: config.MAX_SKIP }
-}
-
 export class ConfigError extends Error {
   constructor (message: string) {
     super(`Invalid configuration: ${message}`)

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { compileListQuery, type ListQuery } from '../list-query/compile-list-query.js'
+import { compileListQuery, listLimits, type ListQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { RecentMap } from '../recent-map.js'
-import { listLimits } from './config.js'
-import { ProblemError } from './errors.js'
+import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,7 +2,7 @@ import underPressure from '@fastify/under-pressure'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ProblemError } from './errors.js'
+import { ProblemError } from '../schemas/problem.js'
 
 const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined
 

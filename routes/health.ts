@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { ProblemError } from '../plugins/errors.js'
+import { ProblemError } from '../schemas/problem.js'
 import { problemResponse } from '../schemas/problem.js'
 
 const Status = Type.Object({ status: Type.String() })

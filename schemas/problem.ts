@@ -61,3 +61,35 @@ export const problemResponse = (description: string, { status, code, detail, par
     }
   }
 })
+
+const MAX_ERRORS = 20
+
+/** An error the client can act on; the error handler answers it as problem+json. */
+export class ProblemError extends Error {
+  readonly errors: ProblemItem[]
+
+  constructor (readonly status: number, readonly code: ErrorCode, detail: string, errors: ProblemItem[] = [], readonly headers: Record<string, string> = {}) {
+    super(detail)
+    this.name = 'ProblemError'
+    this.errors = errors.slice(0, MAX_ERRORS)
+  }
+
+  /** The parameter a problem with one cause is about: its lone `errors` item names it. */
+  param = 'request'
+
+  /** Whether the error handler logs it; a route that logs its own state changes (/ready) says no. */
+  logged = true
+
+  /** A problem with one cause, about one parameter, header or part of the path. */
+  static about (param: string, status: number, code: ErrorCode, detail: string, headers: Record<string, string> = {}): ProblemError {
+    const error = new ProblemError(status, code, detail, [], headers)
+    error.param = param
+    return error
+  }
+
+  /** A 400 listing every problem found; `code`/`detail` repeat the first. */
+  static badRequest (errors: ProblemItem[]): ProblemError {
+    const first = errors[0] as ProblemItem
+    return new ProblemError(400, first.code, first.message, errors)
+  }
+}

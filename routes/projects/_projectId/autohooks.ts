@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb'
 import type { FastifyInstance } from 'fastify'
-import { ProblemError } from '../../../plugins/errors.js'
+import { ProblemError } from '../../../schemas/problem.js'
 import { OBJECT_ID } from '../../../schemas/fields.js'
 
 declare module 'fastify' {
