@@ -246,7 +246,8 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const onePage = growth.pageSize[0]?.path as string
     const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
     const stages = await benchStages<Server>({
-      service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra, ...(extra.METRICS_PORT === 'auto' ? { METRICS_PORT: String(await freePort()) } : {}) }, /API at/, /API at (http:\/\/[^/]+)/),
+      service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/),
+      freePort,
       measure: async (s, paths, headers) => await measure(s, paths, Math.max(2, options.duration / 2), options.connections, headers),
       warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
       rounds: Math.max(3, options.rounds)

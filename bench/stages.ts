@@ -17,6 +17,8 @@ export interface StageHarness<S> {
   service: (name: string, env: Record<string, string>) => Promise<S>
   measure: (server: S, paths: string[], headers?: Record<string, string>) => Promise<Measured>
   warmUp: (server: S, paths: string[], headers?: Record<string, string>) => Promise<unknown>
+  /** A port nothing listens on (the metrics listener's). */
+  freePort: () => Promise<number>
   rounds: number
 }
 
@@ -44,7 +46,7 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
   try {
     const base = await harness.service('baseline', {})
     const variants: Array<{ stage: string, server: S, path?: string, headers?: Record<string, string> }> = [
-      { stage: 'metrics (METRICS_PORT)', server: await harness.service('metrics', { METRICS_PORT: 'auto' }) },
+      { stage: 'metrics (METRICS_PORT)', server: await harness.service('metrics', { METRICS_PORT: String(await harness.freePort()) }) },
       { stage: 'rate limit (RATE_LIMIT_PER_MINUTE)', server: await harness.service('rate limit', { RATE_LIMIT_PER_MINUTE: '1000000' }) },
       {
         stage: 'authentication (AUTH_MODE=jwt, key cached)',

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { ProblemError } from '../schemas/problem.js'
-import { problemResponse } from '../schemas/problem.js'
+import { ProblemError, problemResponse } from '../schemas/problem.js'
 
 const Status = Type.Object({ status: Type.String() })
 
