@@ -9,8 +9,8 @@ export interface LevelFigure { page: string, identityBytes: number, encoding: st
 const hasZstd = typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync === 'function'
 
 const COMPRESSORS: Array<{ encoding: string, levels: number[], compress: (body: Buffer, level: number) => Buffer }> = [
-  { encoding: 'gzip', levels: [1, 4, 6, 9], compress: (body, level) => zlib.gzipSync(body, { level }) },
-  { encoding: 'br', levels: [1, 4, 6, 9], compress: (body, level) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level } }) },
+  { encoding: 'gzip', levels: [1, 2, 3, 4, 6, 9], compress: (body, level) => zlib.gzipSync(body, { level }) },
+  { encoding: 'br', levels: [0, 1, 2, 4, 6, 9], compress: (body, level) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level } }) },
   ...(hasZstd
     ? [{
         encoding: 'zstd',

@@ -7,20 +7,21 @@ import fp from 'fastify-plugin'
 export const COMPRESSION_THRESHOLD = 1024
 
 /**
- * The levels, chosen with `npm run bench` (its table of bytes and µs per page at levels 1, 4, 6
- * and 9, or 1, 3, 6 and 9 for zstd, on 20-, 100- and 1,000-document pages). On list pages zstd 1
- * is as small as zstd 3 and faster; br 1 sends a few per cent more than br 4 for a sixth of
- * its CPU; gzip 1 sits at a fifth of the bytes where gzip 4 is safely under it for half again
- * its CPU. Higher levels cost several times the CPU for a few per cent fewer bytes.
+ * The levels, chosen with `npm run bench` (its table of bytes and µs per page for each encoding at
+ * several levels, on 20-, 100- and 1,000-document pages). On list pages zstd 1 is as small as
+ * zstd 3 and faster; br 1 sends a few per cent more than br 2 or 4 for a fraction of their CPU;
+ * gzip 3 sends as few bytes as gzip 4 for two thirds of its CPU on a 100-document page (gzip 4
+ * switches to lazy matching), where gzip 1 and 2 sit at a fifth of identity's bytes. Higher
+ * levels cost several times the CPU for a few per cent fewer bytes.
  */
-export const LEVELS = { zstd: 1, br: 1, gzip: 4 } as const
+export const LEVELS = { zstd: 1, br: 1, gzip: 3 } as const
 
 /**
  * Pages up to this size are compressed in one synchronous call rather than through a zlib stream
  * on the thread pool, whose set-up and hand-offs cost more than the compression itself: on a
  * 100-document page (54 KB) the stream path cost 1.42 times identity's CPU per request, where
  * zstd 1 itself takes 57 µs. 1 MiB holds a 1,000-document page (546 KB: zstd 1 about 0.6 ms,
- * gzip 4 about 2.5 ms on the event loop); larger answers still stream.
+ * gzip 3 about 2.3 ms on the event loop); larger answers still stream.
  */
 export const SYNC_THRESHOLD = 1024 * 1024
 
