@@ -7,6 +7,7 @@ import { compileListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec } from '../list-query/query-spec.js'
 import { Activity, Registration, Session } from '../schemas/kinds.js'
 import { checkPatternUncached } from '../mongodb-regex/check-pattern.js'
+import { printTable, type Table } from './report.js'
 import { median, timePerCall } from './timing.js'
 
 const limits = { defaultLimit: 100, maxLimit: 1000, maxSkip: 100_000 }
@@ -68,23 +69,27 @@ export function benchCompile ({ rounds = 15, calls = 4000 } = {}): CompileFigure
   })
 }
 
-export function printCompile (figures: CompileFigure[]): void {
-  console.log('\nCompile micro-benchmark (median ns per call; ratio = listing-api / api-query-params, target ≤ 0.5)')
-  console.table(figures.map((f) => ({
-    input: f.input,
-    'listing-api ns': Math.round(f.listingNs),
-    'api-query-params ns': Math.round(f.aqpNs),
-    ratio: f.ratio.toFixed(2),
-    'ratio min–max': `${f.ratioMin.toFixed(2)}–${f.ratioMax.toFixed(2)}`
-  })))
+export function compileTable (figures: CompileFigure[]): Table {
+  return {
+    title: 'Compile micro-benchmark (median ns per call; ratio = listing-api / api-query-params, target ≤ 0.5)',
+    rows: figures.map((f) => ({
+      input: f.input,
+      'listing-api ns': Math.round(f.listingNs),
+      'api-query-params ns': Math.round(f.aqpNs),
+      ratio: f.ratio.toFixed(2),
+      'ratio min–max': `${f.ratioMin.toFixed(2)}–${f.ratioMax.toFixed(2)}`
+    }))
+  }
 }
 
-export function printFirstRegexCheck (figures: ReturnType<typeof benchFirstRegexCheck>): void {
-  console.log('\nFirst check of a $regex (uncached; median µs per call; later calls hit the verdict cache)')
-  console.table(figures.map((f) => ({ pattern: f.pattern, options: f.options, µs: f.us.toFixed(1) })))
+export function firstRegexCheckTable (figures: ReturnType<typeof benchFirstRegexCheck>): Table {
+  return {
+    title: 'First check of a $regex (uncached; median µs per call; later calls hit the verdict cache)',
+    rows: figures.map((f) => ({ pattern: f.pattern, options: f.options, µs: f.us.toFixed(1) }))
+  }
 }
 
 if (/compile\.[jt]s$/.test(process.argv[1] ?? '')) {
-  printCompile(benchCompile())
-  printFirstRegexCheck(benchFirstRegexCheck())
+  printTable(compileTable(benchCompile()))
+  printTable(firstRegexCheckTable(benchFirstRegexCheck()))
 }

@@ -2,6 +2,7 @@
 // levels of plugins/compression.ts. Pages are the service's own answers (identity), compressed
 // here, in this process, with node:zlib's synchronous calls, as @fastify/compress does for them.
 import zlib from 'node:zlib'
+import type { Table } from './report.js'
 import { median, timePerCall } from './timing.js'
 
 export interface LevelFigure { page: string, identityBytes: number, encoding: string, level: number, bytes: number, share: number, microseconds: number }
@@ -36,7 +37,9 @@ export function benchCompressionLevels (pages: Array<{ name: string, body: Buffe
   return figures
 }
 
-export function printCompressionLevels (figures: LevelFigure[]): void {
-  console.log(`\nCompression levels: each page compressed in this process (node:zlib, synchronous); bytes as a share of identity, µs per page${hasZstd ? '' : ' (zstd needs Node ≥ 22.15: not in this runtime)'}`)
-  console.table(figures.map((f) => ({ page: f.page, encoding: f.encoding, level: f.level, bytes: f.bytes, share: f.share.toFixed(3), µs: Math.round(f.microseconds) })))
+export function compressionLevelsTable (figures: LevelFigure[]): Table {
+  return {
+    title: `Compression levels: each page compressed in this process (node:zlib, synchronous); bytes as a share of identity, µs per page${hasZstd ? '' : ' (zstd needs Node ≥ 22.15: not in this runtime)'}`,
+    rows: figures.map((f) => ({ page: f.page, encoding: f.encoding, level: f.level, bytes: f.bytes, share: f.share.toFixed(3), µs: Math.round(f.microseconds) }))
+  }
 }

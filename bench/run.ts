@@ -1,11 +1,13 @@
-// `npm run bench [-- --rounds 5 --duration 8 --connections 10 --scale 1 --database replay --skip-http]`:
-// every benchmark of the project, tables on stdout and a JSON result in bench/results/.
+// `npm run bench [-- --rounds 5 --duration 8 --connections 10 --scale 1 --database replay --skip-http
+// --write docs/performance.md]`: every benchmark of the project, tables on stdout, a JSON result in
+// bench/results/ and, with --write, the tables in a Markdown page.
 import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { readOptions, usageError } from '../command-line.js'
-import { benchCompile, printCompile } from './compile.js'
-import { benchHttp, printHttp } from './http.js'
-import { benchSerialize, printSerialize } from './serialize.js'
+import { benchCompile, compileTable } from './compile.js'
+import { benchHttp, httpTables } from './http.js'
+import { checkWritable, printTable, writeTables } from './report.js'
+import { benchSerialize, serializeTable } from './serialize.js'
 
 const USAGE = `npm run bench [-- options]
 
@@ -19,6 +21,8 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
   --database MODE   replay (default: record the database's replies once, answer them from
                     memory) or direct (every request reaches the database)
   --skip-http       micro-benchmarks only
+  --write FILE      also write the tables into FILE, between its
+                    <!-- npm run bench: begin --> and <!-- npm run bench: end --> lines
   --help            this text
 
 The database is MONGODB_URI when set, else the offline stand-in in its own process.`
@@ -29,26 +33,36 @@ const values = readOptions(USAGE, {
   connections: { type: 'string', default: '10' },
   scale: { type: 'string', default: '1' },
   database: { type: 'string', default: 'replay' },
-  'skip-http': { type: 'boolean', default: false }
+  'skip-http': { type: 'boolean', default: false },
+  write: { type: 'string' }
 })
 const numbers = { rounds: Number(values.rounds), duration: Number(values.duration), connections: Number(values.connections), scale: Number(values.scale) }
 if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
   usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct')
 }
 const options = { ...numbers, database: values.database as 'replay' | 'direct' }
+if (values.write !== undefined) await checkWritable(values.write)
 
 const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}`)
 
 const compile = benchCompile()
-printCompile(compile)
 const serialize = benchSerialize()
-printSerialize(serialize)
-
+const tables = [compileTable(compile), serializeTable(serialize)]
+tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
-if (http !== undefined) printHttp(http)
+if (http !== undefined) {
+  const more = httpTables(http)
+  more.forEach(printTable)
+  tables.push(...more)
+}
 
 const result = { date: new Date().toISOString(), machine, options, compile, serialize, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')
+if (values.write !== undefined) {
+  const heading = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; \`npm run bench -- --rounds ${options.rounds} --duration ${options.duration} --connections ${options.connections} --database ${options.database}\`${http === undefined ? ' (micro-benchmarks only)' : ''}.`
+  await writeTables(values.write, heading, tables)
+  console.log(`written: ${values.write}`)
+}

@@ -10,6 +10,7 @@ import { bsonToJson, decodeRaw, pageOf } from '../list-endpoint/bson-json.js'
 import { listEnvelope } from '../list-endpoint/list-route.js'
 import { offSchemaGuard } from '../list-endpoint/off-schema.js'
 import { Registration, Session } from '../schemas/kinds.js'
+import type { Table } from './report.js'
 import { median, timePerCall } from './timing.js'
 
 export interface SerializeFigure { payload: string, transcodeNs: number, schemaNs: number, stringifyNs: number, vsSchema: number, vsStringify: number }
@@ -47,14 +48,16 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
   })
 }
 
-export function printSerialize (figures: SerializeFigure[]): void {
-  console.log('\nBSON to JSON body (median ns per page of raw documents)')
-  console.table(figures.map((f) => ({
-    payload: f.payload,
-    'transcoder ns': Math.round(f.transcodeNs),
-    'decode + guard + schema ns': Math.round(f.schemaNs),
-    'decode + JSON.stringify ns': Math.round(f.stringifyNs),
-    'transcoder / schema': f.vsSchema.toFixed(2),
-    'transcoder / stringify': f.vsStringify.toFixed(2)
-  })))
+export function serializeTable (figures: SerializeFigure[]): Table {
+  return {
+    title: 'BSON to JSON body (median ns per page of raw documents)',
+    rows: figures.map((f) => ({
+      payload: f.payload,
+      'transcoder ns': Math.round(f.transcodeNs),
+      'decode + guard + schema ns': Math.round(f.schemaNs),
+      'decode + JSON.stringify ns': Math.round(f.stringifyNs),
+      'transcoder / schema': f.vsSchema.toFixed(2),
+      'transcoder / stringify': f.vsStringify.toFixed(2)
+    }))
+  }
 }

@@ -6,6 +6,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createSigner } from 'fast-jwt'
+import type { Table } from './report.js'
 import { median } from './timing.js'
 
 export interface StageFigure { stage: string, baseUs: number, withUs: number, costUs: number, ratio: { median: number, min: number, max: number } }
@@ -80,13 +81,15 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
   }
 }
 
-export function printStages (figures: StageFigure[]): void {
-  console.log('\nThe price of each optional stage: CPU µs per request of a 1-document page, the baseline (every optional stage off) against the same build with one stage on, interleaved')
-  console.table(figures.map((f) => ({
-    stage: f.stage,
-    'baseline µs': Math.round(f.baseUs),
-    'with it µs': Math.round(f.withUs),
-    'cost µs': Math.round(f.costUs),
-    'with ÷ baseline': `${f.ratio.median.toFixed(2)} (${f.ratio.min.toFixed(2)}–${f.ratio.max.toFixed(2)})`
-  })))
+export function stagesTable (figures: StageFigure[]): Table {
+  return {
+    title: 'The price of each optional stage: CPU µs per request of a 1-document page, the baseline (every optional stage off) against the same build with one stage on, interleaved',
+    rows: figures.map((f) => ({
+      stage: f.stage,
+      'baseline µs': Math.round(f.baseUs),
+      'with it µs': Math.round(f.withUs),
+      'cost µs': Math.round(f.costUs),
+      'with ÷ baseline': `${f.ratio.median.toFixed(2)} (${f.ratio.min.toFixed(2)}–${f.ratio.max.toFixed(2)})`
+    }))
+  }
 }

@@ -1,0 +1,49 @@
+// The benchmark's tables, printed to the terminal or written into a Markdown page
+// (`npm run bench -- --write docs/performance.md` replaces what lies between the page's markers).
+import { readFile, writeFile } from 'node:fs/promises'
+
+export type Row = Record<string, string | number>
+
+/** One table: a title saying what was measured, its rows, and lines said after it. */
+export interface Table { title: string, rows: Row[], notes?: string[] }
+
+export function printTable (table: Table): void {
+  console.log(`\n${table.title}`)
+  console.table(table.rows)
+  for (const note of table.notes ?? []) console.log(note)
+}
+
+const cell = (value: string | number): string => String(value).replaceAll('|', '\\|')
+
+function markdownTable (table: Table): string {
+  const lines = [`#### ${table.title}`, '']
+  const columns = [...new Set(table.rows.flatMap((row) => Object.keys(row)))]
+  if (columns.length > 0) {
+    lines.push(`| ${columns.map(cell).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`)
+    for (const row of table.rows) lines.push(`| ${columns.map((c) => cell(row[c] ?? '')).join(' | ')} |`)
+    lines.push('')
+  }
+  for (const note of table.notes ?? []) lines.push(note, '')
+  return lines.join('\n')
+}
+
+export const BEGIN = '<!-- npm run bench: begin -->'
+export const END = '<!-- npm run bench: end -->'
+
+async function markers (file: string): Promise<{ page: string, begin: number, end: number }> {
+  const page = await readFile(file, 'utf8')
+  const begin = page.indexOf(BEGIN)
+  const end = page.indexOf(END)
+  if (begin === -1 || end < begin) throw new Error(`${file} has no ${BEGIN} … ${END} lines to write between`)
+  return { page, begin, end }
+}
+
+/** Fails now, not after the benchmarks, when `file` cannot take the tables. */
+export async function checkWritable (file: string): Promise<void> { await markers(file) }
+
+/** Replaces the text between BEGIN and END in `file` by a heading line and the tables. */
+export async function writeTables (file: string, heading: string, tables: Table[]): Promise<void> {
+  const { page, begin, end } = await markers(file)
+  const body = [heading, '', ...tables.map(markdownTable)].join('\n')
+  await writeFile(file, `${page.slice(0, begin + BEGIN.length)}\n${body}\n${page.slice(end)}`)
+}
