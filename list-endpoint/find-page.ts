@@ -5,7 +5,7 @@
 // document (bench/driver-process.ts; the README's Performance section has the figures).
 import { Long, type Db, type Document, type ObjectId, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
-import { firstBatch, innerPage, pageOf, type Page } from './bson-json.js'
+import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
 
 export interface PageQuery {
   filter: Document

@@ -3,7 +3,7 @@
 // on the server; the command carries what the driver's find would (read concern included).
 import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ObjectId, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
-import { decodeAt } from '../../list-endpoint/bson-json.js'
+import { decodeAt } from '../../list-endpoint/bson-page.js'
 import { findCommand, findPage, findProjectPage } from '../../list-endpoint/find-page.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
 

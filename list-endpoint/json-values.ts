@@ -1,0 +1,139 @@
+// BSON values as JSON: a scalar (or array of scalars) of a declared field kind, which fits
+// the kind or is left out; and any value (customFields), as JSON.stringify writes what the
+// driver would decode it to.
+import { BSON } from 'mongodb'
+import type { FieldKind } from '../schemas/fields.js'
+import { DECODE_OPTIONS, T, cstringEnd, int64Value, isDBRefLike, valueSize } from './bson-page.js'
+import { putDate } from './json-date.js'
+import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
+
+/** A scalar of a declared field as JSON; false (nothing written) when its type does not fit the field. */
+export function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number, at: number): boolean {
+  switch (kind) {
+    // The decoder turns a (deprecated) BSON symbol into a string.
+    case 'string': return (type === T.String || type === T.Symbol) && putString(out, buf, at)
+    case 'ref':
+      if (type !== T.ObjectId) return false
+      putObjectId(out, buf, at)
+      return true
+    case 'date': return type === T.Date && putDate(out, buf, at)
+    case 'boolean':
+      if (type !== T.Boolean) return false
+      out.ascii(buf[at] === 1 ? 'true' : 'false')
+      return true
+    case 'number': {
+      let text: string | undefined
+      if (type === T.Double) {
+        const n = buf.readDoubleLE(at)
+        if (Number.isFinite(n)) text = String(n)
+      } else if (type === T.Int32) {
+        putInt(out, buf.readInt32LE(at))
+        return true
+      } else if (type === T.Int64) {
+        text = int64Value(buf, at)
+      }
+      if (text === undefined) return false
+      out.ascii(text)
+      return true
+    }
+    default: return false
+  }
+}
+
+/** A BSON array of one scalar kind as JSON; false (nothing written) when any element does not fit. */
+export function putScalarArray (out: Out, kind: FieldKind, buf: Buffer, at: number): boolean {
+  const mark = out.pos
+  const end = at + buf.readInt32LE(at) - 1
+  out.byte(0x5b)
+  let i = at + 4
+  let first = true
+  while (i < end) {
+    const type = buf[i] as number
+    const valueAt = cstringEnd(buf, i + 1) + 1
+    if (!first) out.byte(COMMA)
+    first = false
+    if (!putScalar(out, kind, buf, type, valueAt)) {
+      out.pos = mark
+      return false
+    }
+    i = valueAt + valueSize(buf, type, valueAt)
+  }
+  out.byte(0x5d)
+  return true
+}
+
+/**
+ * Any BSON value as JSON.stringify writes its decoded form, for the common types; false for the
+ * others, with part of the value possibly written (putCustom rolls back).
+ */
+function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
+  switch (type) {
+    case T.Double: {
+      const n = buf.readDoubleLE(at)
+      out.ascii(Number.isFinite(n) ? String(n) : 'null')
+      return true
+    }
+    case T.String: case T.Symbol: return putString(out, buf, at)
+    case T.ObjectId:
+      putObjectId(out, buf, at)
+      return true
+    case T.Date:
+      // JSON.stringify writes an invalid Date as null.
+      if (!putDate(out, buf, at)) out.ascii('null')
+      return true
+    case T.Null:
+      out.ascii('null')
+      return true
+    // An Int64 beyond ±2^53 decodes to a Long: the rare path.
+    case T.Boolean: case T.Int32: case T.Int64: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
+    case T.Document: return !isDBRefLike(buf, at) && putAnyDocument(out, buf, at)
+    case T.Array: {
+      const end = at + buf.readInt32LE(at) - 1
+      out.byte(0x5b)
+      let i = at + 4
+      while (i < end) {
+        const itemType = buf[i] as number
+        const valueAt = cstringEnd(buf, i + 1) + 1
+        if (i > at + 4) out.byte(COMMA)
+        if (!putAny(out, buf, itemType, valueAt)) return false
+        i = valueAt + valueSize(buf, itemType, valueAt)
+      }
+      out.byte(0x5d)
+      return true
+    }
+    default: return false
+  }
+}
+
+export function putAnyDocument (out: Out, buf: Buffer, at: number): boolean {
+  const end = at + buf.readInt32LE(at) - 1
+  out.byte(0x7b)
+  let i = at + 4
+  while (i < end) {
+    const type = buf[i] as number
+    const nameEnd = cstringEnd(buf, i + 1)
+    if (i > at + 4) out.byte(COMMA)
+    // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in the first place.)
+    putText(out, buf, i + 1, nameEnd, true)
+    out.byte(0x3a)
+    if (!putAny(out, buf, type, nameEnd + 1)) return false
+    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
+  }
+  out.byte(0x7d)
+  return true
+}
+
+/** `customFields`: a plain document, written as JSON.stringify writes its decoded form; false (nothing written) otherwise. */
+export function putCustom (out: Out, buf: Buffer, type: number, at: number): boolean {
+  if (type !== T.Document || isDBRefLike(buf, at)) return false
+  const mark = out.pos
+  if (putAnyDocument(out, buf, at)) return true
+  out.pos = mark
+  // The rare types: decode this one value as the driver would, and write it as the serializer does.
+  try {
+    out.utf8(JSON.stringify(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS)))
+    return true
+  } catch {
+    return false
+  }
+}
