@@ -2,7 +2,12 @@
 // tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) it starts before the service is imported; when it
 // is off, none of its modules load. OTEL_SDK_DISABLED=true turns it off as in every OpenTelemetry SDK.
 import { setFlagsFromString } from 'node:v8'
+import { readOptions } from './command-line.js'
+import { configHelp } from './plugins/config.js'
 import type { Tracing } from './telemetry/tracing.js'
+
+// `npm start -- --help` prints the configuration variables and exits; an unknown option is refused.
+readOptions(configHelp(), {})
 
 // V8 moves the objects of an allocation site straight to the old generation once many of them
 // outlive a young-generation collection. Under load a request's objects (parsed query, driver

@@ -1,9 +1,21 @@
+import { createRequire } from 'node:module'
 import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import app, { serverOptions } from './app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
 import { ConfigError, listenError, readConfig } from './plugins/config.js'
 import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
+
+/** Human-readable logs when a person is watching: stdout a terminal, not production, pino-pretty installed. */
+function prettyLogs (): boolean {
+  if (process.stdout.isTTY !== true || process.env.NODE_ENV === 'production') return false
+  try {
+    createRequire(import.meta.url).resolve('pino-pretty')
+    return true
+  } catch {
+    return false
+  }
+}
 
 export interface ServiceOptions {
   /** Runs last when the service closes, after the database (tracing flushes its spans here). */
@@ -22,7 +34,7 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
     process.exit(1)
   }
 
-  const fastify = Fastify(serverOptions(config))
+  const fastify = Fastify(serverOptions(config, { pretty: prettyLogs() }))
   let database
   try {
     database = await chooseDatabase()

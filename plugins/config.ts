@@ -10,54 +10,106 @@ declare module 'fastify' {
   }
 }
 
-const PositiveInteger = (defaultValue: number, maximum = Number.MAX_SAFE_INTEGER) =>
-  Type.Integer({ minimum: 1, maximum, default: defaultValue })
+const PositiveInteger = (defaultValue: number, maximum: number, description: string) =>
+  Type.Integer({ minimum: 1, maximum, default: defaultValue, description })
 
-/** The service's configuration: environment variables only (README "Configuration"). */
+/**
+ * The service's configuration: environment variables only. Each variable's `description` is
+ * what `npm start -- --help` prints and docs/configuration.md shows (`npm run docs` writes it).
+ */
 export const ConfigSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://' })),
-  MONGODB_DB: Type.String({ pattern: '^[^/\\\\. "$*<>:|?]{1,63}$', default: 'listing' }),
-  DEFAULT_LIMIT: PositiveInteger(100),
-  MAX_LIMIT: PositiveInteger(1000, 100_000),
-  MAX_SKIP: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000 }),
-  QUERY_TIMEOUT_MS: PositiveInteger(5000, 600_000),
-  /** No successful ping for this long while the database accepts connections: the client is replaced (unset: QUERY_TIMEOUT_MS). */
-  DATABASE_STUCK_AFTER_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
-  /** How long a project's existence (or absence) is remembered by the nested lists; 0: asked every time. */
-  PROJECT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
-  /** How many projects that memory holds at most. */
-  PROJECT_CACHE_MAX: PositiveInteger(10_000, 10_000_000),
-  /** After SIGTERM, /ready is 503 and requests are still served this long, so that load balancers stop sending. */
-  SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
-  /** The Prometheus listener's port (GET /metrics), never the public one; 0 turns it off. */
-  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
-  /** Event-loop delay beyond which lists and /ready answer 503 OVERLOADED (README "Operating it"). */
-  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000),
-  /** List requests per caller and minute, per replica; unset: no limit. */
-  RATE_LIMIT_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  /** Keys that sign cursors, comma-separated (the first signs, all verify); each at least 32 bytes. */
-  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
-  /** `jwt`: bearer tokens required (README "Access control"); `none`: every caller reads every project. */
-  AUTH_MODE: Type.Optional(Type.Union([Type.Literal('jwt'), Type.Literal('none')])),
-  JWT_JWKS_URI: Type.Optional(Type.String({ pattern: '^https?://' })),
-  /** A PEM public key (`\n` may be written as the two characters backslash and n). */
-  JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  JWT_ALGORITHMS: Type.String({ pattern: '^(RS|PS|ES)(256|384|512)(,(RS|PS|ES)(256|384|512))*$|^EdDSA$', default: 'RS256,ES256' }),
-  JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
-  JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
-  JWT_PROJECTS_CLAIM: Type.String({ pattern: '^[A-Za-z0-9_:./-]{1,100}$', default: 'projects' }),
-  /** Which peers may set X-Forwarded-For/-Proto/-Host: `true`, a hop count, or comma-separated addresses/CIDRs; unset: none. */
-  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  /** The base of every absolute URL the service writes (Link), whatever the request's headers say. */
-  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$' })),
-  /** Origins whose browsers may call the service (CORS): comma-separated, or `*`; unset: no CORS headers. */
-  CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
-  /** `on`: answers of 1 KiB or more compressed as Accept-Encoding asks (zstd, br, gzip); `off`: never. */
-  COMPRESSION: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the API.' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Interface to listen on (the Docker image sets 0.0.0.0).' }),
+  MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://', description: 'The MongoDB to serve. Unset: an embedded database with demo data (never in production: required when NODE_ENV=production).' })),
+  MONGODB_DB: Type.String({ pattern: '^[^/\\\\. "$*<>:|?]{1,63}$', default: 'listing', description: 'Database name.' }),
+  DEFAULT_LIMIT: PositiveInteger(100, 100_000, '`limit` when a request gives none; at most MAX_LIMIT.'),
+  MAX_LIMIT: PositiveInteger(1000, 100_000, 'Largest `limit` accepted.'),
+  MAX_SKIP: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000, description: 'Largest `skip` accepted.' }),
+  QUERY_TIMEOUT_MS: PositiveInteger(5000, 600_000, 'Time limit of a query (sent as maxTimeMS): a slower one answers 503 QUERY_TIMEOUT. Every driver and watchdog timeout is derived from it.'),
+  DATABASE_STUCK_AFTER_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000, description: 'No successful ping for this long while the database accepts connections: the MongoDB client is replaced. Unset: QUERY_TIMEOUT_MS.' })),
+  PROJECT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000, description: 'How long a nested list remembers that its project exists (or not); 0: asked every time.' }),
+  PROJECT_CACHE_MAX: PositiveInteger(10_000, 10_000_000, 'How many projects that memory holds at most.'),
+  SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'After SIGTERM, /ready answers 503 and requests are still served this long, so that load balancers stop sending.' }),
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464, description: 'Port of the Prometheus listener (GET /metrics) on HOST, never the API\'s; 0 turns it off.' }),
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000, 'Event-loop delay beyond which lists and /ready answer 503 OVERLOADED.'),
+  RATE_LIMIT_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'List requests per caller and minute, per replica. Unset: no limit.' })),
+  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Keys that sign cursors, comma-separated, each at least 32 bytes: the first signs, all verify. Unset: a random key per process (cursors die with it); required when NODE_ENV=production.' })),
+  AUTH_MODE: Type.Optional(Type.Union([Type.Literal('jwt'), Type.Literal('none')], { description: 'jwt: bearer tokens required; none: every caller reads every project. Unset: none, with a warning; required when NODE_ENV=production.' })),
+  JWT_JWKS_URI: Type.Optional(Type.String({ pattern: '^https?://', description: 'Where the token keys are fetched (JWKS). With AUTH_MODE=jwt, this or JWT_PUBLIC_KEY is required.' })),
+  JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1, description: 'A PEM public key that verifies tokens (a newline may be written as the two characters \\n).' })),
+  JWT_ALGORITHMS: Type.String({ pattern: '^(RS|PS|ES)(256|384|512)(,(RS|PS|ES)(256|384|512))*$|^EdDSA$', default: 'RS256,ES256', description: 'Signature algorithms accepted (never none or HS*).' }),
+  JWT_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'The `iss` a token must have; required with AUTH_MODE=jwt.' })),
+  JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'The `aud` a token must name; required with AUTH_MODE=jwt.' })),
+  JWT_PROJECTS_CLAIM: Type.String({ pattern: '^[A-Za-z0-9_:./-]{1,100}$', default: 'projects', description: 'The claim listing the project ids a token may read, or "*" for all.' }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, description: 'Which peers may set X-Forwarded-For, -Proto and -Host: true (any), a hop count, or comma-separated addresses and CIDRs. Unset: those headers are ignored.' })),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$', description: 'The base of every absolute URL the service writes (Link headers, the OpenAPI server), whatever the request\'s headers say.' })),
+  CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, description: 'Origins whose browsers may call the lists, comma-separated, or *. Unset: no CORS headers.' })),
+  COMPRESSION: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: answers of 1 KiB or more compressed as Accept-Encoding asks (zstd where the runtime has it, br, gzip); off: never (for an ingress that compresses).' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'Least severe log level written; one line per request only at debug and trace.' })
 })
+
+/** What a pattern-checked variable takes, in words (the rest is said by the schema itself). */
+const PATTERN_WORDS: Record<string, string> = {
+  MONGODB_URI: 'a mongodb:// or mongodb+srv:// connection string',
+  MONGODB_DB: '1 to 63 characters, none of / \\ . space " $ * < > : | ?',
+  JWT_JWKS_URI: 'an http:// or https:// URL',
+  JWT_ALGORITHMS: 'RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, comma-separated; or EdDSA alone',
+  JWT_PROJECTS_CLAIM: '1 to 100 of A-Z a-z 0-9 _ : . / -',
+  PUBLIC_URL: 'an http:// or https:// URL without query or fragment'
+}
+
+/** Variables read outside the schema, for the reference and `--help`. */
+export const OTHER_VARIABLES = [
+  { name: 'NODE_ENV', description: 'production: MONGODB_URI, CURSOR_SECRET and AUTH_MODE are required, and logs are JSON even on a terminal.' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', description: 'An OTLP/HTTP collector: turns tracing on. The other standard OTEL_* variables apply (OTEL_SDK_DISABLED=true turns it off).' }
+] as const
+
+interface SchemaLike { type?: string, minimum?: number, maximum?: number, minLength?: number, pattern?: string, anyOf?: Array<{ const?: unknown }>, default?: unknown, description?: string }
+
+/** The values a variable takes, in words. */
+export function allowedValues (name: string): string {
+  const schema = (ConfigSchema.properties as Record<string, SchemaLike>)[name]
+  if (schema === undefined) throw new Error(`no configuration variable ${name}`)
+  if (schema.anyOf !== undefined) return `one of ${schema.anyOf.map((item) => String(item.const)).join(', ')}`
+  if (schema.type === 'integer') return `a whole number from ${schema.minimum ?? '…'} to ${schema.maximum ?? '…'}`
+  if (schema.pattern !== undefined) {
+    const words = PATTERN_WORDS[name]
+    if (words === undefined) throw new Error(`configuration variable ${name} has a pattern but no words for it`)
+    return words
+  }
+  return schema.minLength !== undefined && schema.minLength > 1 ? `text of at least ${schema.minLength} characters` : 'text'
+}
+
+export interface VariableReference { name: string, default: string | undefined, allowed: string, description: string }
+
+/** Every variable of the schema with its default, allowed values and meaning, in the schema's order. */
+export function configReference (): VariableReference[] {
+  return Object.entries(ConfigSchema.properties as Record<string, SchemaLike>).map(([name, schema]) => ({
+    name,
+    default: schema.default === undefined ? undefined : String(schema.default),
+    allowed: allowedValues(name),
+    description: schema.description ?? ''
+  }))
+}
+
+/** The text of `npm start -- --help`. */
+export function configHelp (): string {
+  const lines = ['npm start [-- --help]', '', 'Serves the list API. Configured by environment variables only:', '']
+  for (const v of configReference()) {
+    lines.push(`  ${v.name}${v.default === undefined ? '' : `=${v.default}`}`, `      ${v.description}`, `      Takes ${v.allowed}.`)
+  }
+  for (const v of OTHER_VARIABLES) lines.push(`  ${v.name}`, `      ${v.description}`)
+  lines.push('', 'Without MONGODB_URI the service runs on an embedded database loaded with demo data.')
+  return lines.join('\n')
+}
+
+// Values not repeated in error messages: they may hold a password or a key.
+const SECRET = new Set(['MONGODB_URI', 'CURSOR_SECRET', 'JWT_PUBLIC_KEY'])
+
+/** One message per variable at fault: its name, its value (unless secret) and what it takes. */
+function invalidVariables (names: string[], data: Record<string, unknown>): string {
+  return [...new Set(names)].map((name) => `${SECRET.has(name) ? `${name} (value not shown)` : `${name}=${JSON.stringify(data[name])}`} is not allowed: ${name} takes ${allowedValues(name)}`).join('; ')
+}
 
 export type Config = Static<typeof ConfigSchema>
 
@@ -124,8 +176,10 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
   try {
     config = envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false })
   } catch (error) {
-    // env-schema reports "env/PORT must be integer"; the variable is the part that matters.
-    throw new ConfigError((error as Error).message.replaceAll('env/', ''))
+    // Ajv reports each branch of a union and each keyword; what matters is which variables.
+    const errors = (error as { errors?: Array<{ instancePath: string }> }).errors ?? []
+    const names = errors.map((e) => e.instancePath.split('/')[1] ?? '').filter((name) => name in ConfigSchema.properties)
+    throw new ConfigError(names.length > 0 ? invalidVariables(names, data) : (error as Error).message.replaceAll('env/', ''))
   }
   const secrets = config.CURSOR_SECRET?.split(',')
   if (secrets?.some((secret) => Buffer.byteLength(secret) < 32) === true) {

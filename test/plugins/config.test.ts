@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
-import { ConfigError, readConfig } from '../../plugins/config.js'
+import { ConfigError, ConfigSchema, configReference, readConfig } from '../../plugins/config.js'
 
 t.test('defaults are those of the README configuration table', async (t) => {
   t.same(readConfig({}), {
@@ -56,6 +56,35 @@ for (const [env, variable] of bad) {
   })
 }
 
+const refusal = (env: Record<string, string>): string => {
+  try { readConfig(env) } catch (error) { return (error as Error).message }
+  throw new Error('accepted')
+}
+
+t.test('a bad value is named once, with the value and what the variable takes', async (t) => {
+  const message = refusal({ LOG_LEVEL: 'verbose', PORT: '80.5' })
+  t.equal(message.match(/LOG_LEVEL/g)?.length, 2, 'LOG_LEVEL said once (name=value, then what it takes)')
+  t.match(message, 'LOG_LEVEL="verbose" is not allowed: LOG_LEVEL takes one of fatal, error, warn, info, debug, trace, silent')
+  t.match(message, 'PORT="80.5" is not allowed: PORT takes a whole number from 0 to 65535')
+  t.notMatch(message, /must be equal to constant|must match/, 'no validator wording')
+})
+
+t.test('values that may hold a password or a key are not repeated in the message', async (t) => {
+  const uri = refusal({ MONGODB_URI: 'http://admin:hunter2@db' })
+  t.notMatch(uri, 'hunter2')
+  t.match(uri, 'MONGODB_URI (value not shown) is not allowed: MONGODB_URI takes a mongodb:// or mongodb+srv:// connection string')
+  t.notMatch(refusal({ CURSOR_SECRET: 'too-short-secret' }), 'too-short-secret')
+})
+
+t.test('every variable has a meaning and words for what it takes', async (t) => {
+  const reference = configReference()
+  t.same(reference.map((v) => v.name), Object.keys(ConfigSchema.properties))
+  for (const v of reference) {
+    t.ok(v.description.length > 10, `${v.name} has a description`)
+    t.ok(v.allowed.length > 3, `${v.name}: ${v.allowed}`)
+  }
+})
+
 const runServer = (env: Record<string, string>) => spawnSync(process.execPath, ['--import=tsx', 'server.ts'], {
   env: { PATH: process.env.PATH, METRICS_PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000
 })
@@ -70,4 +99,14 @@ t.test('production without MONGODB_URI refuses to start', async (t) => {
   const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32), AUTH_MODE: 'none' })
   t.equal(run.status, 1)
   t.match(run.stdout + run.stderr, /MONGODB_URI is required when NODE_ENV=production/)
+})
+
+t.test('npm start -- --help prints every variable and exits without starting', async (t) => {
+  const run = spawnSync(process.execPath, ['--import=tsx', 'server.ts', '--help'], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
+  t.equal(run.status, 0)
+  for (const name of Object.keys(ConfigSchema.properties)) t.match(run.stdout, new RegExp(`^  ${name}\\b`, 'm'), name)
+  t.notMatch(run.stdout, /listening/i, 'nothing started')
+  const wrong = spawnSync(process.execPath, ['--import=tsx', 'server.ts', '--port', '1'], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
+  t.equal(wrong.status, 2, 'an unknown option is a usage error')
+  t.match(wrong.stderr, /Unknown option '--port'/)
 })
