@@ -41,13 +41,23 @@ export function filterTable (spec: QuerySpec): string {
   return ['| field | type | filter operators | sortable |', '|---|---|---|---|', ...rows].join('\n')
 }
 
-export function describeList (spec: QuerySpec, limits: ListLimits): string {
+/** A bracket filter this kind accepts, on one of its own fields. */
+export function bracketExample (spec: QuerySpec): string {
+  const fields = [...spec.fields.values()].filter((f) => f.path !== spec.scopeField && !f.path.includes('.'))
+  const list = fields.find((f) => f.kind === 'string[]' && f.operators.has('$in'))
+  if (list !== undefined) return `filter[${list.path}][$in]=music,dance`
+  const date = fields.find((f) => f.kind === 'date' && f.operators.has('$gte'))
+  if (date !== undefined) return `filter[${date.path}][$gte]=2024-06-01`
+  return 'filter[_id][$in]=65cd7e3007370d3300000000,65fd0240ab0f001c000008bf'
+}
+
+export function describeList (spec: QuerySpec, limits: ListLimits, jsonExample: string): string {
   return [
     'Filterable and sortable fields:',
     '',
     filterTable(spec),
     '',
-    'Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. ' +
+    `Filter with JSON (\`filter=${jsonExample}\`) or brackets (\`${bracketExample(spec)}\`), not both. ` +
     'Bracket values are read by the field\'s type; a custom field\'s value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. ' +
     'Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
     `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +

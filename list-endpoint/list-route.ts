@@ -2,11 +2,12 @@
 // collection; validation, scoping, projection, paging, counting and docs come from here.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { BSON, ObjectId, type Document } from 'mongodb'
-import { listLimits, type ListQuery } from '../list-query/compile-list-query.js'
-import { buildQuerySpec } from '../list-query/query-spec.js'
+import { BSON, MongoNetworkError, ObjectId, type Document } from 'mongodb'
+import { compileListQuery, listLimits, type ListLimits, type ListQuery } from '../list-query/compile-list-query.js'
+import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
-import { ProblemError, problemResponse } from '../schemas/problem.js'
+import { classifyDatabaseError } from '../database/classify-error.js'
+import { ProblemError, internalError, problem, problemResponse } from '../schemas/problem.js'
 import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
 import type { CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
@@ -87,9 +88,31 @@ function cursorProblem (code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: str
   return ProblemError.about('after', 400, code, message)
 }
 
+/** The request the 400 example of every list answers (a field no kind has, a limit below 0). */
+export const BAD_REQUEST_EXAMPLE = 'filter={"nmae":"x"}&sort=nmae&limit=-1'
+
+/** A project id no demo project has: the 404 example. */
+export const UNKNOWN_PROJECT_EXAMPLE = '65cd7e3007370d3300000009'
+
+/** The 401 of a list without a bearer token (plugins/access-control.ts sends it). */
+export const NO_TOKEN_MESSAGE = 'This list needs a bearer token: Authorization: Bearer <JWT>'
+
 function projectNotFound (id: ObjectId): ProblemError {
   return ProblemError.about('projectId', 404, 'PROJECT_NOT_FOUND', `No project has the id '${String(id)}'`)
 }
+
+function badRequestExample (spec: QuerySpec, limits: ListLimits): ProblemError {
+  const result = compileListQuery(BAD_REQUEST_EXAMPLE, spec, limits)
+  if (result.ok) throw new Error('the 400 example is refused by every kind')
+  return ProblemError.badRequest(result.problems)
+}
+
+/** What a list answers while its database cannot be reached (database/classify-error.ts). */
+const databaseDown = ((): ReturnType<typeof problem> => {
+  const down = classifyDatabaseError(new MongoNetworkError('connect ECONNREFUSED'))
+  if (down === undefined) throw new Error('a network error is a database outage')
+  return problem(down.status, down.code, down.detail, [], down.param)
+})()
 
 export function listRoute ({ collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListRouteOptions) {
   return async function listRoutePlugin (fastify: FastifyInstance) {
@@ -111,7 +134,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         tags: ['projects'],
         summary,
         ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
-        description: describeList(spec, limits),
+        description: describeList(spec, limits, example.filter),
         querystring: listQuerystring(spec, limits, example, filterSchemaId(schema.$id as string)),
         ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
         response: {
@@ -119,11 +142,11 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
             ...listEnvelope(schema, `The page of ${collection}`),
             headers: { link: { type: 'string', description: 'When more results follow: `<URL of the next page>; rel="next"` (RFC 8288)' } }
           },
-          400: problemResponse('The request breaks a rule of the query language; every problem is listed', { status: 400, code: 'INVALID_SORT', detail: "Unknown sort field 'nmae': did you mean 'name'?", param: 'sort', pointer: '/0' }),
-          ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)', { status: 401, code: 'UNAUTHENTICATED', detail: 'A bearer token is required', param: 'authorization' }) } : {}),
-          ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read', { status: 404, code: 'PROJECT_NOT_FOUND', detail: "No project has the id '65cd7e3007370d3300000009'", param: 'projectId' }) } : {}),
-          500: problemResponse('Unexpected failure', { status: 500, code: 'INTERNAL_ERROR', detail: 'An unexpected error occurred; quote the requestId when reporting it' }),
-          503: problemResponse(`The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED)${protectedByToken && fastify.config.JWT_JWKS_URI !== undefined ? ', or the keys that verify tokens cannot be obtained now (AUTH_UNAVAILABLE)' : ''}; retry after Retry-After`, { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database cannot be reached; retry after the Retry-After delay' })
+          400: problemResponse('The request breaks a rule of the query language; every problem is listed', badRequestExample(spec, limits)),
+          ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)', ProblemError.about('authorization', 401, 'UNAUTHENTICATED', NO_TOKEN_MESSAGE)) } : {}),
+          ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read', projectNotFound(new ObjectId(UNKNOWN_PROJECT_EXAMPLE))) } : {}),
+          500: problemResponse('Unexpected failure', internalError()),
+          503: problemResponse(`The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED)${protectedByToken && fastify.config.JWT_JWKS_URI !== undefined ? ', or the keys that verify tokens cannot be obtained now (AUTH_UNAVAILABLE)' : ''}; retry after Retry-After`, databaseDown)
         }
       },
       config: { listQuery: spec, open },

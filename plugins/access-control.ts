@@ -1,6 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { tokenVerifier, type Principal } from '../access-control/verify-token.js'
+import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-route.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
@@ -63,7 +64,7 @@ async function accessControlPlugin (fastify: FastifyInstance) {
     }
     request.log.info({ reason: result.reason }, 'authentication failed')
     reply.header('www-authenticate', result.tokenSent ? `${REALM}, error="invalid_token", error_description="${result.reason}"` : REALM)
-    const message = result.tokenSent ? `The bearer token was refused (${result.reason})` : 'This list needs a bearer token: Authorization: Bearer <JWT>'
+    const message = result.tokenSent ? `The bearer token was refused (${result.reason})` : NO_TOKEN_MESSAGE
     throw ProblemError.about('authorization', 401, 'UNAUTHENTICATED', message)
   }
   fastify.addHook('onRoute', (route) => {

@@ -3,14 +3,8 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { PROBLEM_CONTENT_TYPE, ProblemError, type ErrorCode, type Problem, type ProblemItem } from '../schemas/problem.js'
+import { PROBLEM_CONTENT_TYPE, ProblemError, internalError, problem, type ErrorCode, type Problem, type ProblemItem } from '../schemas/problem.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
-
-/** README "Errors": every problem has an `errors` list; a lone problem lists itself. */
-export function problem (status: number, code: ErrorCode, detail: string, errors: ProblemItem[] = [], param = 'request'): Problem {
-  const items = errors.length > 0 ? errors : [{ param, pointer: '', code, message: detail }]
-  return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, code, detail, errors: items }
-}
 
 function fromValidation (error: FastifyError): Problem {
   const param = error.validationContext ?? 'request'
@@ -44,7 +38,7 @@ const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
 
 /** Maps any failure to a problem+json answer (README "Errors"); internals go to the log, never into the body. */
 export function toProblem (error: FastifyError | Error): Problem {
-  if (error instanceof ProblemError) return problem(error.status, error.code, error.message, error.errors, error.param)
+  if (error instanceof ProblemError) return error.body()
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) return fromValidation(fastifyError)
   const framework = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
@@ -53,7 +47,7 @@ export function toProblem (error: FastifyError | Error): Problem {
   if (database !== undefined) return problem(database.status, database.code, database.detail, [], database.param)
   const status = fastifyError.statusCode ?? 500
   if (status >= 400 && status < 500) return problem(status, HTTP_CODES[status] ?? 'BAD_REQUEST', STATUS_CODES[status] ?? 'Bad request')
-  return problem(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged.')
+  return internalError()
 }
 
 declare module 'fastify' {

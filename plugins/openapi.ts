@@ -35,11 +35,10 @@ async function openapiPlugin (fastify: FastifyInstance) {
       },
       // Behind a proxy that rewrites paths, "Try it out" must call the public address.
       ...(fastify.config.PUBLIC_URL === undefined ? {} : { servers: [{ url: fastify.config.PUBLIC_URL }] }),
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'With AUTH_MODE=jwt: a JWT whose projects claim lists the readable project ids, or "*"' }
-        }
-      },
+      // Swagger UI shows "Authorize" when a security scheme exists: only when tokens are asked for.
+      ...(fastify.config.AUTH_MODE === 'jwt'
+        ? { components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT whose projects claim lists the readable project ids, or "*"' } } } }
+        : {}),
       tags: [
         { name: 'projects', description: 'Projects and their collections' },
         { name: 'health', description: 'Liveness and readiness' }

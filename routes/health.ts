@@ -5,6 +5,8 @@ import { ProblemError, problemResponse } from '../schemas/problem.js'
 const Status = Type.Object({ status: Type.String() })
 
 /** A 503 of /ready: an answer about the state, not a fault of the request (logged on change only). */
+const NO_PING = 'The database does not answer a ping.'
+
 function notReady (code: 'OVERLOADED' | 'DATABASE_UNAVAILABLE', detail: string): ProblemError {
   const error = new ProblemError(503, code, detail)
   error.logged = false
@@ -28,7 +30,7 @@ export default async function healthRoutes (fastify: FastifyInstance) {
     schema: {
       tags: ['health'],
       summary: 'Readiness: the database answers a ping, and the service is not shutting down',
-      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down', { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database does not answer a ping.' }) }
+      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down', notReady('DATABASE_UNAVAILABLE', NO_PING)) }
     }
   }, async () => {
     if (fastify.lifecycle.draining) {
@@ -41,6 +43,6 @@ export default async function healthRoutes (fastify: FastifyInstance) {
       return { status: 'ready' }
     }
     report('the database does not answer a ping')
-    throw notReady('DATABASE_UNAVAILABLE', 'The database does not answer a ping.')
+    throw notReady('DATABASE_UNAVAILABLE', NO_PING)
   })
 }

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http'
 import { Type, type Static } from '@sinclair/typebox'
 
 /** Every error code (README "Errors"). */
@@ -36,28 +37,26 @@ export type Problem = Static<typeof Problem>
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' }
+/** README "Errors": every problem has an `errors` list; a lone problem lists itself. */
+export function problem (status: number, code: ErrorCode, detail: string, errors: ProblemItem[] = [], param = 'request'): Problem {
+  const items = errors.length > 0 ? errors : [{ param, pointer: '', code, message: detail }]
+  return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, code, detail, errors: items }
+}
 
-export interface ProblemExample { status: number, code: ErrorCode, detail: string, param?: string, pointer?: string }
+/** What the service answers for anything it did not foresee (the log keeps the cause). */
+export const internalError = (): Problem => problem(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged.')
 
 /**
  * A response entry for route schemas: the problem body under its own media type, with an
- * example of its own status and of a code that status can carry (shown by Swagger UI).
+ * example that is what the service sends (built by the code that builds the answer, so that
+ * Swagger UI shows the real thing), its requestId aside.
  */
-export const problemResponse = (description: string, { status, code, detail, param = '', pointer = '' }: ProblemExample) => ({
+export const problemResponse = (description: string, example: ProblemError | Problem) => ({
   description,
   content: {
     [PROBLEM_CONTENT_TYPE]: {
       schema: Type.Ref('Problem'),
-      example: {
-        type: 'about:blank',
-        title: TITLES[status] ?? 'Error',
-        status,
-        code,
-        detail,
-        errors: [{ param, pointer, code, message: detail }],
-        requestId: '7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47'
-      }
+      example: { ...(example instanceof ProblemError ? example.body() : example), requestId: '7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47' }
     }
   }
 })
@@ -86,6 +85,9 @@ export class ProblemError extends Error {
     error.param = param
     return error
   }
+
+  /** The answer's body (without its requestId). */
+  body (): Problem { return problem(this.status, this.code, this.message, this.errors, this.param) }
 
   /** A 400 listing every problem found; `code`/`detail` repeat the first. */
   static badRequest (errors: ProblemItem[]): ProblemError {

@@ -69,3 +69,46 @@ t.test('what a reader sees is right: version, error examples, path parameter fir
   t.match(sessions.parameters[0].schema?.examples ?? sessions.parameters[0].examples ?? sessions.parameters[0].example, /65cd7e30/, 'the path parameter has an example id')
   t.match(document.components.schemas.Session.properties.customFields.description, /`customFields\.<name>`/, 'in code, so that Markdown does not take <name> for HTML')
 })
+
+t.test('the error examples are what the service sends, and each list\'s bracket example is its own', async (t) => {
+  const { buildWithDemoData, projectIds } = await import('../helpers/demo-app.js')
+  const { BAD_REQUEST_EXAMPLE, UNKNOWN_PROJECT_EXAMPLE } = await import('../../list-endpoint/list-route.js')
+  const fastify = await buildWithDemoData(t)
+  const { publicIds } = await projectIds(fastify)
+  const document = (await fastify.inject('/docs/json')).json()
+  t.equal(document.components.securitySchemes, undefined, 'no "Authorize" button while AUTH_MODE is not jwt')
+  const withoutId = ({ requestId: _id, ...body }: { requestId?: string }) => body
+  let lists = 0
+  for (const [template, item] of Object.entries(document.paths as Record<string, { get?: { description?: string, responses: Record<string, { content: Record<string, { example: { requestId?: string } }> }> } }>)) {
+    const operation = item.get
+    if (operation?.responses['400'] === undefined || template.startsWith('/docs')) continue
+    lists++
+    const url = template.replace('{projectId}', publicIds[0] as string)
+    const documented = (status: string) => withoutId(operation.responses[status]?.content['application/problem+json']?.example ?? {})
+    const bad = await fastify.inject(`${url}?${BAD_REQUEST_EXAMPLE}`)
+    t.equal(bad.statusCode, 400)
+    t.same(withoutId(bad.json()), documented('400'), `${template}: the 400 example is its real answer`)
+    if (template.includes('{projectId}')) {
+      const missing = await fastify.inject(template.replace('{projectId}', UNKNOWN_PROJECT_EXAMPLE))
+      t.same(withoutId(missing.json()), documented('404'), `${template}: the 404 example is its real answer`)
+    }
+    const bracket = /brackets \(`([^`]+)`\)/.exec(operation.description ?? '')?.[1]
+    t.ok(bracket, `${template} shows a bracket example`)
+    const res = await fastify.inject(`${url}?${bracket ?? ''}`)
+    t.equal(res.statusCode, 200, `${template}: ${bracket ?? ''} is accepted`)
+  }
+  t.ok(lists >= 9, 'every list was checked')
+})
+
+t.test('"Authorize" shows when tokens are required', async (t) => {
+  const { makeKey, ISSUER, AUDIENCE } = await import('../helpers/tokens.js')
+  const fastify = await build(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: makeKey('k', 'ES256').publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+  const document = (await fastify.inject('/docs/json')).json()
+  t.ok(document.components.securitySchemes.bearerAuth)
+  const example = document.paths['/projects/{projectId}/sessions'].get.responses['401'].content['application/problem+json'].example
+  const res = await fastify.inject('/projects/65cd7e3007370d3300000000/sessions')
+  t.equal(res.statusCode, 401)
+  const { requestId: _sent, ...body } = res.json()
+  const { requestId: _shown, ...shown } = example
+  t.same(body, shown, 'the 401 example is the real answer')
+})
