@@ -105,7 +105,7 @@ async function errorsPlugin (fastify: FastifyInstance) {
   })
 
   fastify.setNotFoundHandler((request, reply) => {
-    return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`, [], 'path'))
+    return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs`, [], 'path'))
   })
 
   // A GET with a body is refused before anything runs (README "Errors"): lists take no body.

@@ -4,9 +4,9 @@ import { ProblemError, problemResponse } from '../schemas/problem.js'
 
 const Status = Type.Object({ status: Type.String() })
 
-/** A 503 of /ready: an answer about the state, not a fault of the request (logged on change only). */
 const NO_PING = 'The database does not answer a ping.'
 
+/** A 503 of /ready: an answer about the state, not a fault of the request (logged on change only). */
 function notReady (code: 'OVERLOADED' | 'DATABASE_UNAVAILABLE', detail: string): ProblemError {
   const error = new ProblemError(503, code, detail)
   error.logged = false

@@ -15,8 +15,8 @@ t.test('an unknown route is a 404 problem+json', async (t) => {
     title: 'Not Found',
     status: 404,
     code: 'NOT_FOUND',
-    detail: 'No route GET /no/such/route',
-    errors: [{ param: 'path', pointer: '', code: 'NOT_FOUND', message: 'No route GET /no/such/route' }],
+    detail: 'No route GET /no/such/route; the routes are listed at /docs',
+    errors: [{ param: 'path', pointer: '', code: 'NOT_FOUND', message: 'No route GET /no/such/route; the routes are listed at /docs' }],
     requestId: String
   })
 })

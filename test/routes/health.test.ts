@@ -42,3 +42,18 @@ t.test('/ready logs a change of state once, at info, and no fault for its 503s',
   t.ok(about.every((line) => line.level === 30), 'at info')
   t.same(logLines.filter((line) => line.msg === 'database fault' || ((line.level as number) >= 40 && /ready/i.test(JSON.stringify(line)))), [], 'no warning about /ready')
 })
+
+t.test('GET / points to the docs, the OpenAPI document, the lists and the probes', async (t) => {
+  const { PACKAGE } = await import('../../package-info.js')
+  const fastify = await build(t)
+  const res = await fastify.inject('/')
+  t.equal(res.statusCode, 200)
+  const index = res.json()
+  t.same({ name: index.name, version: index.version }, { name: PACKAGE.name, version: PACKAGE.version })
+  for (const [name, link] of Object.entries(index.links as Record<string, string>)) {
+    const target = await fastify.inject(link)
+    t.equal(target.statusCode, 200, `${name}: ${link} answers`)
+  }
+  const behind = await build(t, { config: { PUBLIC_URL: 'https://api.example.org/listing' } })
+  t.equal((await behind.inject('/')).json().links.docs, 'https://api.example.org/listing/docs', 'behind a proxy, the public links')
+})

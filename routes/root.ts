@@ -1,0 +1,33 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { PACKAGE } from '../package-info.js'
+
+const Link = (description: string) => Type.String({ description })
+
+const Index = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  description: Type.String(),
+  links: Type.Object({
+    docs: Link('Swagger UI: every list, its fields and operators, with "Try it out"'),
+    openapi: Link('The OpenAPI 3.1 document'),
+    projects: Link('The first list: projects'),
+    health: Link('Liveness'),
+    ready: Link('Readiness')
+  })
+})
+
+/** GET /: where to go from here, for a person or a program that found the service. */
+export default async function indexRoute (fastify: FastifyInstance) {
+  // Behind a proxy that rewrites paths, the links are the public ones.
+  const base = fastify.config.PUBLIC_URL ?? ''
+  const body = {
+    name: PACKAGE.name,
+    version: PACKAGE.version,
+    description: 'Lists of an event-organisation platform, filtered with a MongoDB-style language; errors are application/problem+json.',
+    links: { docs: `${base}/docs`, openapi: `${base}/docs/json`, projects: `${base}/projects`, health: `${base}/health`, ready: `${base}/ready` }
+  }
+  fastify.get('/', {
+    schema: { tags: ['health'], summary: 'The service\'s name, version and where its docs are', response: { 200: Index } }
+  }, async () => body)
+}
