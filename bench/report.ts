@@ -1,6 +1,7 @@
 // The benchmark's tables, printed to the terminal or written into a Markdown page
 // (`npm run bench -- --write docs/performance.md` replaces what lies between the page's markers).
 import { readFile, writeFile } from 'node:fs/promises'
+import { readSection, replaceSection } from '../generated-section.js'
 
 export type Row = Record<string, string | number>
 
@@ -27,23 +28,13 @@ function markdownTable (table: Table): string {
   return lines.join('\n')
 }
 
-export const BEGIN = '<!-- npm run bench: begin -->'
-export const END = '<!-- npm run bench: end -->'
-
-async function markers (file: string): Promise<{ page: string, begin: number, end: number }> {
-  const page = await readFile(file, 'utf8')
-  const begin = page.indexOf(BEGIN)
-  const end = page.indexOf(END)
-  if (begin === -1 || end < begin) throw new Error(`${file} has no ${BEGIN} … ${END} lines to write between`)
-  return { page, begin, end }
-}
+const COMMAND = 'npm run bench'
 
 /** Fails now, not after the benchmarks, when `file` cannot take the tables. */
-export async function checkWritable (file: string): Promise<void> { await markers(file) }
+export async function checkWritable (file: string): Promise<void> { readSection(await readFile(file, 'utf8'), COMMAND, file) }
 
-/** Replaces the text between BEGIN and END in `file` by a heading line and the tables. */
+/** Replaces what the benchmark wrote into `file` by a heading line and the tables. */
 export async function writeTables (file: string, heading: string, tables: Table[]): Promise<void> {
-  const { page, begin, end } = await markers(file)
-  const body = [heading, '', ...tables.map(markdownTable)].join('\n')
-  await writeFile(file, `${page.slice(0, begin + BEGIN.length)}\n${body}\n${page.slice(end)}`)
+  const page = await readFile(file, 'utf8')
+  await writeFile(file, replaceSection(page, COMMAND, [heading, '', ...tables.map(markdownTable)].join('\n'), file))
 }

@@ -21,8 +21,8 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
   --database MODE   replay (default: record the database's replies once, answer them from
                     memory) or direct (every request reaches the database)
   --skip-http       micro-benchmarks only
-  --write FILE      also write the tables into FILE, between its
-                    <!-- npm run bench: begin --> and <!-- npm run bench: end --> lines
+  --write FILE      also write the tables into FILE, between its lines
+                    <!-- npm run bench: begin --> and <!-- npm run bench: end -->
   --help            this text
 
 The database is MONGODB_URI when set, else the offline stand-in in its own process.`

@@ -1,16 +1,57 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static } from '@sinclair/typebox'
 
-/** Every error code (README "Errors"). */
-export const ERROR_CODES = [
-  'INVALID_JSON', 'DUPLICATE_KEY', 'FILTER_NOT_OBJECT', 'FILTER_TOO_LARGE', 'UNKNOWN_FIELD', 'RELATED_PATH', 'SCOPE_FIELD',
-  'BLOCKED_OPERATOR', 'UNKNOWN_OPERATOR', 'OPERATOR_NOT_ALLOWED', 'INVALID_VALUE', 'INVALID_DATE', 'INVALID_OBJECT_ID',
-  'REGEX_TOO_LONG', 'INVALID_REGEX', 'UNSAFE_REGEX', 'INVALID_REGEX_OPTIONS', 'ARRAY_TOO_LARGE', 'MIXED_FILTER_NOTATION',
-  'INVALID_SORT', 'INVALID_LIMIT', 'INVALID_SKIP', 'INVALID_COUNT', 'DUPLICATE_PARAMETER', 'UNKNOWN_PARAMETER',
-  'INVALID_PROJECT_ID', 'PROJECT_NOT_FOUND', 'NOT_FOUND', 'QUERY_TIMEOUT', 'DATABASE_UNAVAILABLE', 'INTERNAL_ERROR',
-  'INVALID_FIELDS', 'INVALID_CURSOR', 'CURSOR_MISMATCH', 'METHOD_NOT_ALLOWED', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE', 'BAD_REQUEST',
-  'UNAUTHENTICATED', 'RATE_LIMITED', 'OVERLOADED', 'AUTH_UNAVAILABLE'
-] as const
+/**
+ * Every error code the service answers with: its status(es) and what it means to the caller.
+ * docs/errors.md is written from this list (`npm run docs`), each with a real answer.
+ */
+export const ERRORS = {
+  INVALID_JSON: { status: [400], meaning: '`filter` is not valid JSON; the pointer is where reading stopped.' },
+  DUPLICATE_KEY: { status: [400], meaning: 'A JSON object of `filter` names the same key twice (JSON.parse would silently keep the last).' },
+  FILTER_NOT_OBJECT: { status: [400], meaning: '`filter` is JSON but not an object.' },
+  FILTER_TOO_LARGE: { status: [400], meaning: '`filter` (JSON or brackets) is longer than the service reads.' },
+  UNKNOWN_FIELD: { status: [400], meaning: 'A field the kind does not have (with the nearest name, when one is close), in `filter` or `sort`.' },
+  RELATED_PATH: { status: [400], meaning: 'A path into a related document (`activity.name`): related documents are referenced by id only.' },
+  SCOPE_FIELD: { status: [400], meaning: 'The project field of a nested list: the path fixes it.' },
+  BLOCKED_OPERATOR: { status: [400], meaning: 'An operator refused for safety (`$where`, `$near`, `$geoWithin`, `$geoIntersects`).' },
+  UNKNOWN_OPERATOR: { status: [400], meaning: 'An operator the language does not have (`$or`, `$expr`, a typo).' },
+  OPERATOR_NOT_ALLOWED: { status: [400], meaning: 'An operator the field\'s type does not take (`$regex` on a boolean).' },
+  INVALID_VALUE: { status: [400], meaning: 'A value of the wrong type for its field or operator.' },
+  INVALID_DATE: { status: [400], meaning: 'A date that is not `YYYY`, `YYYY-MM-DD` or an ISO 8601 time with a zone, or that does not exist.' },
+  INVALID_OBJECT_ID: { status: [400], meaning: 'An id that is not 24 hexadecimal characters.' },
+  REGEX_TOO_LONG: { status: [400], meaning: 'A `$regex` pattern over 500 characters.' },
+  INVALID_REGEX: { status: [400], meaning: 'A pattern PCRE2 (MongoDB\'s engine) refuses, or one the service refuses by its own rule; the message says which and how to write it.' },
+  UNSAFE_REGEX: { status: [400], meaning: 'A pattern that can take exponential time (nested or overlapping repetition).' },
+  INVALID_REGEX_OPTIONS: { status: [400], meaning: '`$options` other than the flags `i`, `m`, `s` and `x`, each at most once, or without a `$regex`.' },
+  ARRAY_TOO_LARGE: { status: [400], meaning: 'An `$in`, `$nin` or `$all` list of more than 100 values.' },
+  MIXED_FILTER_NOTATION: { status: [400], meaning: '`filter=<JSON>` and `filter[…]` brackets in one request.' },
+  INVALID_SORT: { status: [400], meaning: 'A sort key without a direction, on a field that cannot be sorted, repeated, or too many.' },
+  INVALID_LIMIT: { status: [400], meaning: '`limit` is not a whole number from 0 to MAX_LIMIT.' },
+  INVALID_SKIP: { status: [400], meaning: '`skip` is not a whole number from 0 to MAX_SKIP.' },
+  INVALID_COUNT: { status: [400], meaning: '`count` is not `true` or `false`.' },
+  DUPLICATE_PARAMETER: { status: [400], meaning: 'A query parameter given twice.' },
+  UNKNOWN_PARAMETER: { status: [400], meaning: 'A query parameter the list does not take.' },
+  INVALID_PROJECT_ID: { status: [400], meaning: 'The project id in the path is not 24 hexadecimal characters.' },
+  PROJECT_NOT_FOUND: { status: [404], meaning: 'No project has this id, or none the caller may read (the two are not told apart).' },
+  NOT_FOUND: { status: [404], meaning: 'No such route.' },
+  QUERY_TIMEOUT: { status: [503], meaning: 'The query took longer than QUERY_TIMEOUT_MS; retry after `Retry-After`, or narrow the filter.' },
+  DATABASE_UNAVAILABLE: { status: [503], meaning: 'The database cannot be reached now; retry after `Retry-After`.' },
+  INTERNAL_ERROR: { status: [500], meaning: 'Something the service did not foresee; the log has the cause under the requestId.' },
+  INVALID_FIELDS: { status: [400], meaning: '`fields` names a field the kind does not have, or repeats one.' },
+  INVALID_CURSOR: { status: [400], meaning: '`after` is not a cursor this service signed (altered, truncated, or signed with a retired key).' },
+  CURSOR_MISMATCH: { status: [400], meaning: '`after` was issued for another list, filter or sort than the request\'s.' },
+  METHOD_NOT_ALLOWED: { status: [405], meaning: 'A method other than GET or HEAD on a list.' },
+  URI_TOO_LONG: { status: [414], meaning: 'A path segment over 100 characters.' },
+  HEADERS_TOO_LARGE: { status: [431], meaning: 'The URL and headers exceed 16 KiB.' },
+  BAD_REQUEST: { status: [400, 408, 413, 415], meaning: 'A request the HTTP layer refuses: a GET with a body, broken percent-encoding, not HTTP, too slow to arrive.' },
+  UNAUTHENTICATED: { status: [401], meaning: 'With AUTH_MODE=jwt: no bearer token, or one refused (the reason is in `WWW-Authenticate` and the message).' },
+  RATE_LIMITED: { status: [429], meaning: 'More list requests this minute than RATE_LIMIT_PER_MINUTE; retry after `Retry-After`.' },
+  OVERLOADED: { status: [503], meaning: 'The replica is overloaded or shutting down; retry after `Retry-After` (another replica may answer).' },
+  AUTH_UNAVAILABLE: { status: [503], meaning: 'The keys that verify tokens cannot be fetched now; retry after `Retry-After`.' }
+} as const satisfies Record<string, { status: readonly number[], meaning: string }>
+
+export type ErrorCodeName = keyof typeof ERRORS
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCodeName[]
 
 export const ErrorCode = Type.Union(ERROR_CODES.map((code) => Type.Literal(code)))
 export type ErrorCode = Static<typeof ErrorCode>
