@@ -11,7 +11,7 @@ export interface AppOptions {
   config: Config
 }
 
-/** README "Operating it": an incoming X-Request-Id is kept only when it is this; otherwise one is made. */
+/** docs/operations.md: an incoming X-Request-Id is kept only when it is this; otherwise one is made. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Fastify options shared by server.ts and the test helper, so tests run the server as deployed. */
@@ -30,7 +30,7 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
       const id = request.headers['x-request-id']
       return typeof id === 'string' && REQUEST_ID.test(id) ? id : randomUUID()
     },
-    // What the HTTP layer refuses before a route runs is problem+json too (README "Errors").
+    // What the HTTP layer refuses before a route runs is problem+json too (docs/errors.md).
     frameworkErrors,
     clientErrorHandler,
     // Requests arriving while closing get our problem+json 503 (plugins/lifecycle.ts), not Fastify's body.

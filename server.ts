@@ -13,7 +13,7 @@ readOptions(configHelp(), {})
 // outlive a young-generation collection. Under load a request's objects (parsed query, driver
 // session, reply) are caught alive often enough for that, and then every request's garbage
 // waits for a full collection: scavenges twice as long and a p99 half again as high under the
-// benchmark mix (README "Performance", tail latency). Read by the collector as it runs, so set
+// benchmark mix (docs/performance.md, "A steady tail"). Read by the collector as it runs, so set
 // here rather than on every command line that starts the service.
 setFlagsFromString('--no-allocation-site-pretenuring')
 

@@ -60,7 +60,7 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
   }
 
   const { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS } = config
-  // Drain (README "Operating it"): not ready at once, keep serving while load balancers notice, stop
+  // Drain (docs/operations.md): not ready at once, keep serving while load balancers notice, stop
   // accepting (new connections refused, kept-alive ones closed: a proxy retries elsewhere), let
   // in-flight requests finish (each is bounded by the query timeout), database last.
   closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {

@@ -1,4 +1,4 @@
-// Bearer tokens verified locally (README "Access control", RFC 8725): algorithms pinned, `iss`, `aud`
+// Bearer tokens verified locally (docs/access-control.md, RFC 8725): algorithms pinned, `iss`, `aud`
 // and `exp` required and checked, 30 s of clock tolerance at most; keys from a JWKS endpoint
 // (key-set.ts: bounded fetches, cool-down, rotation) or from one PEM public key. The key is found
 // before fast-jwt verifies, so that a key set that cannot be had is told apart from a bad token

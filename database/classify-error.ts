@@ -1,5 +1,5 @@
 // What a database failure means to the client, read from what the driver says (error
-// classes, server codes and labels), never from error names alone (README "Errors").
+// classes, server codes and labels), never from error names alone (docs/errors.md).
 import { MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
 import type { ErrorCode } from '../schemas/problem.js'
 

@@ -1,4 +1,4 @@
-// Opaque, signed keyset cursors (README "Paging through everything"): base64url text holding the sort-key
+// Opaque, signed keyset cursors (docs/paging.md): base64url text holding the sort-key
 // values of a page's last document and a digest of the query it continues, signed with
 // HMAC-SHA256. Any of the configured keys verifies; the first signs (key rotation).
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'

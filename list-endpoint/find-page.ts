@@ -2,7 +2,7 @@
 // the `raw` option: the reply's `cursor` stays BSON and its first batch is handed to the
 // transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
 // `raw`, then toArray) cost 1.6–2.9× as much client CPU for the same command, most of it per
-// document (bench/driver-process.ts; the README's Performance section has the figures).
+// document (bench/driver-process.ts; docs/performance.md has the figures).
 import { Long, type Db, type Document, type ObjectId, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'

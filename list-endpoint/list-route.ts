@@ -33,7 +33,7 @@ export interface ListRouteOptions {
   example: { filter: string, sort: string }
 }
 
-/** The 200 body of a list (README "Endpoints"); serializing through it keeps undeclared fields out. */
+/** The 200 body of a list (docs/query-language.md, "The lists"); serializing through it keeps undeclared fields out. */
 export function listEnvelope (schema: TObject, description?: string) {
   return Type.Object({
     data: Type.Array(Type.Ref(schema)),
@@ -223,7 +223,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       return transcode(found, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
     })
 
-    // README "Endpoints": other methods on a list are 405, refused before the body is read or the project looked up.
+    // docs/query-language.md, "The lists": other methods on a list are 405, refused before the body is read or the project looked up.
     fastify.route({
       method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       url,

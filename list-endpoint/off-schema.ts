@@ -1,6 +1,6 @@
 // MongoDB does not enforce our schemas and other services write to the collections. A stored
 // value whose BSON type does not fit its declared field is left out of that document's JSON
-// (README "Endpoints"): never converted into an invented value, never a 5xx for the page.
+// (docs/query-language.md, "The lists"): never converted into an invented value, never a 5xx for the page.
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { Document } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'

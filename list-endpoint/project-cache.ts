@@ -1,7 +1,7 @@
 // Which projects exist, remembered for a short while: on a warm path a nested list is one
 // database command, not two. Both answers are kept for PROJECT_CACHE_TTL_MS, so a project
 // created is listable, and one deleted answers 404, at most that long after the change
-// (README, "Projects that come and go"). The map is bounded: the oldest entries go first.
+// (docs/query-language.md, "Projects that come and go"). The map is bounded: the oldest entries go first.
 
 export class ProjectCache {
   readonly #entries = new Map<string, { exists: boolean, until: number }>()

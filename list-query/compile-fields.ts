@@ -3,7 +3,7 @@ import { childPointer, type Problems } from './problems.js'
 import { CUSTOM_FIELD_NAME, hasForbiddenSegment, type QuerySpec } from './query-spec.js'
 
 /**
- * `fields=name,start` → the declared top-level fields asked for (README "The query language"):
+ * `fields=name,start` → the declared top-level fields asked for (docs/query-language.md):
  * `_id` may be named and is always returned; `customFields` and `customFields.<name>` too.
  */
 export function compileFields (text: string | undefined, spec: QuerySpec, problems: Problems): string[] | undefined {

@@ -45,7 +45,7 @@ function readOffset (text: string, start: number): number | undefined {
 }
 
 /**
- * Parses the three accepted forms (README "The query language"): `YYYY`, `YYYY-MM-DD`, and
+ * Parses the three accepted forms (docs/query-language.md): `YYYY`, `YYYY-MM-DD`, and
  * `YYYY-MM-DDTHH:MM:SS[.mmm]` with `Z` or `±HH:MM`. Anything else, or an impossible date, is undefined.
  */
 export function parseDate (text: string): DateValue | undefined {

@@ -1,7 +1,7 @@
 const LIMIT = 2n ** 53n
 
 /**
- * A JSON number's value, judged by its text (README "The query language"): an integer outside ±2^53 is
+ * A JSON number's value, judged by its text (docs/query-language.md): an integer outside ±2^53 is
  * refused even when it would round into range (`9007199254740993`, `9.007199254740993e15`).
  */
 export function exactNumber (text: string): number | undefined {

@@ -157,7 +157,7 @@ const isInstant = (v: Literal): v is Extract<DateValue, { kind: 'instant' }> => 
 const plain = (v: Literal): unknown => isInstant(v) ? v.at : v
 
 /**
- * Date-only and year-only values name a period [s, e) (README "The query language"): $eq means s <= v < e,
+ * Date-only and year-only values name a period [s, e) (docs/query-language.md): $eq means s <= v < e,
  * $gt v >= e, $gte v >= s, $lt v < s, $lte v < e, $ne/$nin the negation, $in any period.
  */
 function comparison (path: string, op: Operator, value: Literal): Converted {

@@ -4,13 +4,13 @@ import type { FieldKind } from '../schemas/fields.js'
 export const OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options', '$exists', '$all', '$size'] as const
 export type Operator = typeof OPERATORS[number]
 
-/** Rejected anywhere in a filter, for security (README "The query language"). */
+/** Rejected anywhere in a filter, for security (docs/query-language.md). */
 export const BLOCKED_OPERATORS: ReadonlySet<string> = new Set(['$where', '$near', '$geoWithin', '$geoIntersects'])
 
 const COMPARISON = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'] as const
 const EQUALITY = ['$eq', '$ne', '$in', '$nin', '$exists'] as const
 
-/** README "The query language": the operators each field type accepts. */
+/** docs/query-language.md: the operators each field type accepts. */
 export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
   string: new Set([...COMPARISON, '$regex', '$options']),
   number: new Set(COMPARISON),
@@ -24,7 +24,7 @@ export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
   'object[]': new Set(['$exists', '$size'])
 }
 
-/** README "The query language": `_id` also takes the range operators (ObjectIds order by creation time). */
+/** docs/query-language.md: `_id` also takes the range operators (ObjectIds order by creation time). */
 export const ID_OPERATORS: ReadonlySet<Operator> = new Set(COMPARISON)
 
 export const isOperator = (key: string): key is Operator => (OPERATORS as readonly string[]).includes(key)

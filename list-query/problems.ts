@@ -2,7 +2,7 @@ import type { ErrorCode, ProblemItem } from '../schemas/problem.js'
 
 export type { ErrorCode, ProblemItem }
 
-/** README "Errors": a request's problems, every one of them up to 20. */
+/** docs/errors.md: a request's problems, every one of them up to 20. */
 export const MAX_PROBLEMS = 20
 
 export class Problems {

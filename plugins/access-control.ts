@@ -22,7 +22,7 @@ declare module 'fastify' {
 const REALM = 'Bearer realm="listing-api"'
 
 /**
- * README "Access control". With AUTH_MODE=jwt, every list route that is not `open` requires a bearer
+ * docs/access-control.md. With AUTH_MODE=jwt, every list route that is not `open` requires a bearer
  * token; its projects claim says which projects the caller reads (list-route.ts applies it).
  * Checked first, before the query string, so that nothing about the request is judged for a
  * caller who is not known.

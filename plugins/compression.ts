@@ -29,7 +29,7 @@ export const SYNC_THRESHOLD = 1024 * 1024
 export const ENCODINGS = typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync === 'function' ? ['zstd', 'br', 'gzip'] as const : ['br', 'gzip'] as const
 
 /**
- * README "Compressed answers": answers of at least 1 KiB are compressed as Accept-Encoding asks — zstd where
+ * docs/operations.md, "Compressed answers": answers of at least 1 KiB are compressed as Accept-Encoding asks — zstd where
  * the runtime has it, then br, then gzip, at equal preference — with `Vary: Accept-Encoding`.
  * COMPRESSION=off sends identity always (for an ingress that compresses itself).
  */

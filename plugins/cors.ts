@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { corsOrigins } from './config.js'
 
-/** What a browser may send and read (README "Browsers (CORS)"); the RateLimit-* names are the draft's (load-shedding.ts). */
+/** What a browser may send and read (docs/operations.md, "Browsers (CORS)"); the RateLimit-* names are the draft's (load-shedding.ts). */
 const ALLOWED_HEADERS = ['Authorization', 'X-Request-Id']
 const EXPOSED_HEADERS = ['Link', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy']
 /** Browsers may cache a preflight this long (Chromium caps it at 2 hours). */

@@ -36,7 +36,7 @@ const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'BAD_REQUEST', 'The Content-Length header does not match the body.']
 }
 
-/** Maps any failure to a problem+json answer (README "Errors"); internals go to the log, never into the body. */
+/** Maps any failure to a problem+json answer (docs/errors.md); internals go to the log, never into the body. */
 export function toProblem (error: FastifyError | Error): Problem {
   if (error instanceof ProblemError) return error.body()
   const fastifyError = error as FastifyError
@@ -108,7 +108,7 @@ async function errorsPlugin (fastify: FastifyInstance) {
     return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs`, [], 'path'))
   })
 
-  // A GET with a body is refused before anything runs (README "Errors"): lists take no body.
+  // A GET with a body is refused before anything runs (docs/errors.md): lists take no body.
   fastify.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'GET' || request.method === 'HEAD') {
       const { 'content-length': length, 'transfer-encoding': encoding } = request.headers

@@ -5,7 +5,7 @@ import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Where the process is in its shutdown (README "Operating it"); server.ts drives it. */
+    /** Where the process is in its shutdown (docs/operations.md); server.ts drives it. */
     lifecycle: Lifecycle
   }
 }

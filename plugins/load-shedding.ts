@@ -7,7 +7,7 @@ import { ProblemError } from '../schemas/problem.js'
 const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined
 
 /**
- * README "Operating it". Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+ * docs/operations.md. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
  * lists and /ready answer 503 OVERLOADED (with Retry-After) until it recovers; /health and the
  * docs still answer. Rate limit (RATE_LIMIT_PER_MINUTE): list requests per caller — the token's
  * `sub`, else the client address — and minute, on this replica.

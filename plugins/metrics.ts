@@ -35,7 +35,7 @@ function counterFrom (registry: Registry, name: string, help: string, label: str
 }
 
 /**
- * README "Operating it": Prometheus text format on GET /metrics of a listener of its own
+ * docs/operations.md: Prometheus text format on GET /metrics of a listener of its own
  * (METRICS_PORT; 0 turns it off), never on the public port. Route labels are templates.
  */
 async function metricsPlugin (fastify: FastifyInstance) {

@@ -39,7 +39,7 @@ export interface Database {
   readonly watchdog: DatabaseWatchdog
 }
 
-/** How many connections the pool keeps open while idle, and how many it opens at a time (see the README, "A slow database"). */
+/** How many connections the pool keeps open while idle, and how many it opens at a time (see docs/operations.md, "When the database misbehaves"). */
 export const MIN_POOL_SIZE = 30
 export const MAX_CONNECTING = 40
 

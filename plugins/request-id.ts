@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
- * README "Operating it": every answer carries its request's id (validated or made in app.ts's
+ * docs/operations.md: every answer carries its request's id (validated or made in app.ts's
  * genReqId), which every log line of the request (`requestId`) and every problem body carry too.
  */
 async function requestIdPlugin (fastify: FastifyInstance) {

@@ -33,7 +33,7 @@ export const DocumentArray = <T extends TProperties>(properties: T, description:
 export const CustomFields = () =>
   Type.Object({}, { additionalProperties: true, description: 'Free-form values, filterable as `customFields.<name>`', [FIELD_KIND]: 'custom' })
 
-/** Fields every kind has (README "Endpoints"). */
+/** Fields every kind has (docs/query-language.md, "The lists"). */
 export const commonFields = {
   _id: Ref('Identifier'),
   name: Type.Optional(Type.String({ description: 'Name' })),

@@ -1,4 +1,4 @@
-// One TypeBox schema per kind (README "Endpoints"). Each declares its fields once; the list
+// One TypeBox schema per kind (docs/query-language.md, "The lists"). Each declares its fields once; the list
 // endpoints, their serializer, their query allowlists and their docs all come from here.
 import { Type, type TObject } from '@sinclair/typebox'
 import { DateTime, DocumentArray, Ref, RefArray, StringArray, commonFields, projectField } from './fields.js'

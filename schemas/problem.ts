@@ -78,7 +78,7 @@ export type Problem = Static<typeof Problem>
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
-/** README "Errors": every problem has an `errors` list; a lone problem lists itself. */
+/** docs/errors.md: every problem has an `errors` list; a lone problem lists itself. */
 export function problem (status: number, code: ErrorCode, detail: string, errors: ProblemItem[] = [], param = 'request'): Problem {
   const items = errors.length > 0 ? errors : [{ param, pointer: '', code, message: detail }]
   return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, code, detail, errors: items }

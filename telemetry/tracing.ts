@@ -16,7 +16,7 @@ export interface Tracing {
 }
 
 /**
- * OpenTelemetry tracing (README "Operating it"): a server span per request from `@fastify/otel`
+ * OpenTelemetry tracing (docs/operations.md): a server span per request from `@fastify/otel`
  * (route template, method, status; `traceparent` continued) and a client span per MongoDB
  * command from the driver's instrumentation. It patches the driver as it loads, so this must
  * run before anything imports `mongodb`: `server.ts` imports the service only afterwards.

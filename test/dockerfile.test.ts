@@ -1,7 +1,7 @@
 // The Dockerfile's facts, checked without a Docker engine: its base images, its hardening, that
 // every path its runtime stage copies exists after a build, and that those files alone, with
 // production dependencies only (`npm ci --omit=dev --ignore-scripts`), start and serve with
-// NODE_ENV=production. The README's description of the image is held to the same facts.
+// NODE_ENV=production. docs/deployment.md's description of the image is held to the same facts.
 import { execFile, spawn } from 'node:child_process'
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -15,7 +15,7 @@ t.setTimeout(300_000)
 const run = promisify(execFile)
 const ROOT = path.join(import.meta.dirname, '..')
 const dockerfile = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8')
-const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8')
+const readme = await readFile(path.join(ROOT, 'docs', 'deployment.md'), 'utf8')
 
 interface Stage { from: string, name?: string, lines: string[] }
 
@@ -68,7 +68,7 @@ t.test('.dockerignore keeps secrets and local dependencies out of the build cont
   for (const entry of ['node_modules', 'dist', '.git', '.dev-keys', '.env', '*.pem', 'test']) t.ok(ignored.includes(entry), entry)
 })
 
-t.test('the README describes this image', async (t) => {
+t.test('docs/deployment.md describes this image', async (t) => {
   const section = readme.slice(readme.indexOf('## Docker'), readme.indexOf('\n## ', readme.indexOf('## Docker') + 3))
   t.ok(section.includes(runtime.from), `names the base image ${runtime.from}`)
   for (const fact of ['--ignore-scripts', 'NODE_ENV=production', 'HEALTHCHECK', 'root', '`node` user']) t.ok(section.includes(fact), fact)

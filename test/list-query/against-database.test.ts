@@ -1,5 +1,5 @@
 // Compiled queries run on the test database (the offline stand-in here, real MongoDB with
-// MONGODB_URI): the documents selected are the ones the README and MongoDB say.
+// MONGODB_URI): the documents selected are the ones docs/query-language.md and MongoDB say.
 import { ObjectId, type Document } from 'mongodb'
 import t from 'tap'
 import type { TObject } from '@sinclair/typebox'

@@ -1,4 +1,4 @@
-// The README's operator table, written out here independently of list-query/operators.ts:
+// The operator table of docs/query-language.md, written out here independently of list-query/operators.ts:
 // every operator on every field type either compiles or is 400 OPERATOR_NOT_ALLOWED.
 import { ObjectId } from 'mongodb'
 import t from 'tap'

@@ -1,4 +1,4 @@
-// AUTH_MODE=jwt (README "Access control") against a JWKS server on loopback with keys made here: which
+// AUTH_MODE=jwt (docs/access-control.md) against a JWKS server on loopback with keys made here: which
 // tokens pass, what the refusals look like, and what a token's projects claim lets a caller read.
 import { createHmac } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'

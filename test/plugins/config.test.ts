@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { ConfigError, ConfigSchema, configReference, readConfig } from '../../plugins/config.js'
 
-t.test('defaults are those of the README configuration table', async (t) => {
+t.test('defaults are those of the configuration reference (docs/configuration.md)', async (t) => {
   t.same(readConfig({}), {
     PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: 5000, JWT_ALGORITHMS: 'RS256,ES256', JWT_PROJECTS_CLAIM: 'projects', METRICS_PORT: 9464, OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 1000, PROJECT_CACHE_TTL_MS: 5000, PROJECT_CACHE_MAX: 10000, COMPRESSION: 'on'
   })

@@ -1,4 +1,4 @@
-// README "Operating it": overload shedding (event-loop delay) and the optional per-caller rate limit.
+// docs/operations.md: overload shedding (event-loop delay) and the optional per-caller rate limit.
 import t from 'tap'
 import { buildWithDemoData } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'

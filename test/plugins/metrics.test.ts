@@ -1,4 +1,4 @@
-// README "Operating it": Prometheus metrics on a listener of their own, with route templates as labels.
+// docs/operations.md: Prometheus metrics on a listener of their own, with route templates as labels.
 import t from 'tap'
 import { freePort } from '../faults/service-process.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'

@@ -1,4 +1,4 @@
-// README "Operating it": X-Request-Id kept when valid, made otherwise; sent back, in every problem
+// docs/operations.md: X-Request-Id kept when valid, made otherwise; sent back, in every problem
 // body, and in every log line of the request.
 import t from 'tap'
 import { build } from '../helpers/build.js'

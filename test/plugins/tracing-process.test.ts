@@ -1,4 +1,4 @@
-// README "Operating it", tracing in the real process: with OTEL_EXPORTER_OTLP_ENDPOINT set, `server.ts`
+// docs/operations.md, tracing in the real process: with OTEL_EXPORTER_OTLP_ENDPOINT set, `server.ts`
 // exports a request's spans over OTLP/HTTP to that address (a collector stand-in on loopback
 // here), continuing the caller's trace; unset, not one OpenTelemetry module is even imported.
 import { once } from 'node:events'

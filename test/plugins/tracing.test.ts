@@ -1,4 +1,4 @@
-// README "Operating it", tracing: with OpenTelemetry on, one list request gives a server span with its
+// docs/operations.md, tracing: with OpenTelemetry on, one list request gives a server span with its
 // route template and status, continuing the caller's `traceparent`, and a child span for the
 // MongoDB `find`. Spans go to an in-memory exporter; tracing starts before anything imports
 // `mongodb`, as in server.ts, so every import of the app below is dynamic.

@@ -1,4 +1,4 @@
-// Paging for programs (README "Paging through everything"): walking with `next` gives exactly what one
+// Paging for programs (docs/paging.md): walking with `next` gives exactly what one
 // unpaged request gives, for any sort, including missing values and custom fields holding
 // different BSON types; cursors are signed and bound to their query; `fields` reads only what
 // is asked; `limit=0` reads no document.
