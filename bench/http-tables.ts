@@ -1,0 +1,66 @@
+// The HTTP benchmark's results as tables (bench/report.ts prints them or writes them into a page).
+import { ENCODINGS } from '../plugins/compression.js'
+import { compressionLevelsTable } from './compression.js'
+import type { HttpResult, Spread } from './http.js'
+import type { Table } from './report.js'
+import { stagesTable } from './stages.js'
+
+const f = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`
+
+export function httpTables (result: HttpResult): Table[] {
+  const replay = result.database.replay
+  const rounds = result.runs.length / 3
+  return [
+    {
+      title: `HTTP benchmark: the query mix (${result.mix.join('; ')}) against ${result.database.kind}${replay === undefined ? '' : `, replayed (${replay.recorded} replies recorded; ${replay.hits} answered from memory, ${replay.misses} passed through)`}`,
+      rows: result.runs.map((r, i) => ({
+        run: `${Math.floor(i / 3) + 1} ${r.target}`,
+        'req/s': Math.round(r.rps),
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'CPU µs/req': Math.round(r.cpuUsPerRequest),
+        errors: r.errors
+      })),
+      notes: [
+        `Warm-up, CPU µs per request of each 2-s round until two agree within 3 %: ${Object.entries(result.warmUp).map(([target, warm]) => `${target} ${warm.map(Math.round).join(' → ')}`).join('; ')}.`,
+        `Service/floor, median (min–max) over ${rounds} rounds: CPU per request ${f(result.ratios.cpu)} [target ≤ 0.45], p99 ${f(result.ratios.p99)} [target ≤ 0.6], req/s ${f(result.ratios.rps)}.`,
+        `Raw floor/floor: CPU per request ${f(result.ratios.rawFloorCpu)}.`
+      ]
+    },
+    {
+      title: 'Growth: one request shape at a time, service against floor (median CPU µs per request; ratio median (min–max))',
+      rows: result.growth.map((g) => ({
+        load: g.load,
+        'service µs': Math.round(g.serviceCpuUs),
+        'floor µs': Math.round(g.floorCpuUs),
+        'service/floor': f(g.ratio),
+        'p99 ms service/floor': `${g.serviceP99}/${g.floorP99}`
+      }))
+    },
+    {
+      title: 'The driver\'s share of a page: client CPU µs per page read (median of 5 rounds of 1,500, 10 in flight)',
+      rows: result.driver.map((d) => ({
+        page: d.page,
+        'findPage (Db#command, raw)': Math.round(d.findPageUs),
+        'FindCursor raw + toArray': Math.round(d.rawCursorUs),
+        'FindCursor decoded + toArray': Math.round(d.cursorUs),
+        'findPage / raw cursor': d.ratio.toFixed(2)
+      }))
+    },
+    compressionLevelsTable(result.levels),
+    {
+      title: `Compressed answers: the service sending each page as the client asks (${ENCODINGS.join(', ')} at the levels of plugins/compression.ts), CPU per request against identity, interleaved`,
+      rows: result.encodings.map((e) => ({
+        page: e.page,
+        encoding: e.encoding,
+        bytes: e.bytes,
+        'share of identity': (e.bytes / (result.encodings.find((x) => x.page === e.page && x.encoding === 'identity')?.bytes ?? e.bytes)).toFixed(3),
+        'CPU µs/req': Math.round(e.cpuUsPerRequest),
+        'CPU / identity': f(e.cpuRatio),
+        'p99 ms': e.p99
+      })),
+      notes: ['[Target on the 100-document page, for the encoding a client asking for all gets: ≤ 0.2 of the bytes, CPU ≤ 1.25 × identity.]']
+    },
+    stagesTable(result.stages)
+  ]
+}
