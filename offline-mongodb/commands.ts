@@ -1,9 +1,10 @@
 import { Long } from 'bson'
-import { Aggregator } from 'mingo'
 import { isDocument } from './bson-order.js'
 import type { Cursors } from './cursors.js'
 import { CommandError } from './errors.js'
-import { compileFilter, queryContext } from './query-operators.js'
+import { runPipeline } from './pipeline.js'
+import { compileFilter } from './query-operators.js'
+import { checkTime, count, scan, type Request } from './request.js'
 import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { Collection, Doc, IndexSpec, Storage } from './storage.js'
 
@@ -15,7 +16,6 @@ export interface ServerState {
   connectionId: number
 }
 
-interface Request { cmd: Doc, db: string, state: ServerState, started: number }
 type Handler = (request: Request) => Doc
 
 const MAX_WIRE_VERSION = 21
@@ -49,36 +49,6 @@ function collectionName (cmd: Doc, key: string): string {
   return name
 }
 
-function count (value: unknown, field: string, fallback: number): number {
-  if (value === undefined || value === null) return fallback
-  const n = value instanceof Long ? value.toNumber() : Number(value)
-  if (!Number.isInteger(n) || n < 0) throw new CommandError(2, 'BadValue', `${field} must be a non-negative integer`)
-  return n
-}
-
-/** mongod checks maxTimeMS while it works: so does the scan, between documents, and once after it. */
-function checkTime ({ cmd, state, started }: Request): void {
-  const maxTimeMS = count(cmd.maxTimeMS, 'maxTimeMS', 0)
-  if (maxTimeMS <= 0) return
-  if (state.failPoints.has('maxTimeAlwaysTimeOut') || Date.now() - started > maxTimeMS) {
-    throw new CommandError(50, 'MaxTimeMSExpired', 'operation exceeded time limit')
-  }
-}
-
-/** How many documents are tested between two clock readings. */
-const TIME_CHECK_EVERY = 32
-
-/** The documents that pass `filter`, giving up with MaxTimeMSExpired once maxTimeMS has passed. */
-function scan (request: Request, docs: Doc[], filter: unknown): Doc[] {
-  const test = compileFilter(filter)
-  const out: Doc[] = []
-  for (let i = 0; i < docs.length; i++) {
-    if (i % TIME_CHECK_EVERY === TIME_CHECK_EVERY - 1) checkTime(request)
-    if (test(docs[i] as Doc)) out.push(docs[i] as Doc)
-  }
-  return out
-}
-
 function documentsOf (request: Request, key: string): { collection: Collection | undefined, ns: string } {
   const name = collectionName(request.cmd, key)
   return { collection: request.state.storage.database(request.db).get(name), ns: `${request.db}.${name}` }
@@ -95,82 +65,6 @@ function find (request: Request): Doc {
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
   return request.state.cursors.firstBatch(ns, docs.map(project), count(cmd.batchSize, 'batchSize', 101), cmd.singleBatch === true)
-}
-
-function runPipeline (request: Request, docs: Doc[], pipeline: unknown): Doc[] {
-  if (!Array.isArray(pipeline)) throw new CommandError(14, 'TypeMismatch', "'pipeline' option must be specified as an array")
-  for (const stage of pipeline) {
-    if (!isDocument(stage) || Object.keys(stage).length !== 1) {
-      throw new CommandError(40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.')
-    }
-    const [name, spec] = Object.entries(stage)[0] as [string, unknown]
-    if (name === '$match') docs = scan(request, docs, spec)
-    else if (name === '$sort') docs = sortDocuments(docs, parseSort(spec))
-    else if (name === '$skip') docs = docs.slice(count(spec, '$skip', 0))
-    else if (name === '$limit') docs = docs.slice(0, count(spec, '$limit', 0))
-    else if (name === '$count') docs = docs.length === 0 ? [] : [{ [String(spec)]: docs.length }]
-    else if (name === '$project') docs = docs.map(compileProjection(spec))
-    else if (name === '$lookup') docs = lookup(request, docs, spec)
-    else if (name === '$unwind') docs = unwind(docs, spec)
-    else {
-      try {
-        docs = new Aggregator([stage], { context: queryContext, scriptEnabled: false }).run(docs) as Doc[]
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error)
-        throw new CommandError(40324, 'Location40324', `Unrecognized or unsupported pipeline stage ${name}: ${message}`)
-      }
-    }
-  }
-  return docs
-}
-
-/**
- * `$lookup` with `from` and a `pipeline` of its own (no `localField`, `foreignField` or `let`):
- * each document gets, as `as`, what the pipeline gives on `from` (a missing collection gives []).
- */
-function lookup (request: Request, docs: Doc[], spec: unknown): Doc[] {
-  if (!isDocument(spec) || typeof spec.from !== 'string' || typeof spec.as !== 'string' || !Array.isArray(spec.pipeline)) {
-    throw new CommandError(40321, 'Location40321', 'the offline database supports $lookup with from, pipeline and as only')
-  }
-  if ('localField' in spec || 'foreignField' in spec || 'let' in spec) throw new CommandError(40324, 'Location40324', '$lookup with localField, foreignField or let is not supported by the offline database')
-  const from = request.state.storage.database(request.db).get(spec.from)?.docs ?? []
-  const as = spec.as
-  return docs.map((doc) => ({ ...doc, [as]: runPipeline(request, from, spec.pipeline) }))
-}
-
-/**
- * `$unwind` of a top-level field: one document per element of its array. With
- * `preserveNullAndEmptyArrays`, a document whose field is missing or null is kept as it is, and
- * one whose array is empty is kept without the field (manual, "$unwind"); a value that is not an
- * array counts as an array of that one value.
- */
-function unwind (docs: Doc[], spec: unknown): Doc[] {
-  const options = typeof spec === 'string' ? { path: spec } : spec
-  if (!isDocument(options) || typeof options.path !== 'string' || !/^\$[^.$]+$/.test(options.path)) {
-    throw new CommandError(28812, 'Location28812', 'the offline database supports $unwind of a top-level field only')
-  }
-  const field = options.path.slice(1)
-  const preserve = options.preserveNullAndEmptyArrays === true
-  const out: Doc[] = []
-  for (const doc of docs) {
-    const value = doc[field]
-    if (Array.isArray(value) && value.length > 0) {
-      for (const element of value) out.push({ ...doc, [field]: element })
-    } else if (Array.isArray(value)) {
-      if (preserve) out.push(withoutField(doc, field))
-    } else if (value === undefined || value === null) {
-      if (preserve) out.push(doc)
-    } else {
-      out.push(doc)
-    }
-  }
-  return out
-}
-
-function withoutField (doc: Doc, field: string): Doc {
-  const copy = { ...doc }
-  delete copy[field]
-  return copy
 }
 
 function aggregate (request: Request): Doc {

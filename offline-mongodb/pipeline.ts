@@ -1,0 +1,86 @@
+// The aggregation pipeline: the stages the service sends ($match, $sort, $skip, $limit, $count,
+// $project, $lookup with a pipeline, $unwind) done here as MongoDB does them; other stages
+// through mingo.
+import { Aggregator } from 'mingo'
+import { isDocument } from './bson-order.js'
+import { CommandError } from './errors.js'
+import { queryContext } from './query-operators.js'
+import { count, scan, type Request } from './request.js'
+import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
+import type { Doc } from './storage.js'
+
+export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): Doc[] {
+  if (!Array.isArray(pipeline)) throw new CommandError(14, 'TypeMismatch', "'pipeline' option must be specified as an array")
+  for (const stage of pipeline) {
+    if (!isDocument(stage) || Object.keys(stage).length !== 1) {
+      throw new CommandError(40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.')
+    }
+    const [name, spec] = Object.entries(stage)[0] as [string, unknown]
+    if (name === '$match') docs = scan(request, docs, spec)
+    else if (name === '$sort') docs = sortDocuments(docs, parseSort(spec))
+    else if (name === '$skip') docs = docs.slice(count(spec, '$skip', 0))
+    else if (name === '$limit') docs = docs.slice(0, count(spec, '$limit', 0))
+    else if (name === '$count') docs = docs.length === 0 ? [] : [{ [String(spec)]: docs.length }]
+    else if (name === '$project') docs = docs.map(compileProjection(spec))
+    else if (name === '$lookup') docs = lookup(request, docs, spec)
+    else if (name === '$unwind') docs = unwind(docs, spec)
+    else {
+      try {
+        docs = new Aggregator([stage], { context: queryContext, scriptEnabled: false }).run(docs) as Doc[]
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error)
+        throw new CommandError(40324, 'Location40324', `Unrecognized or unsupported pipeline stage ${name}: ${message}`)
+      }
+    }
+  }
+  return docs
+}
+
+/**
+ * `$lookup` with `from` and a `pipeline` of its own (no `localField`, `foreignField` or `let`):
+ * each document gets, as `as`, what the pipeline gives on `from` (a missing collection gives []).
+ */
+function lookup (request: Request, docs: Doc[], spec: unknown): Doc[] {
+  if (!isDocument(spec) || typeof spec.from !== 'string' || typeof spec.as !== 'string' || !Array.isArray(spec.pipeline)) {
+    throw new CommandError(40321, 'Location40321', 'the offline database supports $lookup with from, pipeline and as only')
+  }
+  if ('localField' in spec || 'foreignField' in spec || 'let' in spec) throw new CommandError(40324, 'Location40324', '$lookup with localField, foreignField or let is not supported by the offline database')
+  const from = request.state.storage.database(request.db).get(spec.from)?.docs ?? []
+  const as = spec.as
+  return docs.map((doc) => ({ ...doc, [as]: runPipeline(request, from, spec.pipeline) }))
+}
+
+/**
+ * `$unwind` of a top-level field: one document per element of its array. With
+ * `preserveNullAndEmptyArrays`, a document whose field is missing or null is kept as it is, and
+ * one whose array is empty is kept without the field (manual, "$unwind"); a value that is not an
+ * array counts as an array of that one value.
+ */
+function unwind (docs: Doc[], spec: unknown): Doc[] {
+  const options = typeof spec === 'string' ? { path: spec } : spec
+  if (!isDocument(options) || typeof options.path !== 'string' || !/^\$[^.$]+$/.test(options.path)) {
+    throw new CommandError(28812, 'Location28812', 'the offline database supports $unwind of a top-level field only')
+  }
+  const field = options.path.slice(1)
+  const preserve = options.preserveNullAndEmptyArrays === true
+  const out: Doc[] = []
+  for (const doc of docs) {
+    const value = doc[field]
+    if (Array.isArray(value) && value.length > 0) {
+      for (const element of value) out.push({ ...doc, [field]: element })
+    } else if (Array.isArray(value)) {
+      if (preserve) out.push(withoutField(doc, field))
+    } else if (value === undefined || value === null) {
+      if (preserve) out.push(doc)
+    } else {
+      out.push(doc)
+    }
+  }
+  return out
+}
+
+function withoutField (doc: Doc, field: string): Doc {
+  const copy = { ...doc }
+  delete copy[field]
+  return copy
+}

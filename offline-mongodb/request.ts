@@ -1,0 +1,39 @@
+// What every command handler works with: the request, its numeric arguments, and the scan that
+// honours maxTimeMS as mongod does.
+import { Long } from 'bson'
+import { CommandError } from './errors.js'
+import type { ServerState } from './commands.js'
+import { compileFilter } from './query-operators.js'
+import type { Doc } from './storage.js'
+
+export interface Request { cmd: Doc, db: string, state: ServerState, started: number }
+
+export function count (value: unknown, field: string, fallback: number): number {
+  if (value === undefined || value === null) return fallback
+  const n = value instanceof Long ? value.toNumber() : Number(value)
+  if (!Number.isInteger(n) || n < 0) throw new CommandError(2, 'BadValue', `${field} must be a non-negative integer`)
+  return n
+}
+
+/** mongod checks maxTimeMS while it works: so does the scan, between documents, and once after it. */
+export function checkTime ({ cmd, state, started }: Request): void {
+  const maxTimeMS = count(cmd.maxTimeMS, 'maxTimeMS', 0)
+  if (maxTimeMS <= 0) return
+  if (state.failPoints.has('maxTimeAlwaysTimeOut') || Date.now() - started > maxTimeMS) {
+    throw new CommandError(50, 'MaxTimeMSExpired', 'operation exceeded time limit')
+  }
+}
+
+/** How many documents are tested between two clock readings. */
+const TIME_CHECK_EVERY = 32
+
+/** The documents that pass `filter`, giving up with MaxTimeMSExpired once maxTimeMS has passed. */
+export function scan (request: Request, docs: Doc[], filter: unknown): Doc[] {
+  const test = compileFilter(filter)
+  const out: Doc[] = []
+  for (let i = 0; i < docs.length; i++) {
+    if (i % TIME_CHECK_EVERY === TIME_CHECK_EVERY - 1) checkTime(request)
+    if (test(docs[i] as Doc)) out.push(docs[i] as Doc)
+  }
+  return out
+}
