@@ -103,7 +103,7 @@ function projectNotFound (id: ObjectId): ProblemError {
 
 function badRequestExample (spec: QuerySpec, limits: ListLimits): ProblemError {
   const result = compileListQuery(BAD_REQUEST_EXAMPLE, spec, limits)
-  if (result.ok) throw new Error('the 400 example is refused by every kind')
+  if (result.ok) throw new Error(`${BAD_REQUEST_EXAMPLE} must be refused by every kind`)
   return ProblemError.badRequest(result.problems)
 }
 
