@@ -82,7 +82,7 @@ export interface paths {
                          *       "detail": "The database does not answer a ping.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database does not answer a ping."
@@ -92,6 +92,58 @@ export interface paths {
                          *     }
                          */
                         "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service's name, version and where its docs are */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            version: string;
+                            description: string;
+                            links: {
+                                /** @description Swagger UI: every list, its fields and operators, with "Try it out" */
+                                docs: string;
+                                /** @description The OpenAPI 3.1 document */
+                                openapi: string;
+                                /** @description The first list: projects */
+                                projects: string;
+                                /** @description Liveness */
+                                health: string;
+                                /** @description Readiness */
+                                ready: string;
+                            };
+                        };
                     };
                 };
             };
@@ -125,7 +177,7 @@ export interface paths {
          *     | `public` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -184,14 +236,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -212,13 +276,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -239,13 +303,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -285,7 +349,7 @@ export interface paths {
          *     | `public` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -344,14 +408,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -372,13 +448,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -399,13 +475,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -448,7 +524,7 @@ export interface paths {
          *     | `description` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"active":true,"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -513,14 +589,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -568,13 +656,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -595,13 +683,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -640,7 +728,7 @@ export interface paths {
          *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$in":["Music","Dance"]}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -705,14 +793,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -760,13 +860,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -787,13 +887,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -833,7 +933,7 @@ export interface paths {
          *     | `maxNumberOfParticipants` | number | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"maxNumberOfParticipants":{"$gte":50}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -898,14 +998,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -953,13 +1065,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -980,13 +1092,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1031,7 +1143,7 @@ export interface paths {
          *     | `sessionsSubscriptions.subscribedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | no |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"role":"volunteer","createdAt":{"$gte":"2024"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -1096,14 +1208,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1151,13 +1275,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1178,13 +1302,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1228,7 +1352,7 @@ export interface paths {
          *     | `stewards` | ObjectId[] | `$eq` `$ne` `$in` `$nin` `$exists` `$all` `$size` | no |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"start":{"$gte":"2024-06-14"},"end":{"$lt":"2024-06-16"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -1293,14 +1417,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1348,13 +1484,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1375,13 +1511,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1420,7 +1556,7 @@ export interface paths {
          *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"email":{"$regex":"@example.org$"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -1485,14 +1621,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1540,13 +1688,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1567,13 +1715,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1613,7 +1761,7 @@ export interface paths {
          *     | `activity` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$regex":"^Team"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
@@ -1678,14 +1826,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_SORT",
-                         *       "detail": "Unknown sort field 'nmae': did you mean 'name'?",
+                         *       "code": "UNKNOWN_FIELD",
+                         *       "detail": "Unknown field 'nmae' in filter; did you mean 'name'?",
                          *       "errors": [
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
                          *         {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "Unknown sort field 'nmae': did you mean 'name'?"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit must be a whole number from 0 (count only) to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1733,13 +1893,13 @@ export interface paths {
                          *       "title": "Internal Server Error",
                          *       "status": 500,
                          *       "code": "INTERNAL_ERROR",
-                         *       "detail": "An unexpected error occurred; quote the requestId when reporting it",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "INTERNAL_ERROR",
-                         *           "message": "An unexpected error occurred; quote the requestId when reporting it"
+                         *           "message": "An unexpected error occurred; it has been logged."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1760,13 +1920,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database cannot be reached; retry after the Retry-After delay",
+                         *       "detail": "The database is not answering; try again shortly.",
                          *       "errors": [
                          *         {
-                         *           "param": "",
+                         *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database cannot be reached; retry after the Retry-After delay"
+                         *           "message": "The database is not answering; try again shortly."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
