@@ -9,11 +9,13 @@ const f = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.m
 
 export function httpTables (result: HttpResult): Table[] {
   const replay = result.database.replay
-  const rounds = result.runs.length / 3
-  return [
-    {
-      title: `HTTP benchmark: the query mix (${result.mix.join('; ')}) against ${result.database.kind}${replay === undefined ? '' : `, replayed (${replay.recorded} replies recorded; ${replay.hits} answered from memory, ${replay.misses} passed through)`}`,
-      rows: result.runs.map((r, i) => ({
+  const tables: Table[] = []
+  const { mix, growth, driver, compression, stages } = result
+  if (mix !== undefined) {
+    const rounds = mix.runs.length / 3
+    tables.push({
+      title: `HTTP benchmark: the query mix (${mix.names.join('; ')}) against ${result.database.kind}${replay === undefined ? '' : `, replayed (${replay.recorded} replies recorded; ${replay.hits} answered from memory, ${replay.misses} passed through)`}`,
+      rows: mix.runs.map((r, i) => ({
         run: `${Math.floor(i / 3) + 1} ${r.target}`,
         'req/s': Math.round(r.rps),
         'p50 ms': r.p50,
@@ -22,45 +24,52 @@ export function httpTables (result: HttpResult): Table[] {
         errors: r.errors
       })),
       notes: [
-        `Warm-up, CPU µs per request of each 2-s round until two agree within 3 %: ${Object.entries(result.warmUp).map(([target, warm]) => `${target} ${warm.map(Math.round).join(' → ')}`).join('; ')}.`,
-        `Service/floor, median (min–max) over ${rounds} rounds: CPU per request ${f(result.ratios.cpu)} [target ≤ 0.45], p99 ${f(result.ratios.p99)} [target ≤ 0.6], req/s ${f(result.ratios.rps)}.`,
-        `Raw floor/floor: CPU per request ${f(result.ratios.rawFloorCpu)}.`
+        `Warm-up, CPU µs per request of each 2-s round until two agree within 3 %: ${Object.entries(mix.warmUp).map(([target, warm]) => `${target} ${warm.map(Math.round).join(' → ')}`).join('; ')}.`,
+        `Service/floor, median (min–max) over ${rounds} rounds: CPU per request ${f(mix.ratios.cpu)} [target ≤ 0.45], p99 ${f(mix.ratios.p99)} [target ≤ 0.6], req/s ${f(mix.ratios.rps)}.`,
+        `Raw floor/floor: CPU per request ${f(mix.ratios.rawFloorCpu)}.`
       ]
-    },
-    {
+    })
+  }
+  if (growth !== undefined) {
+    tables.push({
       title: 'Growth: one request shape at a time, service against floor (median CPU µs per request; ratio median (min–max))',
-      rows: result.growth.map((g) => ({
+      rows: growth.map((g) => ({
         load: g.load,
         'service µs': Math.round(g.serviceCpuUs),
         'floor µs': Math.round(g.floorCpuUs),
         'service/floor': f(g.ratio),
         'p99 ms service/floor': `${g.serviceP99}/${g.floorP99}`
       }))
-    },
-    {
+    })
+  }
+  if (driver !== undefined) {
+    tables.push({
       title: 'The driver\'s share of a page: client CPU µs per page read (median of 5 rounds of 1,500, 10 in flight)',
-      rows: result.driver.map((d) => ({
+      rows: driver.map((d) => ({
         page: d.page,
         'findPage (Db#command, raw)': Math.round(d.findPageUs),
         'FindCursor raw + toArray': Math.round(d.rawCursorUs),
         'FindCursor decoded + toArray': Math.round(d.cursorUs),
         'findPage / raw cursor': d.ratio.toFixed(2)
       }))
-    },
-    compressionLevelsTable(result.levels),
-    {
+    })
+  }
+  if (compression !== undefined) {
+    const { encodings } = compression
+    tables.push(compressionLevelsTable(compression.levels), {
       title: `Compressed answers: the service sending each page as the client asks (${ENCODINGS.join(', ')} at the levels of plugins/compression.ts), CPU per request against identity, interleaved`,
-      rows: result.encodings.map((e) => ({
+      rows: encodings.map((e) => ({
         page: e.page,
         encoding: e.encoding,
         bytes: e.bytes,
-        'share of identity': (e.bytes / (result.encodings.find((x) => x.page === e.page && x.encoding === 'identity')?.bytes ?? e.bytes)).toFixed(3),
+        'share of identity': (e.bytes / (encodings.find((x) => x.page === e.page && x.encoding === 'identity')?.bytes ?? e.bytes)).toFixed(3),
         'CPU µs/req': Math.round(e.cpuUsPerRequest),
         'CPU / identity': f(e.cpuRatio),
         'p99 ms': e.p99
       })),
       notes: ['[Target on the 100-document page, for the encoding a client asking for all gets: ≤ 0.2 of the bytes, CPU ≤ 1.25 × identity.]']
-    },
-    stagesTable(result.stages)
-  ]
+    })
+  }
+  if (stages !== undefined) tables.push(stagesTable(stages))
+  return tables
 }

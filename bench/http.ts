@@ -25,7 +25,11 @@ const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(p
 const SERVER_CORE = '1'
 const OTHER_CORES = '0'
 
-export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct' }
+/** The parts of the HTTP benchmark, in the order they run. */
+export const SECTIONS = ['mix', 'driver', 'growth', 'compression', 'stages'] as const
+export type Section = typeof SECTIONS[number]
+
+export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section> }
 
 type Target = 'service' | 'floor' | 'raw floor' | `stage: ${string}`
 
@@ -42,15 +46,11 @@ export interface EncodingFigure { page: string, encoding: string, bytes: number,
 export interface HttpResult {
   database: { kind: string, reason: string, replay?: { recorded: number, hits: number, misses: number } }
   pinned: boolean
-  warmUp: Record<string, number[]>
-  mix: string[]
-  runs: RunFigure[]
-  ratios: { cpu: Spread, p99: Spread, rps: Spread, rawFloorCpu: Spread }
-  growth: GrowthFigure[]
-  stages: StageFigure[]
-  driver: DriverFigure[]
-  levels: LevelFigure[]
-  encodings: EncodingFigure[]
+  mix?: { names: string[], warmUp: Record<string, number[]>, runs: RunFigure[], ratios: { cpu: Spread, p99: Spread, rps: Spread, rawFloorCpu: Spread } }
+  growth?: GrowthFigure[]
+  stages?: StageFigure[]
+  driver?: DriverFigure[]
+  compression?: { levels: LevelFigure[], encodings: EncodingFigure[] }
 }
 
 function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
@@ -169,108 +169,111 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       }
     }
     // The driver's share of a page (bench/driver-process.ts), its queries recorded with the rest.
-    const driver = await start('bench/driver-process.js', env, /^recorded$/, SERVER_CORE)
-    children.push(driver.child)
+    const driver = options.sections.has('driver') ? await start('bench/driver-process.js', env, /^recorded$/, SERVER_CORE) : undefined
+    if (driver !== undefined) children.push(driver.child)
     if (replay !== undefined) {
       replay.stdin?.write('replay\n')
       await new Promise((resolve) => replay.stdout?.once('data', resolve))
     }
-    const driverFigures = new Promise<DriverFigure[]>((resolve) => driver.lines.on('line', (line) => { if (line.startsWith('[')) resolve(JSON.parse(line)) }))
-    driver.child.stdin?.write('go\n')
-    const driverResult = await driverFigures
-
-    const mixPaths = mix.map((entry) => entry.path)
-    const warm: Record<string, number[]> = {}
-    for (const s of servers) warm[s.target] = await warmUp(s, mixPaths, options.connections)
-
-    const runs: RunFigure[] = []
-    for (let round = 0; round < options.rounds; round++) {
-      // The order turns each round, so that no target always follows the same one.
-      const order = [service, floor, rawFloor]
-      for (let i = 0; i < round % 3; i++) order.push(order.shift() as Server)
-      for (const s of order) runs.push(await measure(s, mixPaths, options.duration, options.connections))
+    const result: HttpResult = { database: { kind: db.kind, reason: db.reason }, pinned: TASKSET !== undefined }
+    if (driver !== undefined) {
+      const figures = new Promise<DriverFigure[]>((resolve) => driver.lines.on('line', (line) => { if (line.startsWith('[')) resolve(JSON.parse(line)) }))
+      driver.child.stdin?.write('go\n')
+      result.driver = await figures
     }
-    const byRound = (target: Target): RunFigure[] => runs.filter((r) => r.target === target)
-    const ratio = (a: Target, b: Target, key: 'cpuUsPerRequest' | 'p99' | 'rps'): Spread =>
-      spread(byRound(a).map((run, i) => run[key] / (byRound(b)[i] as RunFigure)[key]))
 
-    const growthFigures: GrowthFigure[] = []
-    for (const entry of [...growth.pageSize, ...growth.inSize]) {
-      // A new request shape is a new workload for the JIT: both are warmed on it until stable, as for the mix.
-      await warmUp(service, [entry.path], options.connections)
-      await warmUp(floor, [entry.path], options.connections)
-      const pairs: Array<[RunFigure, RunFigure]> = []
-      for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
-        const a = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections)
-        const b = await measure(floor, [entry.path], Math.max(2, options.duration / 4), options.connections)
-        pairs.push([a, b])
+    if (options.sections.has('mix')) {
+      const mixPaths = mix.map((entry) => entry.path)
+      const warm: Record<string, number[]> = {}
+      for (const s of servers) warm[s.target] = await warmUp(s, mixPaths, options.connections)
+      const runs: RunFigure[] = []
+      for (let round = 0; round < options.rounds; round++) {
+        // The order turns each round, so that no target always follows the same one.
+        const order = [service, floor, rawFloor]
+        for (let i = 0; i < round % 3; i++) order.push(order.shift() as Server)
+        for (const s of order) runs.push(await measure(s, mixPaths, options.duration, options.connections))
       }
-      growthFigures.push({
-        load: entry.name,
-        serviceCpuUs: median(pairs.map(([a]) => a.cpuUsPerRequest)),
-        floorCpuUs: median(pairs.map(([, b]) => b.cpuUsPerRequest)),
-        ratio: spread(pairs.map(([a, b]) => a.cpuUsPerRequest / b.cpuUsPerRequest)),
-        serviceP99: median(pairs.map(([a]) => a.p99)),
-        floorP99: median(pairs.map(([, b]) => b.p99))
-      })
+      const byRound = (target: Target): RunFigure[] => runs.filter((r) => r.target === target)
+      const ratio = (a: Target, b: Target, key: 'cpuUsPerRequest' | 'p99' | 'rps'): Spread =>
+        spread(byRound(a).map((run, i) => run[key] / (byRound(b)[i] as RunFigure)[key]))
+      result.mix = {
+        names: mix.map((m) => m.name),
+        warmUp: warm,
+        runs,
+        ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') }
+      }
     }
 
-    // Compression: the pages of 20, 100 and 1,000 documents as the service sends them to a client
-    // asking for each encoding, CPU per request against the same page sent as it is, interleaved.
-    const pages = growth.pageSize.filter((entry) => entry.limit >= 20)
-    const identities = await Promise.all(pages.map(async (entry) => ({ name: entry.name, body: (await rawBody(service.url + entry.path, 'identity')).body })))
-    const levels = benchCompressionLevels(identities)
-    const encodingFigures: EncodingFigure[] = []
-    for (const entry of pages) {
-      const offered = ['identity', ...ENCODINGS]
-      const cpu = new Map<string, number[]>(offered.map((encoding) => [encoding, []]))
-      const p99 = new Map<string, number[]>(offered.map((encoding) => [encoding, []]))
-      for (const encoding of offered) await warmUp(service, [entry.path], options.connections, { 'accept-encoding': encoding })
-      for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
+    if (options.sections.has('growth')) {
+      result.growth = []
+      for (const entry of [...growth.pageSize, ...growth.inSize]) {
+        // A new request shape is a new workload for the JIT: both are warmed on it until stable, as for the mix.
+        await warmUp(service, [entry.path], options.connections)
+        await warmUp(floor, [entry.path], options.connections)
+        const pairs: Array<[RunFigure, RunFigure]> = []
+        for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
+          const a = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections)
+          const b = await measure(floor, [entry.path], Math.max(2, options.duration / 4), options.connections)
+          pairs.push([a, b])
+        }
+        result.growth.push({
+          load: entry.name,
+          serviceCpuUs: median(pairs.map(([a]) => a.cpuUsPerRequest)),
+          floorCpuUs: median(pairs.map(([, b]) => b.cpuUsPerRequest)),
+          ratio: spread(pairs.map(([a, b]) => a.cpuUsPerRequest / b.cpuUsPerRequest)),
+          serviceP99: median(pairs.map(([a]) => a.p99)),
+          floorP99: median(pairs.map(([, b]) => b.p99))
+        })
+      }
+    }
+
+    if (options.sections.has('compression')) {
+      // The pages of 20, 100 and 1,000 documents as the service sends them to a client asking for
+      // each encoding, CPU per request against the same page sent as it is, interleaved.
+      const pages = growth.pageSize.filter((entry) => entry.limit >= 20)
+      const identities = await Promise.all(pages.map(async (entry) => ({ name: entry.name, body: (await rawBody(service.url + entry.path, 'identity')).body })))
+      const encodings: EncodingFigure[] = []
+      for (const entry of pages) {
+        const offered = ['identity', ...ENCODINGS]
+        const cpu = new Map<string, number[]>(offered.map((encoding) => [encoding, []]))
+        const p99 = new Map<string, number[]>(offered.map((encoding) => [encoding, []]))
+        for (const encoding of offered) await warmUp(service, [entry.path], options.connections, { 'accept-encoding': encoding })
+        for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
+          for (const encoding of offered) {
+            const figure = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections, { 'accept-encoding': encoding })
+            cpu.get(encoding)?.push(figure.cpuUsPerRequest)
+            p99.get(encoding)?.push(figure.p99)
+          }
+        }
+        const identity = cpu.get('identity') as number[]
         for (const encoding of offered) {
-          const figure = await measure(service, [entry.path], Math.max(2, options.duration / 4), options.connections, { 'accept-encoding': encoding })
-          cpu.get(encoding)?.push(figure.cpuUsPerRequest)
-          p99.get(encoding)?.push(figure.p99)
+          const { bytes, encoding: sent } = await rawBody(service.url + entry.path, encoding)
+          if (sent !== (encoding === 'identity' ? undefined : encoding)) throw new Error(`${entry.name}: asked for ${encoding}, got ${sent ?? 'identity'}`)
+          const runs = cpu.get(encoding) as number[]
+          encodings.push({ page: entry.name, encoding, bytes, cpuUsPerRequest: median(runs), cpuRatio: spread(runs.map((x, i) => x / (identity[i] as number))), p99: median(p99.get(encoding) as number[]) })
         }
       }
-      const identity = cpu.get('identity') as number[]
-      for (const encoding of offered) {
-        const { bytes, encoding: sent } = await rawBody(service.url + entry.path, encoding)
-        if (sent !== (encoding === 'identity' ? undefined : encoding)) throw new Error(`${entry.name}: asked for ${encoding}, got ${sent ?? 'identity'}`)
-        const runs = cpu.get(encoding) as number[]
-        encodingFigures.push({ page: entry.name, encoding, bytes, cpuUsPerRequest: median(runs), cpuRatio: spread(runs.map((x, i) => x / (identity[i] as number))), p99: median(p99.get(encoding) as number[]) })
-      }
+      result.compression = { levels: benchCompressionLevels(identities), encodings }
     }
 
-    // The price of each optional stage on a 1-document page (bench/stages.ts).
-    const onePage = growth.pageSize[0]?.path as string
-    const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
-    const stages = await benchStages<Server>({
-      service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/),
-      freePort,
-      measure: async (s, paths, headers) => await measure(s, paths, Math.max(2, options.duration / 2), options.connections, headers),
-      warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
-      rounds: Math.max(3, options.rounds)
-    }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1` })
+    if (options.sections.has('stages')) {
+      // The price of each optional stage on a 1-document page (bench/stages.ts).
+      const onePage = growth.pageSize[0]?.path as string
+      const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
+      result.stages = await benchStages<Server>({
+        service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/),
+        freePort,
+        measure: async (s, paths, headers) => await measure(s, paths, Math.max(2, options.duration / 2), options.connections, headers),
+        warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
+        rounds: Math.max(3, options.rounds)
+      }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1` })
+    }
 
-    let replayStats: HttpResult['database']['replay']
     if (replay !== undefined) {
       replay.stdin?.write('stats\n')
-      replayStats = JSON.parse(String(await new Promise((resolve) => replay.stdout?.once('data', resolve))))
+      result.database.replay = JSON.parse(String(await new Promise((resolve) => replay.stdout?.once('data', resolve))))
     }
-    return {
-      database: { kind: db.kind, reason: db.reason, ...(replayStats === undefined ? {} : { replay: replayStats }) },
-      pinned: TASKSET !== undefined,
-      warmUp: warm,
-      mix: mix.map((m) => m.name),
-      runs,
-      ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') },
-      growth: growthFigures,
-      stages,
-      driver: driverResult,
-      levels,
-      encodings: encodingFigures
-    }
+    return result
   } finally {
     // Each process is waited for, so that none is left writing to a closed pipe (the service drains first).
     for (const child of children.reverse()) {

@@ -1,11 +1,11 @@
 // `npm run bench [-- --rounds 5 --duration 8 --connections 10 --scale 1 --database replay --skip-http
-// --write docs/performance.md]`: every benchmark of the project, tables on stdout, a JSON result in
+// --only mix,stages --write docs/performance.md]`: every benchmark of the project, tables on stdout, a JSON result in
 // bench/results/ and, with --write, the tables in a Markdown page.
 import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { readOptions, usageError } from '../command-line.js'
 import { benchCompile, compileTable } from './compile.js'
-import { benchHttp } from './http.js'
+import { benchHttp, SECTIONS, type Section } from './http.js'
 import { httpTables } from './http-tables.js'
 import { checkWritable, printTable, writeTables } from './report.js'
 import { benchSerialize, serializeTable } from './serialize.js'
@@ -22,6 +22,8 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
   --database MODE   replay (default: record the database's replies once, answer them from
                     memory) or direct (every request reaches the database)
   --skip-http       micro-benchmarks only
+  --only LIST       only these parts of the HTTP benchmark, comma-separated: ${SECTIONS.join(', ')}
+                    (e.g. --only mix --rounds 5 --duration 60: five long runs of the mix)
   --write FILE      also write the tables into FILE, between its lines
                     <!-- npm run bench: begin --> and <!-- npm run bench: end -->
   --help            this text
@@ -35,13 +37,19 @@ const values = readOptions(USAGE, {
   scale: { type: 'string', default: '1' },
   database: { type: 'string', default: 'replay' },
   'skip-http': { type: 'boolean', default: false },
+  only: { type: 'string' },
   write: { type: 'string' }
 })
+const sections = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((part) => part.trim())
+const unknown = sections.filter((part) => !(SECTIONS as readonly string[]).includes(part))
+if (unknown.length > 0 || sections.length === 0) usageError(USAGE, `--only takes parts of ${SECTIONS.join(', ')}; not ${unknown.join(', ') || 'nothing'}`)
+// A page's tables are all of them: one written from a part would leave the others out.
+if (values.only !== undefined && values.write !== undefined) usageError(USAGE, '--write writes every table: it does not go with --only')
 const numbers = { rounds: Number(values.rounds), duration: Number(values.duration), connections: Number(values.connections), scale: Number(values.scale) }
 if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
   usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct')
 }
-const options = { ...numbers, database: values.database as 'replay' | 'direct' }
+const options = { ...numbers, database: values.database as 'replay' | 'direct', sections: new Set(sections as Section[]) }
 if (values.write !== undefined) await checkWritable(values.write)
 
 const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
