@@ -156,9 +156,10 @@ export function decodeRaw (doc: Buffer): Document {
 
 /**
  * The top-level fields `names` of the page's document `index`, decoded as the driver would
- * decode them (the others are not decoded at all): the sort keys of a page's last document.
+ * decode them unless `options` say otherwise (the others are not decoded at all): the sort keys
+ * of a page's last document.
  */
-export function decodeFields ({ bytes, starts }: Page, index: number, names: ReadonlySet<string>): Document {
+export function decodeFields ({ bytes, starts }: Page, index: number, names: ReadonlySet<string>, options: BSON.DeserializeOptions = DECODE_OPTIONS): Document {
   const at = starts[index] as number
   const end = at + bytes.readInt32LE(at) - 1
   const kept: Buffer[] = []
@@ -179,7 +180,7 @@ export function decodeFields ({ bytes, starts }: Page, index: number, names: Rea
   let p = 4
   for (const element of kept) p += element.copy(doc, p)
   doc[p] = 0
-  return decodeRaw(doc)
+  return BSON.deserialize(doc, options)
 }
 
 /** The page's document `index`, decoded as the driver would have decoded it. */

@@ -1,12 +1,25 @@
-// Opaque, signed keyset cursors (docs/paging.md): base64url text holding the sort-key
-// values of a page's last document and a digest of the query it continues, signed with
-// HMAC-SHA256. Any of the configured keys verifies; the first signs (key rotation).
+// Opaque, signed keyset cursors (docs/paging.md): base64url bytes holding a digest of the query
+// they continue and the sort-key values of a page's last document, signed with HMAC-SHA256.
+// Any of the configured keys verifies; the first signs (key rotation).
+//
+// Layout: a version byte (2), four 8-byte digests (SHA-256 prefixes of the binding's path,
+// filter, sort and fields), then the values as one BSON document {"0": v0, "1": v1, …}, exactly
+// as stored (an int64 stays one); then `.` and the HMAC of those bytes. A cursor of one
+// ObjectId is ~120 characters, and it is written twice per page (body and Link). Version 1
+// cursors (JSON and Extended JSON, signed as text) are still read: a walk started before an
+// upgrade goes on after it.
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 import { BSON } from 'mongodb'
 import { RecentMap } from '../recent-map.js'
 
-const VERSION = 1
+const VERSION = 2
 const PARTS = ['path', 'filter', 'sort', 'fields'] as const
+const DIGEST_BYTES = 8
+const VALUES_AT = 1 + PARTS.length * DIGEST_BYTES
+const TEXT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
+
+/** How a cursor's values are read, from the page and from the cursor: as stored, nothing promoted to JavaScript numbers or RegExps. */
+export const EXACT_VALUES = { promoteValues: false, promoteBuffers: false, bsonRegExp: true, validation: { utf8: true } } as const
 
 /** What a cursor is bound to: the list's path (kind and project), filter, sort and fields. */
 export type CursorBinding = Record<typeof PARTS[number], string>
@@ -17,16 +30,21 @@ export type CursorReading =
 
 // A page's binding texts repeat from request to request (the compiled query's filter, its
 // sort, the path): their digests are kept rather than hashed for every cursor.
-const digests = new RecentMap<string>(1000)
-function digest (text: string): string {
+const digests = new RecentMap<Buffer>(1000)
+function digest (text: string): Buffer {
   let known = digests.get(text)
   if (known === undefined) {
-    known = createHash('sha256').update(text).digest('base64url').slice(0, 16)
+    known = createHash('sha256').update(text).digest().subarray(0, DIGEST_BYTES)
     digests.set(text, known)
   }
   return known
 }
 const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID_CURSOR', message })
+const unreadable = (): CursorReading => invalid('after is not a readable cursor')
+
+function mismatch (changed: string[]): CursorReading {
+  return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
+}
 
 export class CursorCodec {
   // Held as KeyObjects: given raw bytes, createHmac imports the key anew for every MAC, which
@@ -38,44 +56,67 @@ export class CursorCodec {
     this.keys = keys.map((key) => createSecretKey(key))
   }
 
-  private mac (key: KeyObject, payload: string): Buffer {
+  private mac (key: KeyObject, payload: Buffer | string): Buffer {
     return createHmac('sha256', key).update(payload).digest()
   }
 
-  /** A cursor continuing after a document whose sort keys hold `values`. */
+  /** A cursor continuing after a document whose sort keys hold `values` (missing ones undefined). */
   encode (binding: CursorBinding, values: unknown[]): string {
-    const content = { v: VERSION, b: PARTS.map((part) => digest(binding[part])), k: BSON.EJSON.serialize(values, { relaxed: false }) }
-    const payload = Buffer.from(JSON.stringify(content)).toString('base64url')
-    return `${payload}.${this.mac(this.keys[0] as KeyObject, payload).toString('base64url')}`
+    const keyed: Record<string, unknown> = {}
+    for (let i = 0; i < values.length; i++) keyed[i] = values[i] ?? null
+    const bson = BSON.serialize(keyed)
+    const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
+    payload[0] = VERSION
+    for (let i = 0; i < PARTS.length; i++) digest(binding[PARTS[i] as typeof PARTS[number]]).copy(payload, 1 + i * DIGEST_BYTES)
+    payload.set(bson, VALUES_AT)
+    return `${payload.toString('base64url')}.${this.mac(this.keys[0] as KeyObject, payload).toString('base64url')}`
   }
 
   /** The sort-key values of a cursor, if it is ours, intact, and made for this very query. */
   decode (text: string, binding: CursorBinding): CursorReading {
     const dot = text.lastIndexOf('.')
-    if (dot <= 0 || text.length > 4096 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text)) return invalid('after is not a cursor of this service: pass the next value of a previous page unchanged')
-    const payload = text.slice(0, dot)
+    if (dot <= 0 || text.length > 4096 || !TEXT.test(text)) return invalid('after is not a cursor of this service: pass the next value of a previous page unchanged')
+    const text64 = text.slice(0, dot)
+    const payload = Buffer.from(text64, 'base64url')
+    // Version 1 was JSON (its first byte `{`), signed as base64url text.
+    const first = payload[0] === 0x7b
     const signature = Buffer.from(text.slice(dot + 1), 'base64url')
+    // base64url's last character may carry unused bits: only the one text of the bytes is ours.
+    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return invalid('after is not a cursor of this service, or it was altered')
     const signed = this.keys.some((key) => {
-      const expected = this.mac(key, payload)
+      const expected = this.mac(key, first ? text64 : payload)
       return expected.length === signature.length && timingSafeEqual(expected, signature)
     })
     if (!signed) return invalid('after is not a cursor of this service, or it was altered')
-    let content: { v?: unknown, b?: unknown, k?: unknown }
+    if (first) return readVersion1(payload, binding)
+    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid('after is a cursor of another version of this service')
+    const changed = PARTS.filter((part, i) => !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
+    if (changed.length > 0) return mismatch(changed)
     try {
-      content = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+      const keyed = BSON.deserialize(payload.subarray(VALUES_AT), EXACT_VALUES)
+      const values = Object.values(keyed)
+      return Object.keys(keyed).every((key, i) => key === String(i)) ? { ok: true, values } : unreadable()
     } catch {
-      return invalid('after is not a readable cursor')
+      return unreadable()
     }
-    if (content.v !== VERSION || !Array.isArray(content.b) || !Array.isArray(content.k)) return invalid('after is a cursor of another version of this service')
-    const digests = content.b as unknown[]
-    const changed = PARTS.filter((part, i) => digests[i] !== digest(binding[part]))
-    if (changed.length > 0) {
-      return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
-    }
-    try {
-      return { ok: true, values: BSON.EJSON.deserialize(content.k as unknown[], { relaxed: false }) as unknown[] }
-    } catch {
-      return invalid('after is not a readable cursor')
-    }
+  }
+}
+
+/** A version 1 cursor: `{"v":1,"b":[four 16-character digests],"k":[canonical Extended JSON values]}`. */
+function readVersion1 (payload: Buffer, binding: CursorBinding): CursorReading {
+  let content: { v?: unknown, b?: unknown, k?: unknown }
+  try {
+    content = JSON.parse(payload.toString('utf8'))
+  } catch {
+    return unreadable()
+  }
+  if (content.v !== 1 || !Array.isArray(content.b) || !Array.isArray(content.k)) return invalid('after is a cursor of another version of this service')
+  const given = content.b as unknown[]
+  const changed = PARTS.filter((part, i) => given[i] !== createHash('sha256').update(binding[part]).digest('base64url').slice(0, 16))
+  if (changed.length > 0) return mismatch(changed)
+  try {
+    return { ok: true, values: BSON.EJSON.deserialize(content.k as unknown[], { relaxed: false }) as unknown[] }
+  } catch {
+    return unreadable()
   }
 }

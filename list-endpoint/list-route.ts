@@ -9,7 +9,7 @@ import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, problemResponse } from '../schemas/problem.js'
 import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
-import type { CursorBinding } from './cursor.js'
+import { EXACT_VALUES, type CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
 import { bsonToJson } from './bson-json.js'
 import { decodeAt, decodeFields, type Page } from './bson-page.js'
@@ -203,8 +203,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       let next: string | undefined
       if (found.starts.length > limit) {
         found.starts.length = limit
-        // Only the sort keys of the last document are decoded, for its cursor.
-        const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)))
+        // Only the sort keys of the last document are decoded, for its cursor, as they are stored.
+        const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)), EXACT_VALUES)
         next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
         reply.header('link', `<${nextUrl(request, next, PUBLIC_URL)}>; rel="next"`)
       }
