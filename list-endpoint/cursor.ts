@@ -41,6 +41,7 @@ function digest (text: string): Buffer {
 }
 const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID_CURSOR', message })
 const unreadable = (): CursorReading => invalid('after is not a readable cursor')
+const altered = (): CursorReading => invalid('after is not a cursor of this service, or it was altered')
 
 function mismatch (changed: string[]): CursorReading {
   return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
@@ -79,16 +80,16 @@ export class CursorCodec {
     const text64 = text.slice(0, dot)
     const payload = Buffer.from(text64, 'base64url')
     // Version 1 was JSON (its first byte `{`), signed as base64url text.
-    const first = payload[0] === 0x7b
+    const version1 = payload[0] === 0x7b
     const signature = Buffer.from(text.slice(dot + 1), 'base64url')
     // base64url's last character may carry unused bits: only the one text of the bytes is ours.
-    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return invalid('after is not a cursor of this service, or it was altered')
+    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return altered()
     const signed = this.keys.some((key) => {
-      const expected = this.mac(key, first ? text64 : payload)
+      const expected = this.mac(key, version1 ? text64 : payload)
       return expected.length === signature.length && timingSafeEqual(expected, signature)
     })
-    if (!signed) return invalid('after is not a cursor of this service, or it was altered')
-    if (first) return readVersion1(payload, binding)
+    if (!signed) return altered()
+    if (version1) return readVersion1(payload, binding)
     if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid('after is a cursor of another version of this service')
     const changed = PARTS.filter((part, i) => !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
     if (changed.length > 0) return mismatch(changed)
