@@ -1,9 +1,22 @@
 // The HTTP benchmark's results as tables (bench/report.ts prints them or writes them into a page).
 import { ENCODINGS } from '../plugins/compression.js'
 import { compressionLevelsTable } from './compression.js'
-import type { HttpResult, Spread } from './http.js'
+import type { HttpResult, RunFigure, Spread } from './http.js'
 import type { Table } from './report.js'
 import { stagesTable } from './stages.js'
+
+/** The collector's share of a run: where a p99 that wanders comes from. */
+function gcColumns (run: RunFigure): Record<string, string | number> {
+  const { gc, duration } = run
+  if (gc === undefined) return {}
+  const full = gc.major.ms + gc.incremental.ms
+  return {
+    'scavenge ms/s': (gc.minor.ms / duration).toFixed(1),
+    'full GC ms/s': (full / duration).toFixed(1),
+    'full GCs': gc.major.count,
+    'longest pause ms': gc.longestMs.toFixed(1)
+  }
+}
 
 const f = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`
 
@@ -21,12 +34,14 @@ export function httpTables (result: HttpResult): Table[] {
         'p50 ms': r.p50,
         'p99 ms': r.p99,
         'CPU µs/req': Math.round(r.cpuUsPerRequest),
-        errors: r.errors
+        errors: r.errors,
+        ...gcColumns(r)
       })),
       notes: [
         `Warm-up, CPU µs per request of each 2-s round until two agree within 3 %: ${Object.entries(mix.warmUp).map(([target, warm]) => `${target} ${warm.map(Math.round).join(' → ')}`).join('; ')}.`,
         `Service/floor, median (min–max) over ${rounds} rounds: CPU per request ${f(mix.ratios.cpu)} [target ≤ 0.45], p99 ${f(mix.ratios.p99)} [target ≤ 0.6], req/s ${f(mix.ratios.rps)}.`,
-        `Raw floor/floor: CPU per request ${f(mix.ratios.rawFloorCpu)}.`
+        `Raw floor/floor: CPU per request ${f(mix.ratios.rawFloorCpu)}.`,
+        'GC: the collector\'s pauses in the server during the run (node:perf_hooks), in ms per second of the run: scavenges of the young generation, and full collections with the incremental marking steps that lead to them; their count, and the longest single pause.'
       ]
     })
   }

@@ -17,6 +17,7 @@ import { ENCODINGS } from '../plugins/compression.js'
 import { benchCompressionLevels, type LevelFigure } from './compression.js'
 import { median } from './timing.js'
 import { benchStages, type StageFigure } from './stages.js'
+import type { GcFigures } from './gc-observer.js'
 
 const DIST = new URL('../', import.meta.url)
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100
@@ -33,9 +34,9 @@ export interface HttpOptions { rounds: number, duration: number, connections: nu
 
 type Target = 'service' | 'floor' | 'raw floor' | `stage: ${string}`
 
-export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number }
+export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number, duration: number, gc?: GcFigures }
 
-interface Server { target: Target, child: ChildProcess, url: string }
+interface Server { target: Target, child: ChildProcess, url: string, lines?: Interface }
 
 export interface Spread { median: number, min: number, max: number }
 
@@ -89,11 +90,32 @@ async function measure (server: Server, paths: string[], duration: number, conne
 }
 
 async function run (server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}): Promise<RunFigure> {
+  await gcFigures(server)
   const before = cpuMicros(pidOf(server))
   const result = await autocannon({ url: server.url, connections, duration, requests: paths.map((path) => ({ method: 'GET', path, headers })) })
   const cpu = cpuMicros(pidOf(server)) - before
+  const gc = await gcFigures(server)
   const ok = result['2xx']
-  return { target: server.target, requests: ok, rps: ok / duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors }
+  return { target: server.target, requests: ok, rps: ok / duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx + result.errors, duration, ...(gc === undefined ? {} : { gc }) }
+}
+
+/** The collector's pauses since the last call, from a server started with bench/gc-observer.js. */
+async function gcFigures (server: Server): Promise<GcFigures | undefined> {
+  const { lines: output, child } = server
+  if (output === undefined) return undefined
+  const lines: Interface = output
+  return await new Promise((resolve) => {
+    // A server that no longer answers has no figures; the run itself reports its errors.
+    const timer = setTimeout(() => { lines.off('line', read); resolve(undefined) }, 5000)
+    function read (line: string): void {
+      if (!line.startsWith('{"gc":')) return
+      clearTimeout(timer)
+      lines.off('line', read)
+      resolve((JSON.parse(line) as { gc: GcFigures }).gc)
+    }
+    lines.on('line', read)
+    child.stdin?.write('gc\n')
+  })
 }
 
 /**
@@ -150,10 +172,12 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     console.log(`database: ${db.kind} (${db.reason})${replay === undefined ? '' : ', recorded once and replayed from memory'}; servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
 
     const env = { MONGODB_URI: uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
+    // Every server measured counts its collector's pauses (bench/gc-observer.ts).
+    const gcObserver = `--import=${new URL('bench/gc-observer.js', DIST).pathname}`
     const server = async (target: Target, script: string, extra: NodeJS.ProcessEnv, match: RegExp, url: RegExp, nodeArgs: string[] = []): Promise<Server> => {
-      const { child, line } = await start(script, { ...env, ...extra }, match, SERVER_CORE, nodeArgs)
+      const { child, line, lines } = await start(script, { ...env, ...extra }, match, SERVER_CORE, [gcObserver, ...nodeArgs])
       children.push(child)
-      return { target, child, url: url.exec(line)?.[1] as string }
+      return { target, child, url: url.exec(line)?.[1] as string, lines }
     }
     // BENCH_NODE_ARGS reaches the measured service only (e.g. --cpu-prof to profile it).
     const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean))
