@@ -36,7 +36,7 @@ type Target = 'service' | 'floor' | 'raw floor' | `stage: ${string}`
 
 export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number, duration: number, gc?: GcFigures }
 
-interface Server { target: Target, child: ChildProcess, url: string, lines?: Interface }
+interface Server { target: Target, child: ChildProcess, url: string, lines: Interface }
 
 export interface Spread { median: number, min: number, max: number }
 
@@ -101,9 +101,7 @@ async function run (server: Server, paths: string[], duration: number, connectio
 
 /** The collector's pauses since the last call, from a server started with bench/gc-observer.js. */
 async function gcFigures (server: Server): Promise<GcFigures | undefined> {
-  const { lines: output, child } = server
-  if (output === undefined) return undefined
-  const lines: Interface = output
+  const { lines, child } = server
   return await new Promise((resolve) => {
     // A server that no longer answers has no figures; the run itself reports its errors.
     const timer = setTimeout(() => { lines.off('line', read); resolve(undefined) }, 5000)
