@@ -34,7 +34,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-COPY --from=build /app/dist/server.js /app/dist/service.js /app/dist/app.js /app/dist/choose-database.js /app/dist/package-info.js /app/dist/recent-map.js /app/dist/command-line.js ./dist/
+COPY --from=build /app/dist/server.js /app/dist/service.js /app/dist/app.js /app/dist/choose-database.js /app/dist/package-info.js /app/dist/recent-map.js /app/dist/slot-set.js /app/dist/command-line.js ./dist/
 COPY --from=build /app/dist/plugins ./dist/plugins
 COPY --from=build /app/dist/routes ./dist/routes
 COPY --from=build /app/dist/schemas ./dist/schemas
@@ -48,4 +48,6 @@ USER node
 EXPOSE 3000 9464
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/server.js"]
+# The garbage collector's sizing (docs/performance.md, "A steady tail"): npm start and
+# npm run start:dist pass the same flags, and npm run bench starts the service with these.
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=100", "dist/server.js"]

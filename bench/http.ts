@@ -54,6 +54,17 @@ export interface HttpResult {
   compression?: { levels: LevelFigure[], encodings: EncodingFigure[] }
 }
 
+/**
+ * The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`):
+ * the service is measured as it is deployed. test/dockerfile.test.ts holds npm start to them.
+ */
+function deployedNodeFlags (): string[] {
+  const dockerfile = readFileSync(new URL('../Dockerfile', DIST), 'utf8')
+  const command = [...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].at(-1)?.[1]
+  if (command === undefined) throw new Error('the Dockerfile has no CMD in exec form')
+  return (JSON.parse(command) as string[]).slice(1, -1)
+}
+
 function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
   const args = [...nodeArgs, new URL(script, DIST).pathname]
   const [command, argv] = TASKSET !== undefined && cores !== undefined ? [TASKSET, ['-c', cores, process.execPath, ...args]] : [process.execPath, args]
@@ -177,8 +188,11 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       children.push(child)
       return { target, child, url: url.exec(line)?.[1] as string, lines }
     }
-    // BENCH_NODE_ARGS reaches the measured service only (e.g. --cpu-prof to profile it).
-    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean))
+    // The service runs with the image's node flags; BENCH_NODE_ARGS, after them, reaches the
+    // measured service only (e.g. --cpu-prof to profile it). The floors run on node's defaults.
+    const deployed = deployedNodeFlags()
+    console.log(`service: node ${deployed.join(' ')} dist/server.js`)
+    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, [...deployed, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)])
     const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)
     const rawFloor = await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)
     const servers = [service, floor, rawFloor]
@@ -283,7 +297,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       const onePage = growth.pageSize[0]?.path as string
       const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
       result.stages = await benchStages<Server>({
-        service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/),
+        service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/, deployed),
         freePort,
         measure: async (s, paths, headers) => await measure(s, paths, Math.max(2, options.duration / 2), options.connections, headers),
         warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ProblemError } from '../schemas/problem.js'
+import { SlotSet } from '../slot-set.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,7 +35,7 @@ export interface Lifecycle {
  */
 async function lifecyclePlugin (fastify: FastifyInstance) {
   let idle: Array<() => void> = []
-  const answering = new Set<ServerResponse>()
+  const answering = new SlotSet<ServerResponse>()
   const lifecycle: Lifecycle = {
     draining: false,
     closing: false,

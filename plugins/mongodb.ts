@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
 import { DatabaseWatchdog } from '../database/watchdog.js'
+import { SlotSet } from '../slot-set.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -79,6 +80,20 @@ export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOpt
 }
 
 /**
+ * The driver keeps every session in use, the implicit one of each operation included, in a
+ * `Set` on the client (`client.s.activeSessions`: added as the operation starts, deleted as it
+ * ends, all ended by `close()`). Under load that Set's churn kept each operation's objects
+ * alive past the young-generation collections (slot-set.ts says how); a SlotSet takes its
+ * place, with the same add, delete, clear and iteration. Left alone when the driver holds it
+ * otherwise (test/plugins/mongodb-sessions.test.ts holds the driver to what is assumed).
+ */
+export function withSlotSessions (client: MongoClient): MongoClient {
+  const state = (client as unknown as { s?: { activeSessions?: unknown } }).s
+  if (state?.activeSessions instanceof Set && state.activeSessions.size === 0) state.activeSessions = new SlotSet<object>()
+  return client
+}
+
+/**
  * One MongoClient for the process, handed to @fastify/mongodb (which decorates `fastify.mongo`).
  * It is created without connecting: the service starts before its database, and the watchdog
  * (database-watchdog.ts) replaces it when it stops recovering by itself.
@@ -86,7 +101,7 @@ export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOpt
 async function mongodbPlugin (fastify: FastifyInstance) {
   const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS } = fastify.config
   if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
-  const connect = () => new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI))
+  const connect = () => withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)))
   const commandListeners: CommandListener[] = []
   const timed = async <T>(command: string, work: () => Promise<T>): Promise<T> => {
     if (commandListeners.length === 0) return await work()

@@ -34,6 +34,9 @@ function stages (text: string): Stage[] {
 const all = stages(dockerfile)
 const runtime = all.at(-1) as Stage
 /** `COPY --from=build <sources…> <destination>` of the runtime stage, as [source in /app, destination] pairs. */
+/** The runtime's command (exec form) and the node flags in it. */
+const command = JSON.parse((runtime.lines.find((line) => line.startsWith('CMD ')) ?? 'CMD []').slice(4)) as string[]
+const nodeFlags = command.slice(1, -1)
 const fromBuild = runtime.lines.filter((line) => line.startsWith('COPY --from=build ')).flatMap((line) => {
   const words = line.split(/\s+/).slice(2)
   const destination = words.pop() as string
@@ -55,12 +58,21 @@ t.test('the runtime stage: root-owned read-only files, non-root user, production
   t.ok(runtime.lines.findIndex((line) => line.startsWith('USER')) > runtime.lines.findLastIndex((line) => line.startsWith('COPY') || line.startsWith('RUN')), 'USER comes after every COPY and RUN')
   t.match(runtime.lines.find((line) => line.startsWith('ENV')) ?? '', /NODE_ENV=production/)
   t.match(runtime.lines.find((line) => line.startsWith('HEALTHCHECK')) ?? '', /\/health/)
-  t.same(runtime.lines.find((line) => line.startsWith('CMD')), 'CMD ["node", "dist/server.js"]', 'node itself is PID 1\'s program, no npm')
+  t.same(command.at(0), 'node', 'node itself is PID 1\'s program, no npm')
+  t.same(command.at(-1), 'dist/server.js')
   const labels = runtime.lines.filter((line) => line.startsWith('LABEL')).join(' ')
   for (const key of ['title', 'description', 'version', 'revision', 'licenses', 'source']) t.match(labels, `org.opencontainers.image.${key}=`, key)
   for (const left of ['bench', 'offline-mongodb', 'demo-data', 'test']) {
     t.notOk(fromBuild.some(([source]) => source.startsWith(`dist/${left}`)), `no ${left} in the image`)
   }
+})
+
+t.test('npm start and npm run start:dist give node the flags the image gives it', async (t) => {
+  t.ok(nodeFlags.length > 0, `the image sets ${nodeFlags.join(' ')}`)
+  for (const flag of nodeFlags) t.match(flag, /^--[a-z-]+=\S+$/, flag)
+  const { scripts } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  t.equal(scripts['start:dist'], ['node', ...nodeFlags, 'dist/server.js'].join(' '))
+  t.equal(scripts.start, ['tsx', ...nodeFlags, 'server.ts'].join(' '))
 })
 
 t.test('.dockerignore keeps secrets and local dependencies out of the build context', async (t) => {
@@ -93,7 +105,7 @@ t.test('the copied files start with production dependencies only, and serve', as
   await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: app, maxBuffer: 1 << 24 })
 
   const { uri } = await testDatabase()
-  const child = spawn(process.execPath, ['dist/server.js'], {
+  const child = spawn(process.execPath, [...nodeFlags, 'dist/server.js'], {
     cwd: app,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), AUTH_MODE: 'none', CURSOR_SECRET: 'a-test-cursor-secret-of-32-bytes!!', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', SHUTDOWN_DELAY_MS: '0' },
     stdio: ['ignore', 'pipe', 'pipe']
