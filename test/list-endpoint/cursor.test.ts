@@ -1,22 +1,13 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { BSON, Int32, Long, ObjectId } from 'mongodb'
 import t from 'tap'
-import { CursorCodec, HmacSha256 } from '../../list-endpoint/cursor.js'
+import { CursorCodec } from '../../list-endpoint/cursor.js'
 
 const binding = { path: 'sessions / p1', filter: '{}', sort: '{"start":1,"_id":1}', fields: '*' }
 const oldKey = Buffer.from('o'.repeat(32))
 const newKey = Buffer.from('n'.repeat(32))
 
-t.test('the MAC is HMAC-SHA256, byte for byte, whatever the key and payload', async (t) => {
-  // Keys shorter than, as long as, and longer than SHA-256's 64-byte block (hashed first).
-  for (const length of [1, 16, 32, 63, 64, 65, 200]) {
-    const key = randomBytes(length)
-    const hmac = new HmacSha256(key)
-    for (const payload of [Buffer.alloc(0), randomBytes(53), 'eyJ2IjoxfQ', randomBytes(1000)]) {
-      t.same(hmac.mac(payload), createHmac('sha256', key).update(payload).digest(), `key of ${length} bytes, payload of ${payload.length}`)
-    }
-    t.same(hmac.mac('x'), hmac.mac('x'), 'the keyed states are reused, not consumed')
-  }
+t.test('a cursor is signed with HMAC-SHA256 of its bytes', async (t) => {
   const codec = new CursorCodec([newKey])
   const [payload, signature] = codec.encode(binding, [1]).split('.') as [string, string]
   t.equal(signature, createHmac('sha256', newKey).update(Buffer.from(payload, 'base64url')).digest('base64url'), 'a cursor is signed with HMAC-SHA256 of its bytes')
