@@ -2,6 +2,7 @@ import fastifyMongo from '@fastify/mongodb'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
+import { DeadlineSignal } from '../database/deadline.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
 import { SlotSet } from '../slot-set.js'
 
@@ -148,15 +149,16 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       return collection
     },
     db: () => fastify.mongo.db as Db,
-    // A controller and a cleared timer cost ~0.3 µs; AbortSignal.timeout() ~5.6 µs (measured).
+    // A DeadlineSignal rather than an AbortController: the driver's listeners on an EventTarget
+    // cost ~6 % of a small page (database/deadline.ts); AbortSignal.timeout() more still.
     bounded: async (work) => {
-      const controller = new AbortController()
-      const timer = setTimeout(() => controller.abort(new DOMException('The database did not answer in time', 'TimeoutError')), budget)
+      const deadline = new DeadlineSignal()
+      const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
       try {
-        return await work(controller.signal)
+        return await work(deadline.signal)
       } catch (error) {
         // Whatever else the request started (the list beside a failed project check) stops too.
-        controller.abort(error)
+        deadline.abort(error)
         throw error
       } finally {
         clearTimeout(timer)
