@@ -62,6 +62,15 @@ async function projectExists (fastify: FastifyInstance, id: ObjectId, options: {
 const NO_DOCUMENTS: Page = { bytes: Buffer.alloc(0), starts: [] }
 
 /**
+ * A page's JSON shorter than this leaves as text: Node then writes the head and the body of the
+ * answer as one string in one write(), where a Buffer body takes a writev() of the two (a
+ * 1-document page: 1-5 % less CPU in three side-by-side runs). The bytes are the same: the
+ * transcoder writes valid UTF-8. Longer pages stay bytes: copying them into a string would cost
+ * more than it saves.
+ */
+const SMALL_ANSWER = 4096
+
+/**
  * The page, and whether its project exists (`known`: true when remembered or unscoped,
  * undefined when the database must say). A project not remembered is looked up in the page's
  * own command (one connection, one round trip); `limit=0` reads no page, only the project.
@@ -220,7 +229,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       }
       const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
       reply.type('application/json; charset=utf-8')
-      return transcode(found, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
+      const json = transcode(found, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
+      return json.length < SMALL_ANSWER ? json.toString('utf8') : json
     })
 
     // docs/query-language.md, "The lists": other methods on a list are 405, refused before the body is read or the project looked up.

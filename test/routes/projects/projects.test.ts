@@ -47,3 +47,14 @@ t.test('undeclared project fields never leave the service', async (t) => {
     t.notMatch(res.body, /hunter2|password|apiKey|k-123/, url)
   }
 })
+
+t.test('a small page sent as text keeps every byte: non-ASCII names, content-length in bytes', async (t) => {
+  const name = 'Fête des Lumières ✨ 😀 — 東京'
+  await fastify.mongo.db?.collection('projects').insertOne({ name, public: true, createdAt: new Date() })
+  const res = await fastify.inject(`/projects?${q({ name })}`)
+  t.equal(res.statusCode, 200)
+  t.ok(res.rawPayload.length < 4096, 'a page small enough to leave as text')
+  t.equal(Number(res.headers['content-length']), res.rawPayload.length, 'content-length counts bytes, not characters')
+  t.equal(JSON.parse(res.rawPayload.toString('utf8')).data[0].name, name)
+  t.ok(res.rawPayload.includes(Buffer.from(name, 'utf8')), 'the name as UTF-8, not escaped')
+})
