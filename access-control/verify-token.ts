@@ -86,7 +86,12 @@ export function tokenVerifier (options: VerifierOptions): TokenVerifier {
     // fast-jwt checks iss and aud only when the token has them: required, they always are.
     requiredClaims: ['exp', 'iss', 'aud'],
     clockTolerance: CLOCK_TOLERANCE_MS,
-    cache: 1000
+    cache: 1000,
+    // Verified tokens are remembered by the token itself, signature included: fast-jwt's
+    // default key is a SHA-2 digest of it, a native Hash object per request, which cost more
+    // than the rest of a remembered token's check (docs/performance.md). A token is at most
+    // the 8 KiB of a header, and 1,000 of them a few MB.
+    cacheKeyBuilder: (token: string) => token
   })
   // One verifier (and its cache of verified tokens) per key; a key set fetched anew replaces them.
   const verifiers = new Map<string, ReturnType<typeof verifierOf>>()

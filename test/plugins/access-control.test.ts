@@ -72,6 +72,16 @@ t.test('refused tokens: 401 UNAUTHENTICATED with WWW-Authenticate, and no query'
   t.same(commands.names(), [], 'no database command for a refused caller')
 })
 
+t.test('a remembered token vouches for itself only: the same claims with another signature are refused', async (t) => {
+  const token = mint(ec, { projects: [a] })
+  for (let i = 0; i < 2; i++) t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200, 'verified, then remembered')
+  const [header, payload, signature] = token.split('.') as [string, string, string]
+  const other = `${header}.${payload}.${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`
+  const res = await get(fastify, `/projects/${a}/sessions?limit=1`, other)
+  t.equal(res.statusCode, 401, 'a signature differing in one character is checked, not taken from memory')
+  t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200, 'and the remembered token still passes')
+})
+
 t.test('a token in the query string is not a token', async (t) => {
   const res = await get(fastify, `/projects/${a}/sessions?access_token=${valid}`)
   t.equal(res.statusCode, 401)
