@@ -1,6 +1,7 @@
 // Reading raw BSON where it lies: the element walk (names, types, value sizes), the pages of
 // documents a cursor reply holds, and decoding as the driver decodes when the JSON writer
 // (bson-json.ts) cannot be used. No JavaScript object is built until something is decoded.
+import { isUtf8 } from 'node:buffer'
 import { BSON, type Document } from 'mongodb'
 
 export const enum T { Double = 1, String = 2, Document = 3, Array = 4, Binary = 5, Undefined = 6, ObjectId = 7, Boolean = 8, Date = 9, Null = 10, Regex = 11, DBPointer = 12, Code = 13, Symbol = 14, CodeWithScope = 15, Int32 = 16, Timestamp = 17, Int64 = 18, Decimal128 = 19, MinKey = 255, MaxKey = 127 }
@@ -181,6 +182,53 @@ export function decodeFields ({ bytes, starts }: Page, index: number, names: Rea
   for (const element of kept) p += element.copy(doc, p)
   doc[p] = 0
   return BSON.deserialize(doc, options)
+}
+
+/**
+ * The values of the top-level fields `names` in the page's document `index`, as the BSON
+ * document `{"0": …, "1": …}` a cursor holds (a missing field is null; the last of a repeated
+ * name wins, as in decoding), copied as they lie: nothing is decoded and encoded again.
+ * undefined when a name is a dotted path or a text is not UTF-8 (decodeFields then).
+ */
+export function topLevelValues ({ bytes, starts }: Page, index: number, names: readonly string[]): Buffer | undefined {
+  if (names.some((name) => name.includes('.'))) return undefined
+  const at = starts[index] as number
+  const end = at + bytes.readInt32LE(at) - 1
+  // Where each name's element lies: its type byte, and its value's start and end.
+  const found = new Int32Array(names.length * 3).fill(-1)
+  let i = at + 4
+  while (i < end) {
+    const type = bytes[i] as number
+    const nameEnd = cstringEnd(bytes, i + 1)
+    const next = nameEnd + 1 + valueSize(bytes, type, nameEnd + 1)
+    const k = names.indexOf(utf8(bytes, i + 1, nameEnd))
+    if (k >= 0) {
+      found[3 * k] = i
+      found[3 * k + 1] = nameEnd + 1
+      found[3 * k + 2] = next
+    }
+    i = next
+  }
+  let size = 5
+  for (let k = 0; k < names.length; k++) {
+    size += 2 + String(k).length
+    const start = found[3 * k + 1] as number
+    if (start < 0) continue
+    if (bytes[found[3 * k] as number] === T.String && !isUtf8(bytes.subarray(start + 4, (found[3 * k + 2] as number) - 1))) return undefined
+    size += (found[3 * k + 2] as number) - start
+  }
+  const doc = Buffer.allocUnsafe(size)
+  doc.writeInt32LE(size, 0)
+  let p = 4
+  for (let k = 0; k < names.length; k++) {
+    const start = found[3 * k + 1] as number
+    doc[p++] = start < 0 ? T.Null : bytes[found[3 * k] as number] as number
+    p += doc.write(String(k), p, 'latin1')
+    doc[p++] = 0
+    if (start >= 0) p += bytes.copy(doc, p, start, found[3 * k + 2] as number)
+  }
+  doc[p] = 0
+  return doc
 }
 
 /** The page's document `index`, decoded as the driver would have decoded it. */

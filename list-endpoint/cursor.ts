@@ -60,7 +60,11 @@ export class CursorCodec {
   encode (binding: CursorBinding, values: unknown[]): string {
     const keyed: Record<string, unknown> = {}
     for (let i = 0; i < values.length; i++) keyed[i] = values[i] ?? null
-    const bson = BSON.serialize(keyed)
+    return this.encodeBson(binding, BSON.serialize(keyed))
+  }
+
+  /** The same, from the values' BSON document `{"0": v0, "1": v1, …}` as it is to be stored. */
+  encodeBson (binding: CursorBinding, bson: Uint8Array): string {
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
     payload[0] = VERSION
     for (let i = 0; i < PARTS.length; i++) digest(binding[PARTS[i] as typeof PARTS[number]]).copy(payload, 1 + i * DIGEST_BYTES)

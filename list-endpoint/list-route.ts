@@ -12,7 +12,7 @@ import { describeList, filterSchemaId, listQuerystring, scopeOf } from './descri
 import { EXACT_VALUES, type CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
 import { bsonToJson } from './bson-json.js'
-import { decodeAt, decodeFields, type Page } from './bson-page.js'
+import { decodeAt, decodeFields, topLevelValues, type Page } from './bson-page.js'
 import { findPage, findProjectPage, type PageOptions, type PageQuery } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { nextUrl, pageProjection, withoutExtra } from './paging.js'
@@ -212,9 +212,14 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       let next: string | undefined
       if (found.starts.length > limit) {
         found.starts.length = limit
-        // Only the sort keys of the last document are decoded, for its cursor, as they are stored.
-        const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)), EXACT_VALUES)
-        next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
+        // The last document's sort keys as they are stored: copied from its bytes when they are
+        // top-level fields, else only they are decoded.
+        const values = topLevelValues(found, limit - 1, sortKeys)
+        if (values !== undefined) next = fastify.cursors.encodeBson(binding(), values)
+        else {
+          const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)), EXACT_VALUES)
+          next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
+        }
         reply.header('link', `<${nextUrl(request, next, PUBLIC_URL)}>; rel="next"`)
       }
       const report = (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
