@@ -64,12 +64,23 @@ export class CursorCodec {
   }
 
   /** The same, from the values' BSON document `{"0": v0, "1": v1, …}` as it is to be stored. */
-  encodeBson (binding: CursorBinding, bson: Uint8Array): string {
+  encodeBson (binding: CursorBinding | Buffer, bson: Uint8Array): string {
+    const head = Buffer.isBuffer(binding) ? binding : this.head(binding)
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
-    payload[0] = VERSION
-    for (let i = 0; i < PARTS.length; i++) digest(binding[PARTS[i] as typeof PARTS[number]]).copy(payload, 1 + i * DIGEST_BYTES)
+    payload.set(head, 0)
     payload.set(bson, VALUES_AT)
     return `${payload.toString('base64url')}.${(this.keys[0] as HmacSha256).mac(payload).toString('base64url')}`
+  }
+
+  /**
+   * What every cursor bound to `binding` starts with (the version and the binding's digests):
+   * a list keeps it with a compiled query rather than hashing the binding for every page.
+   */
+  head (binding: CursorBinding): Buffer {
+    const head = Buffer.alloc(VALUES_AT)
+    head[0] = VERSION
+    for (let i = 0; i < PARTS.length; i++) digest(binding[PARTS[i] as typeof PARTS[number]]).copy(head, 1 + i * DIGEST_BYTES)
+    return head
   }
 
   /** The sort-key values of a cursor, if it is ours, intact, and made for this very query. */

@@ -137,6 +137,9 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
     const guard = offSchemaGuard(schema)
     const transcode = bsonToJson(schema)
+    // The head of the cursors of a compiled query on this route (its binding's digests), kept
+    // for the project it was last used with: a query is bound to nothing else.
+    const heads = new WeakMap<ListQuery, { projectKey: string, bytes: Buffer }>()
 
     fastify.get(url, {
       schema: {
@@ -215,8 +218,14 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         // The last document's sort keys as they are stored: copied from its bytes when they are
         // top-level fields, else only they are decoded.
         const values = topLevelValues(found, limit - 1, sortKeys)
-        if (values !== undefined) next = fastify.cursors.encodeBson(binding(), values)
-        else {
+        if (values !== undefined) {
+          let head = heads.get(request.listQuery as ListQuery)
+          if (head === undefined || head.projectKey !== projectKey) {
+            head = { projectKey, bytes: fastify.cursors.head(binding()) }
+            heads.set(request.listQuery as ListQuery, head)
+          }
+          next = fastify.cursors.encodeBson(head.bytes, values)
+        } else {
           const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)), EXACT_VALUES)
           next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
         }

@@ -134,6 +134,13 @@ t.test('cursors are signed and bound to their query', async (t) => {
   await problem(`/projects/${publicIds[1] as string}/sessions?sort=%2Bname&fields=name,start&limit=2&after=${cursor}`, 'CURSOR_MISMATCH', /path/)
   await problem(`/projects/${first}/activities?sort=%2Bname&fields=name&limit=2&after=${(await page(`/projects/${first}/sessions?sort=%2Bname&fields=name&limit=2`)).body.next as string}`, 'CURSOR_MISMATCH', /path/)
   t.equal((await fastify.inject(`/projects/${first}/sessions?sort=%2Bname&fields=start,name&limit=9&count=true&after=${cursor}`)).statusCode, 200, 'limit, count and the order of fields may change')
+  // The same query string on two projects, in turn: each page's cursor is bound to its own project.
+  const second = publicIds[1] as string
+  for (const [project, other] of [[first, second], [second, first], [first, second]] as Array<[string, string]>) {
+    const next = (await page(`/projects/${project}/sessions?sort=%2Bname&limit=1`)).body.next as string
+    t.equal((await fastify.inject(`/projects/${project}/sessions?sort=%2Bname&limit=1&after=${next}`)).statusCode, 200, 'continues its own project')
+    await problem(`/projects/${other}/sessions?sort=%2Bname&limit=1&after=${next}`, 'CURSOR_MISMATCH', /path/)
+  }
 })
 
 t.test('a cursor carries no value of a field the kind does not declare', async (t) => {
