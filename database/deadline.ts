@@ -3,8 +3,8 @@
 // The driver needs little of an AbortSignal: it adds an 'abort' listener while an operation
 // waits for a server, for a connection and for the reply (three per command), removes it when
 // the wait is over, and reads `aborted`, `reason` and `throwIfAborted()`. Node's AbortSignal is
-// an EventTarget, whose listeners cost far more than that needs: with it, about 6 % of the CPU
-// of a 1-document page went into those three listeners (measured side by side against this
+// an EventTarget, whose listeners cost far more than that needs: with it, 3 to 6 % of the CPU
+// of a 1-document page went into those three listeners (measured side by side with this
 // class, docs/performance.md). This is that interface and no more; listeners are called as
 // EventTarget calls them, once, with `this` the signal. test/database/deadline.test.ts holds the
 // driver to using nothing else of it.

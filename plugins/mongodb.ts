@@ -150,7 +150,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     },
     db: () => fastify.mongo.db as Db,
     // A DeadlineSignal rather than an AbortController: the driver's listeners on an EventTarget
-    // cost ~6 % of a small page (database/deadline.ts); AbortSignal.timeout() more still.
+    // cost 3-6 % of a small page (database/deadline.ts); AbortSignal.timeout() more still.
     bounded: async (work) => {
       const deadline = new DeadlineSignal()
       const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
