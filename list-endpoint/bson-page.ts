@@ -156,45 +156,13 @@ export function decodeRaw (doc: Buffer): Document {
 }
 
 /**
- * The top-level fields `names` of the page's document `index`, decoded as the driver would
- * decode them unless `options` say otherwise (the others are not decoded at all): the sort keys
- * of a page's last document.
+ * Where the last element named `names[k]` lies in the page's document `index` (the one decoding
+ * keeps when a name repeats): at 3k the offset of its type byte, at 3k+1 and 3k+2 the start and
+ * end of its value; -1 when the document has no such element.
  */
-export function decodeFields ({ bytes, starts }: Page, index: number, names: ReadonlySet<string>, options: BSON.DeserializeOptions = DECODE_OPTIONS): Document {
+function lastElements ({ bytes, starts }: Page, index: number, names: readonly string[]): Int32Array {
   const at = starts[index] as number
   const end = at + bytes.readInt32LE(at) - 1
-  const kept: Buffer[] = []
-  let size = 5
-  let i = at + 4
-  while (i < end) {
-    const type = bytes[i] as number
-    const nameEnd = cstringEnd(bytes, i + 1)
-    const next = nameEnd + 1 + valueSize(bytes, type, nameEnd + 1)
-    if (names.has(utf8(bytes, i + 1, nameEnd))) {
-      kept.push(bytes.subarray(i, next))
-      size += next - i
-    }
-    i = next
-  }
-  const doc = Buffer.allocUnsafe(size)
-  doc.writeInt32LE(size, 0)
-  let p = 4
-  for (const element of kept) p += element.copy(doc, p)
-  doc[p] = 0
-  return BSON.deserialize(doc, options)
-}
-
-/**
- * The values of the top-level fields `names` in the page's document `index`, as the BSON
- * document `{"0": …, "1": …}` a cursor holds (a missing field is null; the last of a repeated
- * name wins, as in decoding), copied as they lie: nothing is decoded and encoded again.
- * undefined when a name is a dotted path or a text is not UTF-8 (decodeFields then).
- */
-export function topLevelValues ({ bytes, starts }: Page, index: number, names: readonly string[]): Buffer | undefined {
-  if (names.some((name) => name.includes('.'))) return undefined
-  const at = starts[index] as number
-  const end = at + bytes.readInt32LE(at) - 1
-  // Where each name's element lies: its type byte, and its value's start and end.
   const found = new Int32Array(names.length * 3).fill(-1)
   let i = at + 4
   while (i < end) {
@@ -209,6 +177,37 @@ export function topLevelValues ({ bytes, starts }: Page, index: number, names: r
     }
     i = next
   }
+  return found
+}
+
+/**
+ * The top-level fields `names` of the page's document `index`, decoded as the driver would
+ * decode them unless `options` say otherwise (the others are not decoded at all): the sort keys
+ * of a page's last document.
+ */
+export function decodeFields (page: Page, index: number, names: readonly string[], options: BSON.DeserializeOptions = DECODE_OPTIONS): Document {
+  const { bytes } = page
+  const found = lastElements(page, index, names)
+  let size = 5
+  for (let k = 0; k < names.length; k++) if ((found[3 * k] as number) >= 0) size += (found[3 * k + 2] as number) - (found[3 * k] as number)
+  const doc = Buffer.allocUnsafe(size)
+  doc.writeInt32LE(size, 0)
+  let p = 4
+  for (let k = 0; k < names.length; k++) if ((found[3 * k] as number) >= 0) p += bytes.copy(doc, p, found[3 * k] as number, found[3 * k + 2] as number)
+  doc[p] = 0
+  return BSON.deserialize(doc, options)
+}
+
+/**
+ * The values of the top-level fields `names` in the page's document `index`, as the BSON
+ * document `{"0": …, "1": …}` a cursor holds (a missing field is null; the last of a repeated
+ * name wins, as in decoding), copied as they lie: nothing is decoded and encoded again.
+ * undefined when a name is a dotted path or a text is not UTF-8 (decodeFields then).
+ */
+export function topLevelValues (page: Page, index: number, names: readonly string[]): Buffer | undefined {
+  if (names.some((name) => name.includes('.'))) return undefined
+  const { bytes } = page
+  const found = lastElements(page, index, names)
   let size = 5
   for (let k = 0; k < names.length; k++) {
     size += 2 + String(k).length

@@ -48,6 +48,13 @@ function mismatch (changed: string[]): CursorReading {
   return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
 }
 
+/** Sort-key values as the BSON document `{"0": v0, "1": v1, …}` a cursor holds (a missing one null). */
+export function valuesDocument (values: unknown[]): Uint8Array {
+  const keyed: Record<string, unknown> = {}
+  for (let i = 0; i < values.length; i++) keyed[i] = values[i] ?? null
+  return BSON.serialize(keyed)
+}
+
 export class CursorCodec {
   private readonly keys: HmacSha256[]
 
@@ -58,14 +65,11 @@ export class CursorCodec {
 
   /** A cursor continuing after a document whose sort keys hold `values` (missing ones undefined). */
   encode (binding: CursorBinding, values: unknown[]): string {
-    const keyed: Record<string, unknown> = {}
-    for (let i = 0; i < values.length; i++) keyed[i] = values[i] ?? null
-    return this.encodeBson(binding, BSON.serialize(keyed))
+    return this.encodeBson(this.head(binding), valuesDocument(values))
   }
 
-  /** The same, from the values' BSON document `{"0": v0, "1": v1, …}` as it is to be stored. */
-  encodeBson (binding: CursorBinding | Buffer, bson: Uint8Array): string {
-    const head = Buffer.isBuffer(binding) ? binding : this.head(binding)
+  /** The same, from the head of `binding` (head()) and the values' BSON document (valuesDocument()). */
+  encodeBson (head: Buffer, bson: Uint8Array): string {
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
     payload.set(head, 0)
     payload.set(bson, VALUES_AT)

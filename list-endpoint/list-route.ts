@@ -9,7 +9,7 @@ import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, problemResponse } from '../schemas/problem.js'
 import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
-import { EXACT_VALUES, type CursorBinding } from './cursor.js'
+import { EXACT_VALUES, valuesDocument, type CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
 import { bsonToJson } from './bson-json.js'
 import { decodeAt, decodeFields, topLevelValues, type Page } from './bson-page.js'
@@ -91,6 +91,12 @@ function filterText (query: ListQuery): string {
     filterTexts.set(query, text)
   }
   return text
+}
+
+/** The values of the sort keys of the page's document `index`, decoded as stored (dotted keys included). */
+function sortValues (page: Page, index: number, sortKeys: string[]): unknown[] {
+  const doc = decodeFields(page, index, [...new Set(sortKeys.map((key) => key.split('.')[0] as string))], EXACT_VALUES)
+  return sortKeys.map((key) => valueAt(doc, key))
 }
 
 function cursorProblem (code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string): ProblemError {
@@ -217,18 +223,13 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         found.starts.length = limit
         // The last document's sort keys as they are stored: copied from its bytes when they are
         // top-level fields, else only they are decoded.
-        const values = topLevelValues(found, limit - 1, sortKeys)
-        if (values !== undefined) {
-          let head = heads.get(request.listQuery as ListQuery)
-          if (head === undefined || head.projectKey !== projectKey) {
-            head = { projectKey, bytes: fastify.cursors.head(binding()) }
-            heads.set(request.listQuery as ListQuery, head)
-          }
-          next = fastify.cursors.encodeBson(head.bytes, values)
-        } else {
-          const last = decodeFields(found, limit - 1, new Set(sortKeys.map((key) => key.split('.')[0] as string)), EXACT_VALUES)
-          next = fastify.cursors.encode(binding(), sortKeys.map((key) => valueAt(last, key)))
+        const values = topLevelValues(found, limit - 1, sortKeys) ?? valuesDocument(sortValues(found, limit - 1, sortKeys))
+        let head = heads.get(request.listQuery as ListQuery)
+        if (head === undefined || head.projectKey !== projectKey) {
+          head = { projectKey, bytes: fastify.cursors.head(binding()) }
+          heads.set(request.listQuery as ListQuery, head)
         }
+        next = fastify.cursors.encodeBson(head.bytes, values)
         reply.header('link', `<${nextUrl(request, next, PUBLIC_URL)}>; rel="next"`)
       }
       const report = (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }

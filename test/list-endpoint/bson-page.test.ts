@@ -7,7 +7,7 @@ import { valueAt } from '../../list-endpoint/keyset.js'
 
 /** What a cursor held before the values were copied: the sort keys decoded as stored, then encoded. */
 function decodedThenEncoded (doc: Buffer, names: string[]): Buffer {
-  const last = decodeFields(pageOf([doc]), 0, new Set(names.map((name) => name.split('.')[0] as string)), EXACT_VALUES)
+  const last = decodeFields(pageOf([doc]), 0, names, EXACT_VALUES)
   const keyed: Document = {}
   names.forEach((name, i) => { keyed[i] = valueAt(last, name) ?? null })
   return Buffer.from(BSON.serialize(keyed))
