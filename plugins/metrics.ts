@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { MongoClient } from 'mongodb'
 import { listenError } from './config.js'
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { SeriesHistogram } from '../series-histogram.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -45,36 +46,36 @@ async function metricsPlugin (fastify: FastifyInstance) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
-  const requests = new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'HTTP requests by route template, method and status code',
-    labelNames: ['route', 'method', 'status_code'],
-    buckets: SECONDS,
-    registers: [registry]
-  })
+  // The three histograms every request feeds are SeriesHistograms (series-histogram.ts says why).
+  const requests = new SeriesHistogram('http_server_request_duration_seconds', 'HTTP requests by route template, method and status code', ['route', 'method', 'status_code'], SECONDS, registry)
   const rejected = new Counter({ name: 'http_server_rejected_requests_total', help: 'Requests answered with a problem, by its code', labelNames: ['code'], registers: [registry] })
   fastify.addHook('onResponse', (request, reply, done) => {
     // Unmatched URLs share one label value: raw URLs would make the series unbounded.
     const route = request.routeOptions.url ?? 'unmatched'
-    requests.observe({ route, method: request.method, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    requests.observe(requests.series(route, request.method, String(reply.statusCode)), reply.elapsedTime / 1000)
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
     done()
   })
 
-  const commands = new Histogram({ name: 'mongodb_command_duration_seconds', help: 'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included', labelNames: ['command', 'outcome'], buckets: SECONDS, registers: [registry] })
-  const checkout = new Histogram({ name: 'mongodb_pool_checkout_duration_seconds', help: 'Time to check a connection out of the pool', buckets: SECONDS, registers: [registry] })
-  const connections = new Gauge({ name: 'mongodb_pool_connections', help: 'Open connections of the pool', registers: [registry] })
-  const waiting = new Gauge({ name: 'mongodb_pool_checkouts_waiting', help: 'Requests waiting for a connection', registers: [registry] })
-  fastify.database.onCommand((command, outcome, seconds) => { commands.observe({ command, outcome }, seconds) })
+  const commands = new SeriesHistogram('mongodb_command_duration_seconds', 'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included', ['command', 'outcome'], SECONDS, registry)
+  const checkout = new SeriesHistogram('mongodb_pool_checkout_duration_seconds', 'Time to check a connection out of the pool', [], SECONDS, registry)
+  // The pool's gauges are counted as plain numbers and read when scraped.
+  let open = 0
+  let waiting = 0
+  // eslint-disable-next-line no-new
+  new Gauge({ name: 'mongodb_pool_connections', help: 'Open connections of the pool', registers: [registry], collect () { this.set(open) } })
+  // eslint-disable-next-line no-new
+  new Gauge({ name: 'mongodb_pool_checkouts_waiting', help: 'Requests waiting for a connection', registers: [registry], collect () { this.set(waiting) } })
+  fastify.database.onCommand((command, outcome, seconds) => { commands.observe(commands.series(command, outcome), seconds) })
   fastify.database.observe((client: MongoClient) => {
-    client.on('connectionCheckOutStarted', () => waiting.inc())
+    client.on('connectionCheckOutStarted', () => { waiting++ })
     client.on('connectionCheckedOut', (event) => {
-      waiting.dec()
-      checkout.observe(event.durationMS / 1000)
+      waiting--
+      checkout.observe(checkout.series(), event.durationMS / 1000)
     })
-    client.on('connectionCheckOutFailed', () => waiting.dec())
-    client.on('connectionCreated', () => connections.inc())
-    client.on('connectionClosed', () => connections.dec())
+    client.on('connectionCheckOutFailed', () => { waiting-- })
+    client.on('connectionCreated', () => { open++ })
+    client.on('connectionClosed', () => { open-- })
   })
   // eslint-disable-next-line no-new
   new Gauge({
