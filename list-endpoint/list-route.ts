@@ -15,7 +15,7 @@ import { bsonToJson } from './bson-json.js'
 import { decodeAt, decodeFields, topLevelValues, type Page } from './bson-page.js'
 import { findPage, findProjectPage, type PageOptions, type PageQuery } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
-import { nextUrl, pageProjection, withoutExtra } from './paging.js'
+import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
 
 export interface ListRouteOptions {
   /** The MongoDB collection listed. */
@@ -77,8 +77,9 @@ const SMALL_ANSWER = 4096
  */
 async function readPage (fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
   if (countOnly) return { exists: known ?? await projectExists(fastify, projectId, options), page: NO_DOCUMENTS }
-  if (known === undefined) return await fastify.database.timed('aggregate', async () => await findProjectPage(fastify.database.db(), collection, projectId, query, options))
-  return { exists: true, page: await fastify.database.timed('find', async () => await findPage(fastify.database.db(), collection, query, options)) }
+  const db = fastify.database.db()
+  if (known === undefined) return await fastify.database.timed('aggregate', () => findProjectPage(db, collection, projectId, query, options))
+  return { exists: true, page: await fastify.database.timed('find', () => findPage(db, collection, query, options)) }
 }
 
 // The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
@@ -144,8 +145,9 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     const guard = offSchemaGuard(schema)
     const transcode = bsonToJson(schema)
     // The head of the cursors of a compiled query on this route (its binding's digests), kept
-    // for the project it was last used with: a query is bound to nothing else.
-    const heads = new WeakMap<ListQuery, { projectKey: string, bytes: Buffer }>()
+    // for the project it was last used with: a query is bound to nothing else. With it, the
+    // pairs of its query string that the next page's URL keeps: a compiled query is one text.
+    const heads = new WeakMap<ListQuery, { projectKey: string, bytes: Buffer, kept: string }>()
 
     fastify.get(url, {
       schema: {
@@ -205,15 +207,15 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true
       if (known === false) throw projectNotFound(projectId as ObjectId)
-      const [{ exists, page: found }, total] = await fastify.database.bounded(async (signal) => {
+      const [{ exists, page: found }, total] = await fastify.database.bounded((signal) => {
         const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
         // One more than the page tells whether a next page exists; limit=0 reads nothing.
         // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
         const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }
-        return await Promise.all([
+        return Promise.all([
           readPage(fastify, collection, projectId as ObjectId, known, limit === 0, pageQuery, options),
           // countDocuments runs an aggregate ($match, $group).
-          count ? fastify.database.timed('aggregate', async () => await fastify.database.collection(collection).countDocuments(where, options)) : undefined
+          count ? fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, options)) : undefined
         ])
       })
       if (known === undefined) fastify.projectCache.set(projectKey, exists)
@@ -226,11 +228,13 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         const values = topLevelValues(found, limit - 1, sortKeys) ?? valuesDocument(sortValues(found, limit - 1, sortKeys))
         let head = heads.get(request.listQuery as ListQuery)
         if (head === undefined || head.projectKey !== projectKey) {
-          head = { projectKey, bytes: fastify.cursors.head(binding()) }
+          const url = request.raw.url ?? ''
+          const mark = url.indexOf('?')
+          head = { projectKey, bytes: fastify.cursors.head(binding()), kept: mark < 0 ? '' : keptPairs(url.slice(mark + 1)) }
           heads.set(request.listQuery as ListQuery, head)
         }
         next = fastify.cursors.encodeBson(head.bytes, values)
-        reply.header('link', `<${nextUrl(request, next, PUBLIC_URL)}>; rel="next"`)
+        reply.header('link', `<${nextUrl(request, next, PUBLIC_URL, head.kept)}>; rel="next"`)
       }
       const report = (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
       // A nested path read only for the cursor (`customFields.x` with fields=name) is cut out of

@@ -65,17 +65,28 @@ export function baseUrl (request: FastifyRequest, publicUrl: string | undefined)
   return `${scheme}://${host}`
 }
 
-/** The same request URL without `skip` and `after`, continuing after `cursor` (RFC 8288 `Link`). */
-export function nextUrl (request: FastifyRequest, cursor: string, publicUrl?: string): string {
+/**
+ * The pairs of a query string that a next page keeps: all but `skip` and `after`, each followed
+ * by `&`, ready for `after=<cursor>` to be appended. It depends on the query string alone, so the
+ * list route keeps it with the compiled query rather than splitting the URL for every page.
+ */
+export function keptPairs (query: string): string {
+  let kept = ''
+  for (const pair of query.split('&')) {
+    const name = pair.split('=', 1)[0] ?? ''
+    if (pair.length > 0 && name !== 'skip' && name !== 'after') kept += `${pair}&`
+  }
+  return kept
+}
+
+/**
+ * The same request URL without `skip` and `after`, continuing after `cursor` (RFC 8288 `Link`).
+ * `kept` is keptPairs() of the request's query string, when known.
+ */
+export function nextUrl (request: FastifyRequest, cursor: string, publicUrl?: string, kept?: string): string {
   const url = request.raw.url ?? '/'
   const mark = url.indexOf('?')
   const path = mark < 0 ? url : url.slice(0, mark)
-  const kept = mark < 0
-    ? []
-    : url.slice(mark + 1).split('&').filter((pair) => {
-      const name = pair.split('=', 1)[0] ?? ''
-      return pair.length > 0 && name !== 'skip' && name !== 'after'
-    })
-  kept.push(`after=${cursor}`)
-  return `${baseUrl(request, publicUrl)}${path}?${kept.join('&')}`
+  const pairs = kept ?? (mark < 0 ? '' : keptPairs(url.slice(mark + 1)))
+  return `${baseUrl(request, publicUrl)}${path}?${pairs}after=${cursor}`
 }
