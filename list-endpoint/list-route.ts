@@ -75,12 +75,15 @@ const SMALL_ANSWER = 4096
  * undefined when the database must say). A project not remembered is looked up in the page's
  * own command (one connection, one round trip); `limit=0` reads no page, only the project.
  */
-async function readPage (fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
-  if (countOnly) return { exists: known ?? await projectExists(fastify, projectId, options), page: NO_DOCUMENTS }
+function readPage (fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean, query: PageQuery, options: PageOptions): Promise<PageRead> {
+  if (countOnly) return known !== undefined ? Promise.resolve({ exists: known, page: NO_DOCUMENTS }) : projectExists(fastify, projectId, options).then((exists) => ({ exists, page: NO_DOCUMENTS }))
   const db = fastify.database.db()
-  if (known === undefined) return await fastify.database.timed('aggregate', () => findProjectPage(db, collection, projectId, query, options))
-  return { exists: true, page: await fastify.database.timed('find', () => findPage(db, collection, query, options)) }
+  if (known === undefined) return fastify.database.timed('aggregate', () => findProjectPage(db, collection, projectId, query, options))
+  return fastify.database.timed('find', () => findPage(db, collection, query, options)).then((page) => ({ exists: true, page }))
 }
+
+/** What a list reads: its page, whether its project exists, and the count when asked. */
+interface PageRead { exists: boolean, page: Page, total?: number }
 
 // The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
 // are reused (plugins/list-query.ts), so it is written once per query rather than per page.
@@ -207,16 +210,16 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true
       if (known === false) throw projectNotFound(projectId as ObjectId)
-      const [{ exists, page: found }, total] = await fastify.database.bounded((signal) => {
+      const { exists, page: found, total } = await fastify.database.bounded((signal): Promise<PageRead> => {
         const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
         // One more than the page tells whether a next page exists; limit=0 reads nothing.
         // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
         const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }
-        return Promise.all([
-          readPage(fastify, collection, projectId as ObjectId, known, limit === 0, pageQuery, options),
-          // countDocuments runs an aggregate ($match, $group).
-          count ? fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, options)) : undefined
-        ])
+        const reading = readPage(fastify, collection, projectId as ObjectId, known, limit === 0, pageQuery, options)
+        if (!count) return reading
+        // countDocuments runs an aggregate ($match, $group), beside the page.
+        const counting = fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, options))
+        return Promise.all([reading, counting]).then(([pageRead, counted]) => ({ ...pageRead, total: counted }))
       })
       if (known === undefined) fastify.projectCache.set(projectKey, exists)
       if (!exists) throw projectNotFound(projectId as ObjectId)
