@@ -76,9 +76,33 @@ export interface TokenVerifier {
   keySet?: KeySet
 }
 
+/** fast-jwt's warning for a verifier given its own cache key builder (see quietKeyBuilder). */
+const KEY_BUILDER_WARNING = 'FAST_JWT_CACHE_KEY_BUILDER_SECURITY_RISK'
+
+/**
+ * fast-jwt prints a warning (process.emitWarning) for every verifier that has a cache and its
+ * own cacheKeyBuilder: a builder that gave two tokens one key would let one pass for the other.
+ * Ours keys a token by the whole token, so no two share a key; printed for every key the
+ * service verifies with, the warning would only alarm operators. That one warning, while
+ * `make` runs, is not printed; any other is.
+ */
+export function quietKeyBuilder<T> (make: () => T): T {
+  const emitWarning = process.emitWarning
+  process.emitWarning = function (this: NodeJS.Process, ...args: Parameters<typeof process.emitWarning>) {
+    const options: unknown = args[1]
+    if (typeof options === 'object' && options !== null && (options as { code?: unknown }).code === KEY_BUILDER_WARNING) return
+    Reflect.apply(emitWarning, this, args)
+  } as typeof process.emitWarning
+  try {
+    return make()
+  } finally {
+    process.emitWarning = emitWarning
+  }
+}
+
 /** Verifies the Authorization header of a request: the caller, or why not. */
 export function tokenVerifier (options: VerifierOptions): TokenVerifier {
-  const verifierOf = (pem: string) => createVerifier({
+  const verifierOf = (pem: string) => quietKeyBuilder(() => createVerifier({
     key: pem,
     algorithms: options.algorithms as never,
     allowedIss: options.issuer,
@@ -92,7 +116,7 @@ export function tokenVerifier (options: VerifierOptions): TokenVerifier {
     // than the rest of a remembered token's check (docs/performance.md). A token is at most
     // the 8 KiB of a header, and 1,000 of them a few MB.
     cacheKeyBuilder: (token: string) => token
-  })
+  }))
   // One verifier (and its cache of verified tokens) per key; a key set fetched anew replaces them.
   const verifiers = new Map<string, ReturnType<typeof verifierOf>>()
   const verifierFor = (pem: string) => {

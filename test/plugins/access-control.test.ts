@@ -6,6 +6,7 @@ import t from 'tap'
 import { watchCommands } from '../helpers/commands.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer } from '../helpers/tokens.js'
+import { quietKeyBuilder, tokenVerifier } from '../../access-control/verify-token.js'
 
 const rsa = makeKey('rsa-1', 'RS256')
 const ec = makeKey('ec-1', 'ES256')
@@ -168,4 +169,22 @@ t.test('JWT_PUBLIC_KEY instead of a key set', async (t) => {
   const app = await buildWithDemoData(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: ec.publicPem.replaceAll('\n', '\\n'), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
   t.equal((await get(app, '/projects', mint(ec, { projects: '*' }))).statusCode, 200)
   t.equal((await get(app, '/projects', mint(rsa, { projects: '*' }))).statusCode, 401, 'a token of another key')
+})
+
+t.test('no warning about the cache key builder is printed; other warnings are', async (t) => {
+  const warnings: Array<{ code?: string, message: string }> = []
+  const listener = (warning: Error & { code?: string }) => { warnings.push({ code: warning.code, message: warning.message }) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener) })
+  const emitWarning = process.emitWarning
+  // A verifier made for a key it has not used yet: fast-jwt would warn as it is made.
+  const fresh = makeKey('ec-fresh', 'ES256')
+  const verify = tokenVerifier({ publicKey: fresh.publicPem, algorithms: ['ES256'], issuer: ISSUER, audience: AUDIENCE, projectsClaim: 'projects', keyWaitMs: 1000 })
+  const result = await verify(`Bearer ${mint(fresh, { projects: [a] })}`)
+  t.equal(result.ok, true, 'the token is verified')
+  t.equal(quietKeyBuilder(() => { process.emitWarning('kept', { code: 'SOMETHING_ELSE' }); process.emitWarning('dropped', { code: 'FAST_JWT_CACHE_KEY_BUILDER_SECURITY_RISK' }); return 7 }), 7)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(warnings.filter((w) => w.code === 'FAST_JWT_CACHE_KEY_BUILDER_SECURITY_RISK'), [], 'not printed')
+  t.same(warnings.filter((w) => w.code === 'SOMETHING_ELSE').map((w) => w.message), ['kept'], 'another warning still is')
+  t.equal(process.emitWarning, emitWarning, 'process.emitWarning is given back')
 })
