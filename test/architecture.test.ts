@@ -16,7 +16,7 @@ const FLOORS: string[][] = [
   ['list-endpoint'],
   ['list-query', 'mongodb-regex'],
   ['database', 'access-control', 'telemetry'],
-  ['schemas', 'package-info.ts', 'recent-map.ts', 'slot-set.ts', 'command-line.ts', 'generated-section.ts']
+  ['schemas', 'package-info.ts', 'recent-map.ts', 'slot-set.ts', 'series-histogram.ts', 'command-line.ts', 'generated-section.ts']
 ]
 const floorOf = (room: string): number => FLOORS.findIndex((rooms) => rooms.includes(room))
 const roomOf = (file: string): string => path.relative(ROOT, file).split(path.sep)[0] as string
