@@ -38,13 +38,12 @@ export function findCommand (db: Db, collection: string, { filter, sort, project
  * error or a state change such as a stepped-down primary, after selecting a server again).
  * So is the page's command, while the request still has time.
  */
-async function commandRetried (db: Db, command: Document, options: { readPreference: Db['readPreference'], signal: AbortSignal }): Promise<Document> {
-  try {
-    return await db.command(command, { ...options, raw: true })
-  } catch (error) {
+function commandRetried (db: Db, command: Document, options: { readPreference: Db['readPreference'], signal: AbortSignal }): Promise<Document> {
+  const raw = { ...options, raw: true }
+  return db.command(command, raw).catch((error: unknown) => {
     if (options.signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
-    return await db.command(command, { ...options, raw: true })
-  }
+    return db.command(command, raw)
+  })
 }
 
 /**

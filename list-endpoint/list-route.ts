@@ -206,7 +206,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         const vary = reply.getHeader('vary')
         reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
       }
-      const projectKey = scoped ? String(projectId) : ''
+      // The id as the path gave it, in the lower case String(projectId) would write.
+      const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : ''
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true
       if (known === false) throw projectNotFound(projectId as ObjectId)

@@ -71,7 +71,9 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     lifecycle.inFlight++
     const response = reply.raw
     answering.add(response)
-    response.once('close', closed)
+    // on() rather than once(): Node emits a response's 'close' once (emitCloseNT checks
+    // `_closed`), and once() would wrap the listener in two more objects per request.
+    response.on('close', closed)
     if (!lifecycle.closing) {
       done()
       return
