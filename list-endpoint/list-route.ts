@@ -232,9 +232,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         const values = topLevelValues(found, limit - 1, sortKeys) ?? valuesDocument(sortValues(found, limit - 1, sortKeys))
         let head = heads.get(request.listQuery as ListQuery)
         if (head === undefined || head.projectKey !== projectKey) {
-          const url = request.raw.url ?? ''
-          const mark = url.indexOf('?')
-          head = { projectKey, bytes: fastify.cursors.head(binding()), kept: mark < 0 ? '' : keptPairs(url.slice(mark + 1)) }
+          head = { projectKey, bytes: fastify.cursors.head(binding()), kept: keptPairs(request.raw.url ?? '') }
           heads.set(request.listQuery as ListQuery, head)
         }
         next = fastify.cursors.encodeBson(head.bytes, values)
