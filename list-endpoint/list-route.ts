@@ -178,9 +178,12 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     }, async function list (request, reply) {
       const { filter, sort, skip, limit, count, fields, after } = request.listQuery as ListQuery
       const projectId = request.projectId
+      // The id as the path gave it, in the lower case String(projectId) would write: the key of
+      // the claim's ids and of the remembered projects.
+      const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : ''
       const readable = request.principal?.projects ?? '*'
       // A project outside the caller's claim is answered exactly as one that does not exist, before any query.
-      if (scoped && readable !== '*' && !readable.has(String(projectId))) throw projectNotFound(projectId as ObjectId)
+      if (scoped && readable !== '*' && !readable.has(projectKey)) throw projectNotFound(projectId as ObjectId)
       let where = scoped ? both(filter, { project: projectId }) : filter
       if (fixedFilter !== undefined) where = both(where, fixedFilter)
       // /projects lists only the caller's projects, ANDed so that no filter widens it.
@@ -206,8 +209,6 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         const vary = reply.getHeader('vary')
         reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
       }
-      // The id as the path gave it, in the lower case String(projectId) would write.
-      const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : ''
       // A project remembered as existing costs no query; one remembered as absent is 404 at once.
       const known = scoped ? fastify.projectCache.get(projectKey) : true
       if (known === false) throw projectNotFound(projectId as ObjectId)
