@@ -24,12 +24,16 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
     }
   })
   if (perMinute === undefined) return
-  // Before the plugin's own onRoute hook, which reads each route's `rateLimit` config.
+  // One budget per caller for all the lists together. A route with a `rateLimit` config of its
+  // own gets a store of its own (@fastify/rate-limit's onRoute: `store.child()`), which would
+  // give a caller that many requests a minute on every list; so the limit is global, and every
+  // route that is not a list opts out. Registered before the plugin's own onRoute hook, which
+  // reads that config.
   fastify.addHook('onRoute', (route) => {
-    if (route.config?.listQuery !== undefined) route.config = { ...route.config, rateLimit: {} }
+    if (route.config?.listQuery === undefined) route.config = { ...route.config, rateLimit: false }
   })
   await fastify.register(rateLimit, {
-    global: false,
+    global: true,
     // After authentication (onRequest), so that the caller is the token's subject.
     hook: 'preHandler',
     max: perMinute,

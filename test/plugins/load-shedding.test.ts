@@ -64,3 +64,18 @@ t.test('RATE_LIMIT_PER_MINUTE: per caller (the token subject, else the address),
   for (let i = 0; i < 3; i++) await fastify.inject('/projects/public')
   t.equal((await fastify.inject('/projects/public')).statusCode, 429, 'without a token, the client address is the caller')
 })
+
+t.test('RATE_LIMIT_PER_MINUTE is one budget per caller for all the lists together, whatever lists they are', async (t) => {
+  const fastify = await buildWithDemoData(t, { config: { RATE_LIMIT_PER_MINUTE: 20 } })
+  const project = '65cd7e3007370d3300000000'
+  const lists = ['/projects', '/projects/public', ...['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations'].map((kind) => `/projects/${project}/${kind}?limit=1`)]
+  const statuses: number[] = []
+  for (let i = 0; i < 27; i++) {
+    const res = await fastify.inject({ url: lists[i % lists.length] as string, method: i % 4 === 3 ? 'HEAD' : 'GET' })
+    statuses.push(res.statusCode)
+  }
+  t.same(statuses, [...Array(20).fill(200), ...Array(7).fill(429)], '20 answered, then 429 on every list, HEAD included')
+  for (const url of ['/health', '/ready', '/docs/json', '/no-such-path']) {
+    t.not((await fastify.inject(url)).statusCode, 429, `${url} is not a list: not limited`)
+  }
+})
