@@ -257,7 +257,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
 
     // docs/query-language.md, "The lists": other methods on a list are 405, refused before the body is read or the project looked up.
     fastify.route({
-      method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      method: fastify.supportedMethods.filter((method) => method !== 'GET' && method !== 'HEAD'),
       url,
       schema: { hide: true },
       onRequest: async (request) => {

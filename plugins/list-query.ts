@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { compileListQuery, listLimits, type ListQuery } from '../list-query/compile-list-query.js'
@@ -31,6 +32,9 @@ function rawQuery (request: FastifyRequest): string {
 async function listQueryPlugin (fastify: FastifyInstance) {
   const limits = listLimits(fastify.config)
   fastify.decorateRequest('listQuery', null)
+  // Every method Node parses reaches the router, which routes nine by default, so that a list
+  // answers 405 to each (list-route.ts) rather than 404. CONNECT never reaches a route.
+  for (const method of METHODS) if (method !== 'CONNECT' && !fastify.supportedMethods.includes(method)) fastify.addHttpMethod(method)
 
   fastify.addHook('onRoute', (route) => {
     const spec = route.config?.listQuery

@@ -16,6 +16,14 @@ declare module 'fastify' {
 
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+/**
+ * The methods a `method` label names as they are; any other is `_OTHER`, as OpenTelemetry's HTTP
+ * conventions say (http.request.method): Node accepts every method of `http.METHODS` and a client may send
+ * any of them, so the label would otherwise multiply the series of every route.
+ */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'])
+export const methodLabel = (method: string): string => KNOWN_METHODS.has(method) ? method : '_OTHER'
+
 /** A counter fed from a Map of running totals kept elsewhere (auth failures, off-schema values). */
 function counterFrom (registry: Registry, name: string, help: string, label: string, totals: () => Map<string, number>): void {
   const seen = new Map<string, number>()
@@ -52,7 +60,7 @@ async function metricsPlugin (fastify: FastifyInstance) {
   fastify.addHook('onResponse', (request, reply, done) => {
     // Unmatched URLs share one label value: raw URLs would make the series unbounded.
     const route = request.routeOptions.url ?? 'unmatched'
-    requests.observe(requests.series(route, request.method, String(reply.statusCode)), reply.elapsedTime / 1000)
+    requests.observe(requests.series(route, methodLabel(request.method), String(reply.statusCode)), reply.elapsedTime / 1000)
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
     done()
   })

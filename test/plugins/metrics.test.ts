@@ -70,6 +70,27 @@ t.test('a command that fails is counted with outcome failure, and its error stil
   t.equal(samples.find((s) => s.name === 'mongodb_command_duration_seconds_count' && s.labels.command === 'distinct' && s.labels.outcome === 'failure')?.value, 1)
 })
 
+t.test('the method label takes the known methods as they are and any other as _OTHER, so every method Node accepts adds one series at most', async (t) => {
+  const { METHODS, request } = await import('node:http')
+  const send = async (method: string, path: string) => await new Promise<void>((resolve, reject) => {
+    request(`${address}${path}`, { method }, (res) => { res.resume().on('end', resolve) }).on('error', reject).end()
+  })
+  const urls = [`/projects/${publicIds[0] as string}/teams`, '/projects', '/no/such/path']
+  // CONNECT never reaches a route: Node's server closes the socket itself (no 'connect' listener).
+  const sent = METHODS.filter((m) => m !== 'CONNECT')
+  for (const method of sent) for (const url of urls) await send(method, url)
+  const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text).filter((s) => s.name === 'http_server_request_duration_seconds_count')
+  const methods = new Set(samples.map((s) => s.labels.method))
+  t.same([...methods].filter((m) => !['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH', '_OTHER'].includes(m as string)), [], 'no other label value')
+  t.ok(methods.has('_OTHER'), `${sent.length} methods sent, the unknown ones counted as _OTHER`)
+  const other = samples.filter((s) => s.labels.method === '_OTHER' && s.labels.route === '/projects/:projectId/teams').reduce((sum, s) => sum + s.value, 0)
+  t.equal(other, sent.filter((m) => !['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'].includes(m)).length, 'each unknown method counted once under _OTHER')
+  for (const url of ['/projects/:projectId/teams', 'unmatched']) {
+    const series = samples.filter((s) => s.labels.route === url)
+    t.ok(series.length <= 10 * 3, `${url}: ${series.length} series (at most 10 method values by a few statuses)`)
+  }
+})
+
 t.test('the public port does not serve /metrics', async (t) => {
   t.equal((await get(`${address}/metrics`)).status, 404)
 })

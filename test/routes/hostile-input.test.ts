@@ -84,6 +84,12 @@ t.test('errors raised before a route runs are problem+json too', async (t) => {
   await check('POST on a list', post, 405, 'METHOD_NOT_ALLOWED')
   t.equal(post.headers.allow, 'GET, HEAD')
   await check('DELETE on /projects', await fastify.inject({ method: 'DELETE', url: '/projects' }), 405, 'METHOD_NOT_ALLOWED')
+  const { METHODS } = await import('node:http')
+  for (const method of METHODS.filter((m) => !['GET', 'HEAD', 'CONNECT'].includes(m))) {
+    const res = await fastify.inject({ method: method as 'GET', url: sessions })
+    t.equal(`${method} ${res.statusCode} ${String(res.headers.allow)}`, `${method} 405 GET, HEAD`, `${method} on a list: 405 with Allow`)
+  }
+  commands.names()
   await check('a GET with a body', await fastify.inject({ method: 'GET', url: sessions, headers: { 'content-type': 'text/plain' }, payload: 'x' }), 400, 'BAD_REQUEST')
   const head = await fastify.inject({ method: 'HEAD', url: `${sessions}?limit=1` })
   t.equal(head.statusCode, 200, 'HEAD answers like GET')
