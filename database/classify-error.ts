@@ -22,17 +22,28 @@ export interface DatabaseProblem {
 const RETRYABLE_READ_CODES = new Set([6, 7, 89, 91, 134, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436])
 /** Time limits: MaxTimeMSExpired and ExceededTimeLimit. */
 const TIME_LIMIT_CODES = new Set([50, 262])
-/** The server cannot serve now: the retryable reads' codes but the time limits, plus Interrupted 11601. */
-const UNAVAILABLE_CODES = new Set([...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), 11601])
 const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPool', 'PoolRequestedRetry']
 /** Socket errors that escape the driver unwrapped. */
 const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED', 'EAI_AGAIN'])
 
-/** Whether a read that failed so may be sent again, once (network errors and the codes above). */
+/**
+ * A cursor that died between batches: CursorNotFound 43 (a mongos restarted, a failover, the
+ * server's idle-cursor reaper) and CursorKilled 237. The page cannot go on from where it was;
+ * it can be read again from the start.
+ */
+const CURSOR_LOST_CODES = new Set([43, 237])
+
+/**
+ * Whether a page's read that failed so may be sent again from the start, once: network errors,
+ * the codes above, and a cursor lost between batches.
+ */
 export function isRetryableRead (error: unknown): boolean {
   if (error instanceof MongoNetworkError) return true
-  return error instanceof MongoError && typeof error.code === 'number' && RETRYABLE_READ_CODES.has(error.code)
+  return error instanceof MongoError && typeof error.code === 'number' && (RETRYABLE_READ_CODES.has(error.code) || CURSOR_LOST_CODES.has(error.code))
 }
+
+/** The server cannot serve now: the retryable reads' codes but the time limits, a lost cursor, and Interrupted 11601. */
+const UNAVAILABLE_CODES = new Set([...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601])
 
 /** Refusals of what the client sent, which our checks should have caught first. */
 const QUERY_CODES: Record<number, [ErrorCode, string]> = {

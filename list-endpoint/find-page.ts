@@ -64,7 +64,13 @@ export async function findPage (db: Db, collection: string, query: PageQuery, { 
   // A server that keeps the cursor open although the limit was returned: the page is whole.
   if (page.starts.length >= query.limit) return page
   const { filter, sort, projection, skip, limit } = query
-  const docs = await db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal }).toArray()
+  const readAll = () => db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal }).toArray()
+  // The driver retries the find, not a getMore: a cursor lost between batches (CursorNotFound
+  // during a failover, say) or a broken connection is read again from the start, once.
+  const docs = await readAll().catch((error: unknown) => {
+    if (signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
+    return readAll()
+  })
   return pageOf(docs as unknown as Buffer[])
 }
 

@@ -64,6 +64,8 @@ const SERVER_ERRORS: Array<[number, string, string, string[]?]> = [
   [7, 'HostNotFound', 'No host found'],
   [89, 'NetworkTimeout', 'Socket operation timed out'],
   [9001, 'SocketException', 'socket exception'],
+  [43, 'CursorNotFound', 'cursor id 7493024 not found'],
+  [237, 'CursorKilled', 'cursor killed'],
   [262, 'ExceededTimeLimit', 'operation exceeded time limit'],
   [50, 'MaxTimeMSExpired', 'operation exceeded time limit']
 ]
@@ -106,5 +108,30 @@ t.test('a refusal caused by the query is a 400; an unknown server error a 500 wi
   t.equal(unknown.statusCode, 500)
   t.match(unknown.json(), { code: 'INTERNAL_ERROR' })
   t.notMatch(unknown.body, /secret internals/)
+  proxy.heal()
+})
+
+t.test('a page larger than one batch whose cursor is lost between batches (CursorNotFound) is read again from the start, once', async (t) => {
+  const { ObjectId } = await import('mongodb')
+  const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+  // 18 documents of 1 MiB: more than the 16 MiB of a first batch, so the page needs a getMore.
+  const ids = Array.from({ length: 18 }, () => new ObjectId())
+  await db.collection('projects').insertMany(ids.map((_id, i) => ({ _id, name: `${i}`.padEnd(1 << 20, 'x') })))
+  t.teardown(async () => { await db.collection('projects').deleteMany({ _id: { $in: ids } }) })
+  const url = '/projects?fields=name&limit=18'
+  const whole = await fastify.inject(url)
+  t.equal(whole.statusCode, 200, 'the page is read whole')
+  t.equal(whole.json().data.length, 18)
+  const lost = { code: 43, codeName: 'CursorNotFound', errmsg: 'cursor id 7493024 not found' }
+  proxy.failCommands(['getMore'], lost, 1)
+  const again = await fastify.inject(url)
+  t.equal(again.statusCode, 200, 'one lost cursor: the page is read again')
+  t.same(again.json().data.map((d: { _id: string }) => d._id), whole.json().data.map((d: { _id: string }) => d._id), 'the same documents, in order')
+  proxy.failCommands(['getMore'], lost, 2)
+  const twice = await fastify.inject(url)
+  t.equal(twice.statusCode, 503, 'lost twice: 503')
+  t.match(twice.json(), { code: 'DATABASE_UNAVAILABLE' })
+  t.equal(twice.headers['retry-after'], '1')
+  t.notMatch(twice.body, /7493024/, 'no driver message in the body')
   proxy.heal()
 })
