@@ -169,42 +169,77 @@ export function corsOrigins (text: string): '*' | string[] {
   })
 }
 
-/** Reads and checks the environment; every message names the variable at fault. */
-export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
-  const data = Object.fromEntries(Object.keys(ConfigSchema.properties).filter((key) => env[key] !== undefined && env[key] !== '').map((key) => [key, env[key]]))
-  let config: Config
+/** The environment's values for the schema's variables (unset and empty ones left out). */
+function schemaData (env: NodeJS.ProcessEnv): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(ConfigSchema.properties).filter((key) => env[key] !== undefined && env[key] !== '').map((key) => [key, env[key]]))
+}
+
+/**
+ * The schema's reading of `data`, and its problems: a variable the schema refuses is named
+ * (with what it takes) and then read as unset, so that the checks that follow still run on
+ * the others.
+ */
+function parseSchema (data: Record<string, unknown>): { config: Config, problems: string[] } {
   try {
-    config = envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false })
+    return { config: envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false }), problems: [] }
   } catch (error) {
     // Ajv reports each branch of a union and each keyword; what matters is which variables.
     const errors = (error as { errors?: Array<{ instancePath: string }> }).errors ?? []
-    const names = errors.map((e) => e.instancePath.split('/')[1] ?? '').filter((name) => name in ConfigSchema.properties)
-    throw new ConfigError(names.length > 0 ? invalidVariables(names, data) : (error as Error).message.replaceAll('env/', ''))
+    const names = [...new Set(errors.map((e) => e.instancePath.split('/')[1] ?? '').filter((name) => name in ConfigSchema.properties))]
+    if (names.length === 0) throw new ConfigError((error as Error).message.replaceAll('env/', ''))
+    const rest = Object.fromEntries(Object.entries(data).filter(([name]) => !names.includes(name)))
+    return { config: envSchema<Config>({ schema: ConfigSchema, data: rest, env: false, dotenv: false }), problems: [invalidVariables(names, data)] }
   }
+}
+
+/** Runs a check that throws a ConfigError, and keeps its message as a problem. */
+function collect (problems: string[], check: () => void): void {
+  try {
+    check()
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    problems.push(error.message.replace(/^Invalid configuration: /, ''))
+  }
+}
+
+/**
+ * Reads and checks the environment. Every problem is found before any is reported, and all of
+ * them are in the one message, each naming its variable: an operator learns them in one start.
+ */
+export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
+  const data = schemaData(env)
+  const { config, problems } = parseSchema(data)
+  // Required in production, unless given (a value given but refused is named once, above).
+  const missing = (name: string): boolean => env.NODE_ENV === 'production' && !(name in data)
   const secrets = config.CURSOR_SECRET?.split(',')
   if (secrets?.some((secret) => Buffer.byteLength(secret) < 32) === true) {
-    throw new ConfigError('CURSOR_SECRET holds a key shorter than 32 bytes (keys are comma-separated)')
+    problems.push('CURSOR_SECRET holds a key shorter than 32 bytes (keys are comma-separated)')
   }
-  if (secrets === undefined && env.NODE_ENV === 'production') {
-    throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production: replicas must sign cursors with the same key')
+  if (missing('MONGODB_URI')) {
+    problems.push('MONGODB_URI is required when NODE_ENV=production: the embedded databases are for development, demos and tests only')
   }
-  if (config.AUTH_MODE === undefined && env.NODE_ENV === 'production') {
-    throw new ConfigError('AUTH_MODE is required when NODE_ENV=production: jwt, or none to let every caller read every project')
+  if (missing('CURSOR_SECRET')) {
+    problems.push('CURSOR_SECRET is required when NODE_ENV=production: replicas must sign cursors with the same key')
+  }
+  if (missing('AUTH_MODE')) {
+    problems.push('AUTH_MODE is required when NODE_ENV=production: jwt, or none to let every caller read every project')
   }
   if (config.AUTH_MODE === 'jwt') {
     for (const name of ['JWT_ISSUER', 'JWT_AUDIENCE'] as const) {
-      if (config[name] === undefined) throw new ConfigError(`${name} is required when AUTH_MODE=jwt`)
+      if (config[name] === undefined) problems.push(`${name} is required when AUTH_MODE=jwt`)
     }
     if (config.JWT_JWKS_URI === undefined && config.JWT_PUBLIC_KEY === undefined) {
-      throw new ConfigError('JWT_JWKS_URI or JWT_PUBLIC_KEY is required when AUTH_MODE=jwt')
+      problems.push('JWT_JWKS_URI or JWT_PUBLIC_KEY is required when AUTH_MODE=jwt')
     }
   }
-  if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY)
-  if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = publicUrl(config.PUBLIC_URL)
-  if (config.CORS_ORIGINS !== undefined) corsOrigins(config.CORS_ORIGINS)
+  const { TRUST_PROXY, PUBLIC_URL, CORS_ORIGINS } = config
+  if (TRUST_PROXY !== undefined) collect(problems, () => trustProxy(TRUST_PROXY))
+  if (PUBLIC_URL !== undefined) collect(problems, () => { config.PUBLIC_URL = publicUrl(PUBLIC_URL) })
+  if (CORS_ORIGINS !== undefined) collect(problems, () => corsOrigins(CORS_ORIGINS))
   if (config.DEFAULT_LIMIT > config.MAX_LIMIT) {
-    throw new ConfigError(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)
+    problems.push(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)
   }
+  if (problems.length > 0) throw new ConfigError(problems.join('; '))
   return config
 }
 

@@ -69,6 +69,15 @@ t.test('a bad value is named once, with the value and what the variable takes', 
   t.notMatch(message, /must be equal to constant|must match/, 'no validator wording')
 })
 
+t.test('every problem is in the one message, so that one start tells them all', async (t) => {
+  const message = refusal({ NODE_ENV: 'production', PORT: 'abc', AUTH_MODE: 'maybe', PUBLIC_URL: 'https://user:pw@api.example.org', CORS_ORIGINS: 'https://a.example/path', DEFAULT_LIMIT: '5000' })
+  for (const [name, because] of [['PORT', 'PORT="abc" is not allowed'], ['AUTH_MODE', 'AUTH_MODE="maybe" is not allowed'], ['MONGODB_URI', 'MONGODB_URI is required when NODE_ENV=production'], ['CURSOR_SECRET', 'CURSOR_SECRET is required when NODE_ENV=production'], ['PUBLIC_URL', 'PUBLIC_URL is a scheme'], ['CORS_ORIGINS', 'CORS_ORIGINS:'], ['DEFAULT_LIMIT', 'DEFAULT_LIMIT (5000) must not exceed MAX_LIMIT (1000)']] as const) {
+    t.match(message, because, name)
+  }
+  t.notMatch(message, 'AUTH_MODE is required', 'a value given but refused is named once, as refused')
+  t.equal(message.match(/Invalid configuration/g)?.length, 1, 'one message')
+})
+
 t.test('values that may hold a password or a key are not repeated in the message', async (t) => {
   const uri = refusal({ MONGODB_URI: 'http://admin:hunter2@db' })
   t.notMatch(uri, 'hunter2')
@@ -99,6 +108,16 @@ t.test('production without MONGODB_URI refuses to start', async (t) => {
   const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32), AUTH_MODE: 'none' })
   t.equal(run.status, 1)
   t.match(run.stdout + run.stderr, /MONGODB_URI is required when NODE_ENV=production/)
+})
+
+t.test('production with the three required variables missing: one start names all three, in one line', async (t) => {
+  const run = runServer({ NODE_ENV: 'production' })
+  t.equal(run.status, 1)
+  const lines = run.stderr.trim().split('\n')
+  t.equal(lines.length, 1, 'one line')
+  t.match(lines[0], /^Invalid configuration: /)
+  for (const name of ['MONGODB_URI', 'CURSOR_SECRET', 'AUTH_MODE']) t.match(lines[0], `${name} is required when NODE_ENV=production`, name)
+  t.equal(run.stdout, '', 'nothing else printed')
 })
 
 t.test('npm start -- --help prints every variable and exits without starting', async (t) => {
