@@ -15,13 +15,21 @@ export interface ChosenDatabase {
 
 export interface ChooseOptions {
   env?: NodeJS.ProcessEnv
-  /** How long a first download of mongod may take before the stand-in is used instead. */
+  /** How long a first download of mongod may take, once its site answers, before the stand-in is used instead. */
   downloadTimeoutMs?: number
+  /** How long the download site has to answer at all: a machine without internet learns it this soon. */
+  probeTimeoutMs?: number
+  /** Hears what is being tried, as it is tried (service.ts logs it). */
+  onProgress?: (message: string) => void
+  /** Where a failed download is remembered. */
+  failureMark?: string
 }
 
 /** A failed download is remembered for an hour, so that each test process does not retry it. */
 const FAILED_DOWNLOAD_MARK = join(tmpdir(), 'listing-api-mongod-download-failed')
 const RETRY_DOWNLOAD_AFTER_MS = 60 * 60 * 1000
+/** Where mongodb-memory-server downloads from, unless its own variables say otherwise. */
+const DOWNLOAD_SITE = 'https://fastdl.mongodb.org'
 
 export class ProductionNeedsMongoError extends Error {
   constructor () {
@@ -30,13 +38,15 @@ export class ProductionNeedsMongoError extends Error {
   }
 }
 
-export async function chooseDatabase ({ env = process.env, downloadTimeoutMs = 15_000 }: ChooseOptions = {}): Promise<ChosenDatabase> {
+export async function chooseDatabase (options: ChooseOptions = {}): Promise<ChosenDatabase> {
+  const { env = process.env } = options
   if (env.MONGODB_URI !== undefined && env.MONGODB_URI !== '') {
     return { uri: env.MONGODB_URI, kind: 'external', reason: 'MONGODB_URI is set', embedded: false, close: async () => {} }
   }
   if (env.NODE_ENV === 'production') throw new ProductionNeedsMongoError()
 
-  const binary = await findMongod(env, downloadTimeoutMs)
+  options.onProgress?.('no MONGODB_URI: starting an embedded database (MongoDB\'s own mongod through mongodb-memory-server when it can be had, else the offline stand-in)')
+  const binary = await findMongod(env, options)
   if (binary.path !== undefined) {
     const { MongoMemoryServer } = await import('mongodb-memory-server')
     // Test commands allow the maxTimeAlwaysTimeOut fail point that the timeout tests use.
@@ -63,7 +73,8 @@ export async function chooseDatabase ({ env = process.env, downloadTimeoutMs = 1
   }
 }
 
-async function findMongod (env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ path?: string, why: string }> {
+async function findMongod (env: NodeJS.ProcessEnv, options: ChooseOptions): Promise<{ path?: string, why: string }> {
+  const { downloadTimeoutMs: timeoutMs = 120_000, probeTimeoutMs = 2000, onProgress, failureMark = FAILED_DOWNLOAD_MARK } = options
   if (env.MONGOMS_SYSTEM_BINARY) return { path: env.MONGOMS_SYSTEM_BINARY, why: 'MONGOMS_SYSTEM_BINARY' }
   let memoryServer: typeof import('mongodb-memory-server')
   try {
@@ -75,9 +86,20 @@ async function findMongod (env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{
   const located = await DryMongoBinary.locateBinary(await DryMongoBinary.generateOptions())
   if (located !== undefined) return { path: located, why: `already downloaded: ${located}` }
 
-  const lastFailure = await readFile(FAILED_DOWNLOAD_MARK, 'utf8').catch(() => '')
+  const lastFailure = await readFile(failureMark, 'utf8').catch(() => '')
   const [at, ...message] = lastFailure.split('\n')
   if (Date.now() - Number(at) < RETRY_DOWNLOAD_AFTER_MS) return { why: `download failed recently: ${message.join(' ')}` }
+  const failed = async (reason: string) => {
+    await writeFile(failureMark, `${Date.now()}\n${reason}`).catch(() => {})
+    return { why: `download failed: ${reason}` }
+  }
+
+  // mongodb-memory-server retries a site it cannot reach for several seconds, silently: the
+  // site is asked first, briefly, so that a machine without internet starts at once.
+  const site = downloadSite(env)
+  const unreachable = await probe(site, probeTimeoutMs, env)
+  if (unreachable !== undefined) return await failed(`${site} did not answer in ${probeTimeoutMs} ms (${unreachable})`)
+  onProgress?.(`downloading mongod from ${site} (once; up to ${Math.round(timeoutMs / 1000)} s, then the offline stand-in)`)
 
   let timer: NodeJS.Timeout | undefined
   try {
@@ -88,11 +110,36 @@ async function findMongod (env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{
     const path = await Promise.race([MongoBinary.getPath(), timeout])
     return { path, why: `downloaded to ${path}` }
   } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).split('\n').pop()?.trim() ?? 'unknown error'
-    await writeFile(FAILED_DOWNLOAD_MARK, `${Date.now()}\n${reason}`).catch(() => {})
-    return { why: `download failed: ${reason}` }
+    return await failed((error instanceof Error ? error.message : String(error)).split('\n').pop()?.trim() ?? 'unknown error')
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/** The origin mongodb-memory-server downloads from (its MONGOMS_DOWNLOAD_URL or _MIRROR, else MongoDB's). */
+function downloadSite (env: NodeJS.ProcessEnv): string {
+  const configured = env.MONGOMS_DOWNLOAD_URL ?? env.MONGOMS_DOWNLOAD_MIRROR
+  try {
+    return new URL(configured ?? DOWNLOAD_SITE).origin
+  } catch {
+    return DOWNLOAD_SITE
+  }
+}
+
+/**
+ * Why `site` cannot be reached within `ms`, or undefined when it answers at all (any HTTP
+ * status). Behind a proxy (HTTPS_PROXY and the like, which fetch does not use) the download
+ * is left to decide.
+ */
+async function probe (site: string, ms: number, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => (env[name] ?? '') !== '')) return undefined
+  try {
+    const response = await fetch(site, { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(ms) })
+    await response.body?.cancel()
+    return undefined
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string, message?: string } }).cause
+    return cause?.code ?? cause?.message ?? (error as Error).message
   }
 }
 
