@@ -35,9 +35,6 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
     clientErrorHandler,
     // Requests arriving while closing get our problem+json 503 (plugins/lifecycle.ts), not Fastify's body.
     return503OnClosing: false,
-    // Start-up waits for the database's first ping and a warm pool (database/watchdog.ts), which on
-    // a slow database takes a few query budgets: more than Fastify's 10 s default allows a hook.
-    pluginTimeout: Math.max(10_000, 4 * (config.QUERY_TIMEOUT_MS + 500)),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } }
   }
 }

@@ -1,16 +1,21 @@
 // Our own check of the database connection, independent of the driver's server monitor: the
 // fault-injection runs saw the driver stop recovering after an outage (its last heartbeat never
-// finished), so a service that depends on the driver alone could stay 503 for ever. A second
-// after each ping ends, the watchdog pings again; when no ping has succeeded for `stuckAfterMs` while the database accepts
-// TCP connections, the client is replaced. It also reports readiness and runs start-up work
-// (indexes) once the database first answers.
+// finished), so a service that depends on the driver alone could stay 503 for ever. Half a
+// second after each ping ends, the watchdog pings again; when no ping has succeeded for
+// `stuckAfterMs` while a member of the database accepts TCP connections, the client is
+// replaced. It also says whether the service is ready, at once, from what it already knows
+// (its pings and the driver's view of the servers), and runs start-up work (indexes) once the
+// database first answers.
 import net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
-import type { MongoClient } from 'mongodb'
+import type { MongoClient, ServerHeartbeatFailedEvent, TopologyDescription, TopologyDescriptionChangedEvent } from 'mongodb'
 
 /** The pause between the end of one ping and the next. */
-const TICK_MS = 1000
+const TICK_MS = 500
 const CLOSE_TIMEOUT_MS = 1500
+
+/** Whether the service may take requests now, and if not, why (what /ready says). */
+export type Readiness = { ready: true } | { ready: false, reason: string }
 
 export interface WatchdogOptions {
   client: MongoClient
@@ -18,6 +23,8 @@ export interface WatchdogOptions {
   stuckAfterMs: number
   /** How long a ping may take before it counts as failed (the query budget: a slow database is not a dead one). */
   pingTimeoutMs: number
+  /** A ping unanswered this long makes the service not ready, before it times out (QUERY_TIMEOUT_MS). */
+  silentAfterMs?: number
   createClient: () => MongoClient
   onReplace: (client: MongoClient) => void
   /** How long a replaced client keeps serving the requests it already has (then it is closed). */
@@ -39,6 +46,17 @@ export class DatabaseWatchdog {
   /** When `ready` last changed (0: never, so the first connection is warmed by start, not here). */
   private lastReadyChange = 0
   private pinging: Promise<boolean> | undefined
+  /** When the ping under way was sent (performance.now()), if one is. */
+  private pingSentAt: number | undefined
+  /** When a request's command was last answered while a ping was under way (performance.now()). */
+  private answeredAt = 0
+  /** When a request last met a database it could not reach (performance.now()), if since the last good ping. */
+  private suspectedAt: number | undefined
+  /** The driver's view of the servers, from its monitoring events; undefined until it has one. */
+  private topology: TopologyDescription | undefined
+  private topologyChangedAt = 0
+  private warming: Promise<void> | undefined
+  private warmedUp = false
   private waitingLogged = false
   private readonly onConnected: Array<() => Promise<void>> = []
   private pendingConnected = true
@@ -47,6 +65,43 @@ export class DatabaseWatchdog {
 
   constructor (private readonly options: WatchdogOptions) {
     this.client = options.client
+    this.follow(this.client)
+  }
+
+  /** Keeps the driver's view of the servers of `client` (the SDAM monitoring events, public API). */
+  private follow (client: MongoClient): void {
+    this.topology = undefined
+    client.on('topologyDescriptionChanged', (event: TopologyDescriptionChangedEvent) => {
+      if (client !== this.client) return
+      this.topology = event.newDescription
+      this.topologyChangedAt = Date.now()
+    })
+    // While not ready, the monitor's first failed heartbeat says what is waited for, long
+    // before a ping gives up (it waits for server selection).
+    client.on('serverHeartbeatFailed', (event: ServerHeartbeatFailedEvent) => {
+      if (client === this.client && !this.ready) this.failed(event.failure)
+    })
+  }
+
+  /**
+   * Whether the service may take requests, from what is known now, without asking the
+   * database: the warm-up is done, the last ping was answered, none has gone unanswered for
+   * `silentAfterMs`, and the driver sees a server that holds data.
+   */
+  readiness (): Readiness {
+    if (!this.warmedUp) return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
+    const silentAfterMs = this.options.silentAfterMs ?? this.options.pingTimeoutMs
+    if (this.pingSentAt !== undefined && performance.now() - Math.max(this.pingSentAt, this.answeredAt) > silentAfterMs) {
+      return { ready: false, reason: `the database has not answered a ping for ${silentAfterMs} ms` }
+    }
+    if (!this.ready) return { ready: false, reason: 'the database does not answer a ping' }
+    if (this.suspectedAt !== undefined) return { ready: false, reason: 'a request could not reach the database; a ping is checking' }
+    // The driver's view counts when it is newer than the last answer: its monitor may lag
+    // behind a database that answers again (its heartbeat comes every 2 s).
+    if (this.topology !== undefined && !this.topology.hasDataBearingServers && this.topologyChangedAt >= this.lastSuccess) {
+      return { ready: false, reason: 'the driver reaches no server of the database' }
+    }
+    return { ready: true }
   }
 
   /** Work to run once the database first answers (retried on later pings until it succeeds). */
@@ -55,16 +110,22 @@ export class DatabaseWatchdog {
   }
 
   /**
-   * Starts the checks and opens the pool; resolves after the first check. That first ping may take twice as long as
-   * the others: from a cold start it waits for the server's first heartbeat and for a new
-   * connection's handshake as well as for its own answer, three round trips on a slow database.
+   * Starts the checks and opens the pool, in the background: the service listens meanwhile
+   * (its /health answers, its /ready says it is starting). That first ping may take twice as
+   * long as the others: from a cold start it waits for the server's first heartbeat and for a
+   * new connection's handshake as well as for its own answer, three round trips on a slow database.
    */
-  async start (): Promise<void> {
+  start (): void {
     this.firstPing = true
     this.stopped = false
     // The pool is opened beside the first ping: both wait for the server's first heartbeat, then
     // for their connections, which the pool opens together.
-    await Promise.all([this.tick(), this.warm()])
+    this.warming = Promise.all([this.tick(), this.warm()]).then(() => { this.warmedUp = true })
+  }
+
+  /** Resolves when the first check and the pool's warm-up have ended (whatever they found). */
+  async started (): Promise<void> {
+    await this.warming
   }
 
   /**
@@ -80,6 +141,29 @@ export class DatabaseWatchdog {
     await Promise.all(Array.from({ length: count }, async () => {
       await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(2 * this.options.pingTimeoutMs) }).catch(() => {})
     }))
+  }
+
+  /**
+   * A request could not reach the database (a broken connection, a refusal): not ready until a
+   * ping sent after this succeeds, and one is sent now. The driver does not mark a server
+   * Unknown for a connection that fails as it opens (it takes that for overload), and its
+   * heartbeat comes every 2 s; a request often learns first.
+   */
+  suspect (): void {
+    this.suspectedAt = performance.now()
+    if (!this.stopped) this.ping().catch(() => {})
+  }
+
+  /**
+   * A request's command was answered: the database is within reach, as a ping would have
+   * said (whatever was suspected, and however the last ping ended).
+   */
+  answered (): void {
+    // An answer while a ping waits: the database is not silent, whatever that ping meets.
+    if (this.pingSentAt !== undefined) this.answeredAt = performance.now()
+    if (this.ready && this.suspectedAt === undefined) return
+    this.suspectedAt = undefined
+    this.succeeded()
   }
 
   /** Resolves when the start-up work under way (if any) has ended. */
@@ -109,14 +193,18 @@ export class DatabaseWatchdog {
   private async pingOnce (): Promise<boolean> {
     const timeoutMs = this.firstPing ? 2 * this.options.pingTimeoutMs : this.options.pingTimeoutMs
     this.firstPing = false
+    const sentAt = this.pingSentAt = performance.now()
     try {
       const ping = async () => await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(timeoutMs) })
       await (this.options.timed === undefined ? ping() : this.options.timed('ping', ping))
+      if (this.suspectedAt !== undefined && this.suspectedAt < sentAt) this.suspectedAt = undefined
       this.succeeded()
       return true
     } catch (error) {
       this.failed(error as Error)
       return false
+    } finally {
+      this.pingSentAt = undefined
     }
   }
 
@@ -174,24 +262,37 @@ export class DatabaseWatchdog {
   }
 
   private address (): string {
-    const host = this.client.options.hosts[0]
-    return host === undefined ? 'unknown' : `${host.host ?? host.socketPath ?? ''}:${host.port ?? ''}`
+    const hosts = this.knownHosts()
+    return hosts.length === 0 ? 'unknown' : hosts.join(',')
   }
 
-  /** Whether the database's first host accepts a TCP connection now. */
+  /**
+   * Every member of the database the driver knows: the servers of its topology description
+   * (a replica set's members as its primary lists them, an SRV name's hosts once resolved),
+   * else the URI's seed list.
+   */
+  knownHosts (): string[] {
+    if (this.topology !== undefined && this.topology.servers.size > 0) return [...this.topology.servers.keys()]
+    return this.client.options.hosts.map((host) => host.socketPath ?? `${host.host ?? ''}:${host.port ?? 27017}`)
+  }
+
+  /** Whether any member of the database accepts a TCP connection now (all are tried together). */
   private async reachable (): Promise<boolean> {
-    const host = this.client.options.hosts[0]
-    if (host?.host === undefined || host.port === undefined) return true
-    return await new Promise((resolve) => {
-      const socket = net.connect({ host: host.host as string, port: host.port as number, timeout: this.options.pingTimeoutMs })
+    const accepts = (address: string) => new Promise<boolean>((resolve) => {
+      const colon = address.lastIndexOf(':')
+      const path = address.startsWith('/') || colon < 0 ? { path: address } : { host: address.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(address.slice(colon + 1)) }
+      const socket = net.connect({ ...path, timeout: this.options.pingTimeoutMs })
       const done = (ok: boolean) => { socket.destroy(); resolve(ok) }
       socket.once('connect', () => done(true)).once('timeout', () => done(false)).once('error', () => done(false))
     })
+    const answers = await Promise.all(this.knownHosts().map(accepts))
+    return answers.includes(true)
   }
 
   private replace (): void {
     const old = this.client
     this.client = this.options.createClient()
+    this.follow(this.client)
     this.lastReplacement = Date.now()
     this.replacements++
     this.options.onReplace(this.client)

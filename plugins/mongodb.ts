@@ -2,6 +2,7 @@ import fastifyMongo from '@fastify/mongodb'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
+import { classifyDatabaseError } from '../database/classify-error.js'
 import { DeadlineSignal } from '../database/deadline.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
 import { SlotSet } from '../slot-set.js'
@@ -139,8 +140,10 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     client,
     log: fastify.log,
     stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS ?? QUERY_TIMEOUT_MS,
-    // A ping may take as long as a request may; a slower database is not ready.
+    // A ping may take as long as a request may; a slower database is not ready, and /ready says
+    // so as soon as a ping has waited QUERY_TIMEOUT_MS.
     pingTimeoutMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
+    silentAfterMs: QUERY_TIMEOUT_MS,
     timed,
     createClient: connect,
     // The replacement becomes the one every route and @fastify/mongodb's decorator use.
@@ -169,11 +172,14 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
       return attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)
+        watchdog.answered()
         return result
       }, (error: unknown) => {
         clearTimeout(timer)
         // Whatever else the request started (the list beside a failed project check) stops too.
         deadline.abort(error)
+        // A database out of reach: /ready says so at once, and a ping checks.
+        if (classifyDatabaseError(error as Error)?.code === 'DATABASE_UNAVAILABLE') watchdog.suspect()
         throw error
       })
     },
@@ -185,7 +191,12 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     },
     watchdog
   })
-  fastify.addHook('onReady', async () => watchdog.start())
+  // Not awaited: the service listens at once, and /ready says when the first ping and the
+  // pool's warm-up are done (database/watchdog.ts).
+  fastify.addHook('onReady', (done) => {
+    watchdog.start()
+    done()
+  })
   // The database closes last, after in-flight requests (server.ts).
   fastify.addHook('onClose', async () => await watchdog.stop())
 }

@@ -4,8 +4,6 @@ import { ProblemError, problemResponse } from '../schemas/problem.js'
 
 const Status = Type.Object({ status: Type.String() })
 
-const NO_PING = 'The database does not answer a ping.'
-
 /** A 503 of /ready: an answer about the state, not a fault of the request (logged on change only). */
 function notReady (code: 'OVERLOADED' | 'DATABASE_UNAVAILABLE', detail: string): ProblemError {
   const error = new ProblemError(503, code, detail)
@@ -18,31 +16,34 @@ export default async function healthRoutes (fastify: FastifyInstance) {
     schema: { tags: ['health'], summary: 'Liveness: the process answers', response: { 200: Status } }
   }, async () => ({ status: 'ok' }))
 
-  // Probes ask every few seconds: a state is logged when it changes, at info, never per answer.
-  let previous = 'ready'
-  const report = (state: string): void => {
+  // Probes ask every few seconds: a change of state (ready, not ready, shutting down) is logged
+  // when it happens, at info, with the reason of that moment; never per answer.
+  let previous: 'ready' | 'not ready' | 'draining' = 'ready'
+  const report = (state: typeof previous, reason = ''): void => {
     if (state === previous) return
     previous = state
-    fastify.log.info(state === 'ready' ? '/ready answers 200 again' : `/ready answers 503: ${state}`)
+    fastify.log.info(state === 'ready' ? '/ready answers 200 again' : `/ready answers 503: ${reason}`)
   }
 
   fastify.get('/ready', {
     schema: {
       tags: ['health'],
-      summary: 'Readiness: the database answers a ping, and the service is not shutting down',
-      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down', notReady('DATABASE_UNAVAILABLE', NO_PING)) }
+      summary: 'Readiness, from what the service knows now: the database answers its pings, and the service is not starting or shutting down',
+      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down', notReady('DATABASE_UNAVAILABLE', 'Not ready: the database does not answer a ping.')) }
     }
   }, async () => {
     if (fastify.lifecycle.draining) {
-      report('the service is shutting down')
+      report('draining', 'the service is shutting down')
       throw notReady('OVERLOADED', 'The service is shutting down.')
     }
-    // A ping (the watchdog's, bounded by the query budget), never a collection query.
-    if (await fastify.database.watchdog.ping()) {
+    // What the watchdog already knows (its background pings, the driver's view of the
+    // servers): the probe never waits on the database, and never queries a collection.
+    const readiness = fastify.database.watchdog.readiness()
+    if (readiness.ready) {
       report('ready')
       return { status: 'ready' }
     }
-    report('the database does not answer a ping')
-    throw notReady('DATABASE_UNAVAILABLE', NO_PING)
+    report('not ready', readiness.reason)
+    throw notReady('DATABASE_UNAVAILABLE', `Not ready: ${readiness.reason}.`)
   })
 }

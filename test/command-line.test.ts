@@ -5,6 +5,8 @@ import path from 'node:path'
 import t from 'tap'
 
 const ROOT = path.join(import.meta.dirname, '..')
+// Twelve processes, each starting tsx: more than tap's 30 s on a busy machine.
+t.setTimeout(120_000)
 const SCRIPTS: Array<[string, string, string[]]> = [
   ['npm run bench', 'bench/run.ts', ['--database', 'nowhere']],
   ['npm run db', 'offline-mongodb/cli.ts', ['--port', 'x']],

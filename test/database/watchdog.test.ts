@@ -25,7 +25,8 @@ t.test('a database that accepts connections but never answers: the client is rep
   proxy.blackhole()
   const replaced: MongoClient[] = []
   const watchdog = watch(proxy.uri, (client) => replaced.push(client))
-  await watchdog.start()
+  watchdog.start()
+  await watchdog.started()
   t.equal(watchdog.ready, false)
   await sleep(3500)
   t.ok(replaced.length >= 1, `replaced ${replaced.length} time(s)`)
@@ -42,7 +43,8 @@ t.test('an unreachable database: no replacement, and ready when it comes', async
   const watchdog = watch(`mongodb://127.0.0.1:${port}/?directConnection=true`, (client) => replaced.push(client))
   let connected = 0
   watchdog.whenConnected(async () => { connected++ })
-  await watchdog.start()
+  watchdog.start()
+  await watchdog.started()
   await sleep(2500)
   t.equal(replaced.length, 0, 'nothing to gain from a new client')
   t.equal(connected, 0)
@@ -51,5 +53,37 @@ t.test('an unreachable database: no replacement, and ready when it comes', async
   await sleep(3000)
   t.equal(watchdog.ready, true, 'ready')
   t.equal(connected, 1, 'start-up work ran once, on first connect')
+  await watchdog.stop()
+})
+
+t.test('a replica set whose first seed member is gone: judged by every member the driver knows, and replaced', async (t) => {
+  const gone = await freePort()
+  // The second member accepts connections and never answers (a stuck process); the third is gone too.
+  const database = await start()
+  t.teardown(database.close)
+  const stuck = await startFaultProxy({ host: '127.0.0.1', port: database.port })
+  t.teardown(stuck.close)
+  stuck.blackhole()
+  const alsoGone = await freePort()
+  const uri = `mongodb://127.0.0.1:${gone},127.0.0.1:${stuck.port},127.0.0.1:${alsoGone}/?replicaSet=rs0`
+  const replaced: MongoClient[] = []
+  const watchdog = watch(uri, (client) => replaced.push(client))
+  watchdog.start()
+  await watchdog.started()
+  t.same(watchdog.knownHosts().sort(), [`127.0.0.1:${gone}`, `127.0.0.1:${stuck.port}`, `127.0.0.1:${alsoGone}`].sort(), 'the three members')
+  await sleep(3500)
+  t.ok(replaced.length >= 1, `replaced ${replaced.length} time(s): a member accepts connections`)
+  t.equal(watchdog.readiness().ready, false, 'not ready')
+  await watchdog.stop()
+})
+
+t.test('a replica set with every member gone: no replacement', async (t) => {
+  const ports = [await freePort(), await freePort(), await freePort()]
+  const replaced: MongoClient[] = []
+  const watchdog = watch(`mongodb://${ports.map((port) => `127.0.0.1:${port}`).join(',')}/?replicaSet=rs0`, (client) => replaced.push(client))
+  watchdog.start()
+  await watchdog.started()
+  await sleep(2500)
+  t.equal(replaced.length, 0, 'nothing to gain from a new client')
   await watchdog.stop()
 })

@@ -29,6 +29,7 @@ t.test(`${ROUNDS} reset-and-refuse outages: bounded 503s during each, recovery a
     recoveries.push(recovered)
     t.ok(recovered <= RECOVERY_BOUND_MS, `round ${round}: serving again after ${recovered} ms`)
   }
-  t.equal((await fastify.inject('/ready')).statusCode, 200, '/ready is 200 again')
+  const ready = await fastify.inject('/ready')
+  t.equal(ready.statusCode, 200, `/ready is 200 again ${ready.statusCode === 200 ? '' : ready.json().detail}`)
   t.comment(`recovery times (ms): ${recoveries.join(' ')}`)
 })

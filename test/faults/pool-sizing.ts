@@ -6,7 +6,7 @@
 import { start } from '../../offline-mongodb/server.js'
 import { seedDemoData } from '../../demo-data/seed.js'
 import { startFaultProxy } from './fault-proxy.js'
-import { get, startService } from './service-process.js'
+import { get, startService, untilReady } from './service-process.js'
 
 const QUERY_TIMEOUT_MS = 5000
 const DELAY_MS = QUERY_TIMEOUT_MS / 2
@@ -24,7 +24,7 @@ const projects = await (async () => {
 })()
 const urls = projects.flatMap((id) => ['sessions', 'activities', 'registrations', 'places'].map((kind) => `/projects/${id}/${kind}?limit=20`))
 
-console.log(`every reply delayed ${DELAY_MS} ms, QUERY_TIMEOUT_MS=${QUERY_TIMEOUT_MS}; a burst starts as soon as the service listens`)
+console.log(`every reply delayed ${DELAY_MS} ms, QUERY_TIMEOUT_MS=${QUERY_TIMEOUT_MS}; a burst starts as soon as /ready answers 200`)
 console.log('| minPoolSize | maxConnecting | start (s) | ' + BURSTS.map((n) => `${n} at once: 200s, slowest`).join(' | ') + ' |')
 console.log('|---|---|---|' + BURSTS.map(() => '---').join('|') + '|')
 for (const [minPoolSize, maxConnecting] of PAIRS) {
@@ -34,6 +34,7 @@ for (const [minPoolSize, maxConnecting] of PAIRS) {
     proxy.slow(DELAY_MS)
     const started = Date.now()
     const service = await startService({ MONGODB_URI: `${proxy.uri}&minPoolSize=${minPoolSize}&maxConnecting=${maxConnecting}`, MONGODB_DB: 'sizing', QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS) })
+    await untilReady(service.url, 4 * (QUERY_TIMEOUT_MS + 500))
     startSeconds = (Date.now() - started) / 1000
     const outcomes = await Promise.all(Array.from({ length: size }, async (_, i) => {
       const begun = Date.now()

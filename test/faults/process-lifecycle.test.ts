@@ -8,7 +8,7 @@ import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { INDEXES } from '../../plugins/indexes.js'
 import { startFaultProxy } from './fault-proxy.js'
-import { freePort, get, startService } from './service-process.js'
+import { freePort, get, startService, untilReady } from './service-process.js'
 import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
 
 t.setTimeout(120_000)
@@ -22,6 +22,19 @@ async function until (check: () => Promise<boolean>, withinMs: number): Promise<
   return Infinity
 }
 
+t.test('listens before its database answers: /health 200 and /ready 503 "starting" while the first ping still waits', async (t) => {
+  const port = await freePort()
+  // The default query budget: the first ping may wait 2 x (5 s + 0.5 s) for a database that is not there.
+  const service = await startService({ MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, SHUTDOWN_DELAY_MS: '0' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  t.equal((await get(`${service.url}/health`)).status, 200, '/health answers')
+  const ready = await get(`${service.url}/ready`)
+  t.equal(ready.status, 503, '/ready is 503')
+  t.match(ready.body, { code: 'DATABASE_UNAVAILABLE', detail: /starting/ }, 'and says it is starting: it listened before the first ping ended')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0, 'and stops cleanly meanwhile')
+})
+
 t.test('starts before its database: /health 200, /ready and lists 503, then ready once it answers', async (t) => {
   const port = await freePort()
   const service = await startService({ MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, QUERY_TIMEOUT_MS: '1000', SHUTDOWN_DELAY_MS: '0' })
@@ -31,6 +44,7 @@ t.test('starts before its database: /health 200, /ready and lists 503, then read
   const list = await get(`${service.url}/projects`)
   t.equal(list.status, 503)
   t.match(list.body, { code: 'DATABASE_UNAVAILABLE' })
+  await until(async () => service.lines.some((line) => line.includes('waiting for the database')), 3000)
   t.equal(service.lines.filter((line) => line.includes('waiting for the database')).length, 1, 'one line says what it waits for')
   t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+/.test(line) || line.includes('"stack"')), 'no stack trace')
 
@@ -58,7 +72,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   t.teardown(database.close)
   const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: '1500', QUERY_TIMEOUT_MS: '1000' })
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.equal((await get(`${service.url}/ready`)).status, 200)
+  t.ok(await untilReady(service.url) < Infinity, 'ready')
 
   const statuses: number[] = []
   const problems: string[] = []

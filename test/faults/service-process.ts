@@ -59,3 +59,16 @@ export async function get (url: string): Promise<{ status: number, type: string,
   const text = await res.text()
   return { status: res.status, type, body: type.includes('json') ? JSON.parse(text) : undefined }
 }
+
+/**
+ * Asks /ready every 100 ms until it answers 200 (a service listens at once and opens its pool
+ * meanwhile, as a load balancer learns from /ready): the time that took, or Infinity past `withinMs`.
+ */
+export async function untilReady (url: string, withinMs = 15_000): Promise<number> {
+  const started = Date.now()
+  while (Date.now() - started < withinMs) {
+    if ((await fetch(`${url}/ready`).then(async (res) => { await res.arrayBuffer(); return res.status }, () => 0)) === 200) return Date.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return Infinity
+}

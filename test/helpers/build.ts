@@ -33,7 +33,9 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
   fastify.after(() => { fastify.mongo.client.monitorCommands = true })
   await fastify.ready()
-  // Start-up indexes are built in the background: done before the test, so that it sees only its own commands.
+  // The first ping, the pool's warm-up and the start-up indexes run in the background: done
+  // before the test, so that it starts ready and sees only its own commands.
+  await fastify.database.watchdog.started()
   await fastify.database.watchdog.startupWork()
   t.teardown(async () => {
     // A database the test brought is the test's to clean (it may well be stopped by now).

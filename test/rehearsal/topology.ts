@@ -15,7 +15,7 @@ import { uniqueDatabaseName } from '../helpers/database.js'
 import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer, type JwksServer, type TestKey } from '../helpers/tokens.js'
 import { proxiedDatabase } from '../faults/fault-app.js'
 import type { FaultProxy } from '../faults/fault-proxy.js'
-import { freePort, listening, type ServiceProcess } from '../faults/service-process.js'
+import { freePort, listening, untilReady, type ServiceProcess } from '../faults/service-process.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 export const NGINX_ADDRESS = '127.0.0.2'
@@ -89,7 +89,12 @@ export async function startTopology (t: Test): Promise<Topology> {
     }
     return env
   }
-  const startReplica = async (port: number): Promise<ServiceProcess> => await listening(spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { cwd: ROOT, env: environment(port), stdio: ['ignore', 'pipe', 'pipe'] }))
+  // A replica listens at once and opens its pool meanwhile: it is started when /ready says so.
+  const startReplica = async (port: number): Promise<ServiceProcess> => {
+    const replica = await listening(spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { cwd: ROOT, env: environment(port), stdio: ['ignore', 'pipe', 'pipe'] }))
+    await untilReady(replica.url)
+    return replica
+  }
   const replicas = await Promise.all(replicaPorts.map(startReplica))
   t.teardown(() => { for (const replica of replicas) replica.child.kill('SIGKILL') })
 

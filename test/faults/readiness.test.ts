@@ -1,0 +1,70 @@
+// /ready answers at once from what the service already knows (its background pings and the
+// driver's view of the servers), never by waiting on the database in the probe's own time:
+// 503 within 2 s of the database refusing connections and once it has been silent for
+// QUERY_TIMEOUT_MS, 200 while it answers pings at all, however slowly.
+import type { FastifyInstance } from 'fastify'
+import t from 'tap'
+import { QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
+
+t.setTimeout(120_000)
+const proxy = await proxiedDatabase(t)
+const fastify = await faultApp(t, proxy)
+/** The pause between two of the watchdog's pings (database/watchdog.ts). */
+const TICK_MS = 500
+/** Answers from what is known take no time; a second is what the contract allows. */
+const ANSWER_MS = 1000
+
+interface Probe { status: number, at: number, ms: number }
+
+/** Asks /ready every 100 ms for `ms` (or until `stop` holds), timing each answer. */
+async function probe (app: FastifyInstance, ms: number, stop: (status: number) => boolean = () => false): Promise<Probe[]> {
+  const started = Date.now()
+  const probes: Probe[] = []
+  while (Date.now() - started < ms) {
+    const sent = Date.now()
+    const res = await app.inject('/ready')
+    probes.push({ status: res.statusCode, at: sent - started, ms: Date.now() - sent })
+    if (stop(res.statusCode)) break
+    await sleep(100)
+  }
+  return probes
+}
+
+const slowest = (probes: Probe[]): number => Math.max(...probes.map((p) => p.ms))
+const firstWith = (probes: Probe[], status: number): number => probes.find((p) => p.status === status)?.at ?? Infinity
+
+t.test('a database that refuses connections: 503 within 2 s, every answer at once', async (t) => {
+  t.equal((await fastify.inject('/ready')).statusCode, 200, 'ready before')
+  proxy.outage()
+  const probes = await probe(fastify, 4000, (status) => status === 503)
+  t.ok(firstWith(probes, 503) <= 2000, `503 after ${firstWith(probes, 503)} ms`)
+  t.ok(slowest(probes) < ANSWER_MS, `slowest answer ${slowest(probes)} ms`)
+  proxy.heal()
+  const back = await probe(fastify, RECOVERY_BOUND_MS, (status) => status === 200)
+  t.ok(firstWith(back, 200) <= RECOVERY_BOUND_MS, `200 again ${firstWith(back, 200)} ms after it accepts connections`)
+})
+
+t.test('a silent database: 503 once it has been silent for QUERY_TIMEOUT_MS, every answer at once', async (t) => {
+  t.equal((await probe(fastify, 3000, (status) => status === 200)).at(-1)?.status, 200, 'ready before')
+  proxy.blackhole()
+  const probes = await probe(fastify, QUERY_TIMEOUT_MS + 4000, (status) => status === 503)
+  const turned = firstWith(probes, 503)
+  t.ok(turned <= QUERY_TIMEOUT_MS + TICK_MS + SLACK_MS, `503 after ${turned} ms of silence (QUERY_TIMEOUT_MS ${QUERY_TIMEOUT_MS})`)
+  t.ok(slowest(probes) < ANSWER_MS, `slowest answer ${slowest(probes)} ms`)
+  const res = await fastify.inject('/ready')
+  t.match(res.json(), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /^Not ready: / }, 'the detail says why')
+  proxy.heal()
+  const back = await probe(fastify, RECOVERY_BOUND_MS + 5000, (status) => status === 200)
+  t.ok(firstWith(back, 200) <= RECOVERY_BOUND_MS, `200 again ${firstWith(back, 200)} ms after it answers`)
+})
+
+t.test('a slow database that answers: 200 throughout, every answer at once', async (t) => {
+  t.equal((await probe(fastify, 3000, (status) => status === 200)).at(-1)?.status, 200, 'ready before')
+  // Replies as slow as a request may take to be served (QUERY_TIMEOUT_MS / 2 each way of a
+  // round trip is the v3 promise); pings take that long too.
+  proxy.slow(QUERY_TIMEOUT_MS / 2)
+  const probes = await probe(fastify, 3 * QUERY_TIMEOUT_MS)
+  t.same(probes.filter((p) => p.status !== 200), [], `${probes.length} answers, all 200`)
+  t.ok(slowest(probes) < ANSWER_MS, `slowest answer ${slowest(probes)} ms`)
+  proxy.heal()
+})
