@@ -2,7 +2,8 @@ import path from 'node:path'
 import fastifyAutoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
-import { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyHttpOptions, type FastifyInstance } from 'fastify'
+import type { Server } from 'node:http'
 import { trustProxy, type Config } from './plugins/config.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 
@@ -15,13 +16,20 @@ export interface AppOptions {
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Fastify options shared by server.ts and the test helper, so tests run the server as deployed. */
-export function serverOptions (config: Config, { pretty = false } = {}): FastifyServerOptions {
+export function serverOptions (config: Config, { pretty = false } = {}): FastifyHttpOptions<Server> {
   return {
     // pino-pretty (a development dependency) on a terminal outside production: service.ts decides.
     logger: pretty ? { level: config.LOG_LEVEL, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : { level: config.LOG_LEVEL },
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
     logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace', requestIdLogLabel: 'requestId' }),
     routerOptions: { ignoreTrailingSlash: true },
+    // Every time limit a client could stretch (docs/operations.md, "Slow clients"): the request's
+    // head and body, an idle kept-alive connection; Node checks the first two every
+    // connectionsCheckingInterval (30 s by default: a slowloris client would get up to that
+    // much more). How long a written answer may wait to be read is plugins/lifecycle.ts's.
+    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, requestTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // Unset: X-Forwarded-* are ignored, so no caller chooses its address, scheme or host.
     trustProxy: trustProxy(config.TRUST_PROXY),
     // Fastify 5 trusts an incoming id as it is: ours is validated first (plugins/request-id.ts sends it back).

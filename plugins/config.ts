@@ -29,6 +29,10 @@ export const ConfigSchema = Type.Object({
   DATABASE_STUCK_AFTER_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000, description: 'No successful ping for this long while the database accepts connections: the MongoDB client is replaced. Unset: QUERY_TIMEOUT_MS.' })),
   PROJECT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000, description: 'How long a nested list remembers that its project exists (or not); 0: asked every time.' }),
   PROJECT_CACHE_MAX: PositiveInteger(10_000, 10_000_000, 'How many projects that memory holds at most.'),
+  HEADERS_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a client may take to send a request\'s head (request line and headers): a slower one is answered 408 and disconnected (slowloris). Checked every second.'),
+  REQUEST_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a client may take to send a whole request; at least HEADERS_TIMEOUT_MS (lists take no body, so the two are the same by default).'),
+  KEEP_ALIVE_TIMEOUT_MS: PositiveInteger(72_000, 600_000, 'How long an idle kept-alive connection stays open. Keep it above the idle timeout of the proxy or load balancer in front (nginx keepalive_timeout 60 s, AWS ALB 60 s), so that they close first.'),
+  SEND_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a written answer may wait for its client to read it: a client that reads slower is disconnected and the answer dropped, so that it holds no memory (checked every second).'),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'After SIGTERM, /ready answers 503 and requests are still served this long, so that load balancers stop sending.' }),
   METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464, description: 'Port of the Prometheus listener (GET /metrics) on HOST, never the API\'s; 0 turns it off.' }),
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000, 'Event-loop delay beyond which lists and /ready answer 503 OVERLOADED.'),
@@ -236,6 +240,9 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (TRUST_PROXY !== undefined) collect(problems, () => trustProxy(TRUST_PROXY))
   if (PUBLIC_URL !== undefined) collect(problems, () => { config.PUBLIC_URL = publicUrl(PUBLIC_URL) })
   if (CORS_ORIGINS !== undefined) collect(problems, () => corsOrigins(CORS_ORIGINS))
+  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) {
+    problems.push(`HEADERS_TIMEOUT_MS (${config.HEADERS_TIMEOUT_MS}) must not exceed REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS}): the head is part of the request`)
+  }
   if (config.DEFAULT_LIMIT > config.MAX_LIMIT) {
     problems.push(`DEFAULT_LIMIT (${config.DEFAULT_LIMIT}) must not exceed MAX_LIMIT (${config.MAX_LIMIT})`)
   }

@@ -89,6 +89,9 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
   const requestId = randomUUID()
   const body = JSON.stringify({ ...problem(status, code, detail), requestId })
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+  // A client that neither reads the answer nor closes (a slowloris one, say) would keep the
+  // half-closed socket: it has a second to take it.
+  setTimeout(() => { socket.destroy() }, 1000).unref()
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {

@@ -28,6 +28,9 @@ export interface Lifecycle {
   settled: (ms: number) => Promise<void>
 }
 
+/** How often answers that wait for their client are looked at (plugins/config.ts SEND_TIMEOUT_MS). */
+const SWEEP_MS = 1000
+
 /**
  * Draining: /ready answers 503 while requests are still served. Closing: no new connection is
  * taken, and a request that still arrives on a connection gets a problem+json 503, not
@@ -56,6 +59,28 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     }
   }
   fastify.decorate('lifecycle', lifecycle)
+
+  // A written answer waits SEND_TIMEOUT_MS at most for its client to read it; then the
+  // connection is reset and the answer dropped, so that a client that does not read holds no
+  // memory (Node keeps what the socket has not taken). A sweep each second notes the answers it
+  // finds written, and resets those it noted SEND_TIMEOUT_MS before: nothing is done per request,
+  // and almost every answer is gone before a sweep sees it.
+  const { SEND_TIMEOUT_MS } = fastify.config
+  const writtenAt = new WeakMap<ServerResponse, number>()
+  const sweep = setInterval(() => {
+    const now = Date.now()
+    for (const response of answering) {
+      if (!response.headersSent) continue
+      const since = writtenAt.get(response)
+      if (since === undefined) writtenAt.set(response, now)
+      else if (now - since >= SEND_TIMEOUT_MS) response.socket?.resetAndDestroy()
+    }
+  }, SWEEP_MS)
+  sweep.unref()
+  fastify.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep)
+    done()
+  })
   // The response's 'close' comes once for every request, answered or abandoned mid-answer
   // (onResponse and onRequestAbort together miss a client that leaves while the body is written).
   function closed (this: ServerResponse): void {
@@ -87,4 +112,4 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(lifecyclePlugin, { name: 'lifecycle', dependencies: ['errors'] })
+export default fp(lifecyclePlugin, { name: 'lifecycle', dependencies: ['config', 'errors'] })
