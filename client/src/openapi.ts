@@ -46,7 +46,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers a ping, and the service is not shutting down */
+        /** Readiness, from what the service knows now: the database answers its pings, and the service is not starting or shutting down */
         get: {
             parameters: {
                 query?: never;
@@ -79,13 +79,13 @@ export interface paths {
                          *       "title": "Service Unavailable",
                          *       "status": 503,
                          *       "code": "DATABASE_UNAVAILABLE",
-                         *       "detail": "The database does not answer a ping.",
+                         *       "detail": "Not ready: the database does not answer a ping.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
-                         *           "message": "The database does not answer a ping."
+                         *           "message": "Not ready: the database does not answer a ping."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
