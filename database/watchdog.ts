@@ -161,7 +161,8 @@ export class DatabaseWatchdog {
   answered (): void {
     // An answer while a ping waits: the database is not silent, whatever that ping meets.
     if (this.pingSentAt !== undefined) this.answeredAt = performance.now()
-    if (this.ready && this.suspectedAt === undefined) return
+    // Nothing to learn unless something says otherwise since the last good answer.
+    if (this.ready && this.suspectedAt === undefined && this.topologyChangedAt < this.lastSuccess) return
     this.suspectedAt = undefined
     this.succeeded()
   }
