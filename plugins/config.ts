@@ -32,7 +32,7 @@ export const ConfigSchema = Type.Object({
   HEADERS_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a client may take to send a request\'s head (request line and headers): a slower one is answered 408 and disconnected (slowloris). Checked every second.'),
   REQUEST_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a client may take to send a whole request; at least HEADERS_TIMEOUT_MS (lists take no body, so the two are the same by default).'),
   KEEP_ALIVE_TIMEOUT_MS: PositiveInteger(72_000, 600_000, 'How long an idle kept-alive connection stays open. Keep it above the idle timeout of the proxy or load balancer in front (nginx keepalive_timeout 60 s, AWS ALB 60 s), so that they close first.'),
-  SEND_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a written answer may wait for its client to read it: a client that reads slower is disconnected and the answer dropped, so that it holds no memory (checked every second).'),
+  SEND_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a written answer may wait for its client to read it: a client that reads slower is disconnected and the answer dropped, so that it holds no memory (checked four times a second).'),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'After SIGTERM, /ready answers 503 and requests are still served this long, so that load balancers stop sending.' }),
   METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464, description: 'Port of the Prometheus listener (GET /metrics) on HOST, never the API\'s; 0 turns it off.' }),
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000, 'Event-loop delay beyond which lists and /ready answer 503 OVERLOADED.'),
