@@ -64,8 +64,10 @@ async function burst (topology: Topology, urls: string[], concurrency: number, t
 async function rehearse (topology: Topology): Promise<void> {
   const { ingress, get } = topology
   const projects = (await get(`${ingress}/projects?limit=100`)).json().data.map((p: { _id: string }) => p._id) as string[]
-  // Callers with tokens of their own (rate-limit buckets are per `sub`), as a fleet of clients would be.
-  const tokens = Array.from({ length: 200 }, (_, i) => topology.token({ sub: `client-${i}` }))
+  // Callers with tokens of their own (rate-limit buckets are per `sub`, all lists together), as
+  // a fleet of clients would be: enough of them that the heaviest minute (250 requests a second,
+  // all on one replica while the other restarts) gives each 15 requests, under the limit of 40.
+  const tokens = Array.from({ length: 1000 }, (_, i) => topology.token({ sub: `client-${i}` }))
   const kinds = ['sessions', 'activities', 'registrations', 'places', 'teams']
   const lists = projects.flatMap((id) => kinds.map((kind) => `/projects/${id}/${kind}?limit=20`))
 
