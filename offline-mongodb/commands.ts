@@ -1,31 +1,60 @@
-import { Long } from 'bson'
+import { Binary, Long, ObjectId, type Timestamp } from 'bson'
 import { isDocument } from './bson-order.js'
+import { isChangeStream } from './change-stream-spec.js'
+import { openChangeStream, streamGetMore } from './change-streams.js'
 import type { Cursors } from './cursors.js'
 import { CommandError } from './errors.js'
+import type { Oplog } from './oplog.js'
+import type { SessionWrites } from './retryable-writes.js'
 import { runPipeline } from './pipeline.js'
 import { compileFilter } from './query-operators.js'
-import { checkTime, count, scan, type Request } from './request.js'
+import { checkTime, collectionName, count, scan, type Request } from './request.js'
 import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { Collection, Doc, IndexSpec, Storage } from './storage.js'
+import { WRITE_COMMANDS } from './write-commands.js'
+
+/** The one member of the replica set the stand-in presents itself as. */
+export interface ReplicaSetMember {
+  setName: string
+  /** `host:port`, as the server listens. */
+  me: string
+}
 
 export interface ServerState {
   storage: Storage
   cursors: Cursors
+  /** Every write of the server, for change streams. */
+  oplog: Oplog
   /** Fail points switched on by `configureFailPoint`, as mongod's test commands do. */
   failPoints: Set<string>
   connectionId: number
+  member: ReplicaSetMember
+  /** Aborted when this connection or the server closes: a waiting command ends then. */
+  signal: AbortSignal
+  /** For retryable writes: the outcome of each session's latest write. */
+  sessionWrites: SessionWrites
 }
 
-type Handler = (request: Request) => Doc
+type Handler = (request: Request) => Doc | Promise<Doc>
 
 const MAX_WIRE_VERSION = 21
+/** mongod's electionId of a first term (an ObjectId holding the term). */
+const ELECTION_ID = new ObjectId('7fffffff0000000000000001')
 
-/** The handshake reply of a standalone primary (also answered by the benchmark's replay database). */
-export function helloReply (connectionId: number): Doc {
+/**
+ * The handshake reply: of the primary of a one-member replica set when `member` is given (so
+ * that drivers open change streams and gossip cluster times as with a real one), else of a
+ * standalone (the benchmark's replay database).
+ */
+export function helloReply (connectionId: number, member?: ReplicaSetMember): Doc {
+  const replicaSet = member === undefined
+    ? {}
+    : { setName: member.setName, setVersion: 1, hosts: [member.me], primary: member.me, me: member.me, secondary: false, electionId: ELECTION_ID }
   return {
     helloOk: true,
     ismaster: true,
     isWritablePrimary: true,
+    ...replicaSet,
     maxBsonObjectSize: 16 * 1024 * 1024,
     maxMessageSizeBytes: 48_000_000,
     maxWriteBatchSize: 100_000,
@@ -40,13 +69,7 @@ export function helloReply (connectionId: number): Doc {
 }
 
 function hello ({ state }: Request): Doc {
-  return helloReply(state.connectionId)
-}
-
-function collectionName (cmd: Doc, key: string): string {
-  const name = cmd[key]
-  if (typeof name !== 'string') throw new CommandError(73, 'InvalidNamespace', `collection name has invalid type ${typeof name}`)
-  return name
+  return helloReply(state.connectionId, state.member)
 }
 
 function documentsOf (request: Request, key: string): { collection: Collection | undefined, ns: string } {
@@ -69,6 +92,10 @@ function find (request: Request): Doc {
 
 function aggregate (request: Request): Doc {
   const { cmd } = request
+  if (isChangeStream(cmd.pipeline)) return openChangeStream(request)
+  if (Array.isArray(cmd.pipeline) && cmd.pipeline.some((stage) => isDocument(stage) && '$changeStream' in stage)) {
+    throw new CommandError(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline.')
+  }
   const { collection, ns } = documentsOf(request, 'aggregate')
   if (!isDocument(cmd.cursor)) throw new CommandError(9, 'FailedToParse', "The 'cursor' option is required")
   const docs = runPipeline(request, collection?.docs ?? [], cmd.pipeline)
@@ -86,48 +113,16 @@ function countCommand (request: Request): Doc {
   return { n: Math.max(0, Math.min(matched - skip, limit > 0 ? limit : Infinity)), ok: 1 }
 }
 
-function getMore (request: Request): Doc {
+function getMore (request: Request): Doc | Promise<Doc> {
   const { cmd } = request
   const id = cmd.getMore
   if (!(id instanceof Long)) throw new CommandError(14, 'TypeMismatch', 'getMore id must be a long')
   const ns = `${request.db}.${collectionName(cmd, 'collection')}`
+  const stream = request.state.cursors.streams.get(id.toString())
+  if (stream !== undefined && stream.spec.ns === ns) return streamGetMore(request, stream)
   const batch = request.state.cursors.nextBatch(id, ns, cmd.batchSize === undefined ? undefined : count(cmd.batchSize, 'batchSize', 0))
   if (batch === undefined) throw new CommandError(43, 'CursorNotFound', `cursor id ${id.toString()} not found`)
   return batch
-}
-
-function insert (request: Request): Doc {
-  const { cmd } = request
-  const collection = request.state.storage.database(request.db).getOrCreate(collectionName(cmd, 'insert'))
-  const documents = Array.isArray(cmd.documents) ? cmd.documents as Doc[] : []
-  const writeErrors: Doc[] = []
-  let n = 0
-  for (const [index, doc] of documents.entries()) {
-    try {
-      collection.insert(doc)
-      n++
-    } catch (error) {
-      if (!(error instanceof CommandError)) throw error
-      writeErrors.push({ index, code: error.code, errmsg: error.message })
-      if (cmd.ordered !== false) break
-    }
-  }
-  return writeErrors.length > 0 ? { n, writeErrors, ok: 1 } : { n, ok: 1 }
-}
-
-function deleteCommand (request: Request): Doc {
-  const { cmd } = request
-  const { collection } = documentsOf(request, 'delete')
-  let n = 0
-  for (const statement of Array.isArray(cmd.deletes) ? cmd.deletes as Doc[] : []) {
-    if (collection === undefined) break
-    const matches = collection.docs.filter(compileFilter(statement.q))
-    for (const doc of Number(statement.limit) === 1 ? matches.slice(0, 1) : matches) {
-      collection.remove(doc)
-      n++
-    }
-  }
-  return { n, ok: 1 }
 }
 
 function createIndexes (request: Request): Doc {
@@ -182,7 +177,7 @@ export const COMMANDS: Record<string, Handler> = {
   buildInfo: () => ({ version: '7.0.0', gitVersion: 'offline-mongodb', versionArray: [7, 0, 0, 0], bits: 64, maxBsonObjectSize: 16 * 1024 * 1024, ok: 1 }),
   listDatabases,
   listCollections,
-  insert,
+  ...WRITE_COMMANDS,
   find,
   getMore,
   killCursors: ({ cmd, state }) => state.cursors.kill(Array.isArray(cmd.cursors) ? cmd.cursors as Long[] : []),
@@ -190,29 +185,57 @@ export const COMMANDS: Record<string, Handler> = {
   count: countCommand,
   createIndexes,
   listIndexes,
-  delete: deleteCommand,
-  drop: ({ cmd, db, state }) => {
-    state.storage.database(db).collections.delete(collectionName(cmd, 'drop'))
-    return { ns: `${db}.${String(cmd.drop)}`, nIndexesWas: 1, ok: 1 }
-  },
-  dropDatabase: ({ db, state }) => {
-    state.storage.databases.delete(db)
-    return { dropped: db, ok: 1 }
-  },
   endSessions: () => ({ ok: 1 }),
   configureFailPoint
 }
 
-export function runCommand (cmd: Doc, state: ServerState): Doc {
+/** `$clusterTime` is signed by mongod; a server without keys signs with zeros and key 0. */
+const SIGNATURE = { hash: new Binary(Buffer.alloc(20), 0), keyId: Long.ZERO }
+
+/** The `$clusterTime` of the latest write, made again only when there was a write since. */
+let gossip: { at: bigint, time: Timestamp, clusterTime: Doc } | undefined
+
+/**
+ * Every reply of a replica set member carries `operationTime` and `$clusterTime` (manual:
+ * "Causal Consistency"; change-streams spec, "Response Format"): the latest write's time.
+ */
+function withClusterTime (reply: Doc, state: ServerState): Doc {
+  const at = state.oplog.lastAt
+  if (gossip?.at !== at) {
+    const time = state.oplog.lastTime
+    gossip = { at, time, clusterTime: { clusterTime: time, signature: SIGNATURE } }
+  }
+  reply.operationTime = gossip.time
+  reply.$clusterTime = gossip.clusterTime
+  return reply
+}
+
+function errorReply (error: unknown): Doc {
+  if (error instanceof CommandError) {
+    return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName, ...(error.labels === undefined ? {} : { errorLabels: error.labels }) }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return { ok: 0, errmsg: `offline database error: ${message}`, code: 1, codeName: 'InternalError' }
+}
+
+/** Runs one command; a Promise only for a command that waits (a change stream's getMore). */
+export function runCommand (cmd: Doc, state: ServerState): Doc | Promise<Doc> {
   const name = Object.keys(cmd)[0] ?? ''
   const db = typeof cmd.$db === 'string' ? cmd.$db : 'admin'
   try {
     const handler = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
     if (handler === undefined) throw new CommandError(59, 'CommandNotFound', `no such command: '${name}'`)
-    return handler({ cmd, db, state, started: Date.now() })
+    // A transaction's writes would otherwise be applied at once, and its abort would undo nothing.
+    // (Not IllegalOperation: the driver reads that code on a write as "no retryable writes".)
+    if (cmd.autocommit !== undefined || cmd.startTransaction !== undefined) {
+      throw new CommandError(263, 'OperationNotSupportedInTransaction', 'the offline database does not support transactions')
+    }
+    const reply = handler({ cmd, db, state, started: Date.now() })
+    if (reply instanceof Promise) {
+      return reply.then((done) => withClusterTime(done, state), (error: unknown) => withClusterTime(errorReply(error), state))
+    }
+    return withClusterTime(reply, state)
   } catch (error) {
-    if (error instanceof CommandError) return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName }
-    const message = error instanceof Error ? error.message : String(error)
-    return { ok: 0, errmsg: `offline database error: ${message}`, code: 1, codeName: 'InternalError' }
+    return withClusterTime(errorReply(error), state)
   }
 }

@@ -1,4 +1,5 @@
 import { Long, calculateObjectSize } from 'bson'
+import type { StreamCursor } from './change-streams.js'
 import type { Doc } from './storage.js'
 
 /**
@@ -22,10 +23,16 @@ function batchEnd (docs: Doc[], from: number, count: number): number {
 
 interface OpenCursor { ns: string, docs: Doc[], position: number }
 
-/** Server-side cursors: what a find or aggregate did not return in its first batch. */
+/** Server-side cursors: what a find or aggregate did not return in its first batch, and change streams. */
 export class Cursors {
   private readonly open = new Map<string, OpenCursor>()
+  /** Change stream cursors, by id; their getMore reads the oplog (change-streams.ts). */
+  readonly streams = new Map<string, StreamCursor>()
   private nextId = BigInt(1 + Math.floor(Math.random() * 1e9))
+
+  newId (): Long {
+    return Long.fromBigInt(this.nextId++)
+  }
 
   /**
    * Answers a first batch; the rest stays open under an Int64 id (0 when exhausted, or when
@@ -36,7 +43,7 @@ export class Cursors {
     const firstBatch = docs.slice(0, end)
     let id = Long.ZERO
     if (docs.length > end && !singleBatch) {
-      id = Long.fromBigInt(this.nextId++)
+      id = this.newId()
       this.open.set(id.toString(), { ns, docs, position: end })
     }
     return { cursor: { firstBatch, id, ns }, ok: 1 }
@@ -60,7 +67,10 @@ export class Cursors {
     const cursorsKilled: Long[] = []
     const cursorsNotFound: Long[] = []
     for (const id of ids) {
-      if (this.open.delete(id.toString())) cursorsKilled.push(id)
+      const stream = this.streams.get(id.toString())
+      // A getMore waiting on a killed change stream ends at once (CursorKilled).
+      stream?.killed.abort()
+      if (this.streams.delete(id.toString()) || this.open.delete(id.toString())) cursorsKilled.push(id)
       else cursorsNotFound.push(id)
     }
     return { cursorsKilled, cursorsNotFound, cursorsAlive: [], cursorsUnknown: [], ok: 1 }
@@ -68,5 +78,7 @@ export class Cursors {
 
   closeAll (): void {
     this.open.clear()
+    for (const stream of this.streams.values()) stream.killed.abort()
+    this.streams.clear()
   }
 }

@@ -1,12 +1,12 @@
 // The aggregation pipeline: the stages the service sends ($match, $sort, $skip, $limit, $count,
-// $project, $lookup with a pipeline, $unwind) done here as MongoDB does them; other stages
-// through mingo.
+// $project of fields, $lookup with a pipeline, $unwind) done here as MongoDB does them; other
+// stages, and $project with expressions, through mingo.
 import { Aggregator } from 'mingo'
 import { isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
 import { queryContext } from './query-operators.js'
 import { count, scan, type Request } from './request.js'
-import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
+import { compileProjection, isPlainProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { Doc } from './storage.js'
 
 export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): Doc[] {
@@ -21,12 +21,13 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
     else if (name === '$skip') docs = docs.slice(count(spec, '$skip', 0))
     else if (name === '$limit') docs = docs.slice(0, count(spec, '$limit', 0))
     else if (name === '$count') docs = docs.length === 0 ? [] : [{ [String(spec)]: docs.length }]
-    else if (name === '$project') docs = docs.map(compileProjection(spec))
+    else if (name === '$project' && isPlainProjection(spec)) docs = docs.map(compileProjection(spec))
     else if (name === '$lookup') docs = lookup(request, docs, spec)
     else if (name === '$unwind') docs = unwind(docs, spec)
     else {
       try {
         docs = new Aggregator([stage], { context: queryContext, scriptEnabled: false }).run(docs) as Doc[]
+        if (name === '$project' && isDocument(spec)) docs = docs.map((doc) => inSpecOrder(doc, spec))
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
         throw new CommandError(40324, 'Location40324', `Unrecognized or unsupported pipeline stage ${name}: ${message}`)
@@ -34,6 +35,13 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
     }
   }
   return docs
+}
+
+/** `$project` puts `_id` first, then the fields in the order the stage names them (mingo does not). */
+function inSpecOrder (doc: Doc, spec: Doc): Doc {
+  const out: Doc = {}
+  for (const key of ['_id', ...Object.keys(spec)]) if (Object.hasOwn(doc, key)) out[key] = doc[key]
+  return { ...out, ...doc }
 }
 
 /**

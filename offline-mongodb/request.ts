@@ -37,3 +37,9 @@ export function scan (request: Request, docs: Doc[], filter: unknown): Doc[] {
   }
   return out
 }
+
+export function collectionName (cmd: Doc, key: string): string {
+  const name = cmd[key]
+  if (typeof name !== 'string') throw new CommandError(73, 'InvalidNamespace', `collection name has invalid type ${typeof name}`)
+  return name
+}

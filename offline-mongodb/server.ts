@@ -1,13 +1,18 @@
 import net from 'node:net'
 import { runCommand, type ServerState } from './commands.js'
 import { Cursors } from './cursors.js'
-import { encodeReply, parseMessage, readMessages } from './wire-protocol.js'
-import { Storage } from './storage.js'
+import { Oplog } from './oplog.js'
+import { encodeReply, parseMessage, readMessages, type Message } from './wire-protocol.js'
+import { Storage, type Doc } from './storage.js'
 
 export interface OfflineMongoOptions {
   /** 0 (the default) picks a free port. */
   port?: number
   host?: string
+  /** How many writes the oplog keeps for change streams to resume from (10,000 by default). */
+  oplogEntries?: number
+  /** The name of the one-member replica set the server presents itself as ('rs0' by default). */
+  replicaSet?: string
 }
 
 export interface OfflineMongo {
@@ -17,35 +22,75 @@ export interface OfflineMongo {
   close: () => Promise<void>
 }
 
+/** The address a client can reach the server at, as a replica set member advertises it. */
+function advertisedHost (host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
+  return `${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+}
+
 /** Starts an in-memory MongoDB stand-in speaking the wire protocol on a TCP port. */
-export async function start ({ port = 0, host = '127.0.0.1' }: OfflineMongoOptions = {}): Promise<OfflineMongo> {
+export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0' }: OfflineMongoOptions = {}): Promise<OfflineMongo> {
+  if (!Number.isInteger(oplogEntries) || oplogEntries < 1) throw new RangeError(`oplogEntries must be a positive integer, got ${oplogEntries}`)
   const storage = new Storage()
   const cursors = new Cursors()
+  const oplog = new Oplog(oplogEntries)
   const failPoints = new Set<string>()
   const sockets = new Set<net.Socket>()
+  const shutdown = new AbortController()
+  const sessionWrites = new Map()
+  const member = { setName: replicaSet, me: '' }
   let connections = 0
 
   const server = net.createServer((socket) => {
     sockets.add(socket)
     socket.setNoDelay(true)
-    const state: ServerState = { storage, cursors, failPoints, connectionId: ++connections }
+    const closed = new AbortController()
+    const state: ServerState = { storage, cursors, oplog, failPoints, connectionId: ++connections, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), sessionWrites }
     let pending: Buffer = Buffer.alloc(0)
+    // mongod answers the commands of one connection one at a time, in order: while a command
+    // waits (a change stream's getMore), the ones after it wait in this queue.
+    const queue: Message[] = []
+    let waiting = false
+
+    const answer = (message: Message, reply: Doc): void => {
+      if (!message.moreToCome && !socket.destroyed) socket.write(encodeReply(message, reply))
+    }
+    const drain = (): void => {
+      // Commands of a client that went away are not run, as mongod stops reading its socket.
+      if (socket.destroyed) queue.length = 0
+      while (!waiting && queue.length > 0) {
+        const message = queue.shift() as Message
+        const reply = runCommand(message.command, state)
+        if (!(reply instanceof Promise)) {
+          answer(message, reply)
+          continue
+        }
+        waiting = true
+        reply.then((done) => {
+          waiting = false
+          answer(message, done)
+          drain()
+        }, () => socket.destroy())
+      }
+    }
+
     socket.on('data', (chunk) => {
       try {
         const { messages, rest } = readMessages(pending.length === 0 ? chunk : Buffer.concat([pending, chunk]))
         pending = rest
-        for (const frame of messages) {
-          const message = parseMessage(frame)
-          const reply = runCommand(message.command, state)
-          if (!message.moreToCome) socket.write(encodeReply(message, reply))
-        }
+        for (const frame of messages) queue.push(parseMessage(frame))
       } catch {
         // A frame that cannot be read leaves the stream out of step: drop the connection, as mongod does.
         socket.destroy()
+        return
       }
+      drain()
     })
     socket.on('error', () => socket.destroy())
-    socket.on('close', () => sockets.delete(socket))
+    socket.on('close', () => {
+      sockets.delete(socket)
+      closed.abort()
+    })
   })
 
   await new Promise<void>((resolve, reject) => {
@@ -53,11 +98,13 @@ export async function start ({ port = 0, host = '127.0.0.1' }: OfflineMongoOptio
     server.listen(port, host, () => resolve())
   })
   const address = server.address() as net.AddressInfo
+  member.me = advertisedHost(host, address.port)
   const shownHost = host.includes(':') ? `[${host}]` : host
   return {
     uri: `mongodb://${shownHost}:${address.port}/?directConnection=true`,
     port: address.port,
     close: async () => {
+      shutdown.abort()
       for (const socket of sockets) socket.destroy()
       cursors.closeAll()
       await new Promise<void>((resolve) => server.close(() => resolve()))

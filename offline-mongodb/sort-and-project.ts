@@ -59,6 +59,16 @@ interface ProjectionTree { [field: string]: ProjectionTree | true }
 
 export type Projector = (doc: Doc) => Doc
 
+/** 1/0, true/false: an inclusion or exclusion; anything else (a string, a document) is an expression. */
+function isFlag (value: unknown): boolean {
+  return typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'object' && value !== null && '_bsontype' in value && ['Long', 'Int32', 'Double', 'Decimal128'].includes(String(value._bsontype)))
+}
+
+/** Whether a projection only includes or excludes fields (no expressions to compute). */
+export function isPlainProjection (projection: unknown): boolean {
+  return isDocument(projection) && Object.values(projection).every(isFlag)
+}
+
 /** Inclusion or exclusion projections of plain field paths, with `_id` included by default. */
 export function compileProjection (projection: unknown): Projector {
   if (projection === undefined || projection === null) return (doc) => doc
@@ -67,8 +77,8 @@ export function compileProjection (projection: unknown): Projector {
   const tree: ProjectionTree = {}
   let mode: boolean | undefined
   for (const [path, flag] of Object.entries(projection)) {
-    if (typeof flag === 'object' && flag !== null && !('_bsontype' in flag)) {
-      throw new CommandError(2, 'BadValue', `projection operator in '${path}' is not supported by the offline database`)
+    if (!isFlag(flag)) {
+      throw new CommandError(2, 'BadValue', `projection operator or expression in '${path}' is not supported by the offline database`)
     }
     const include = Boolean(typeof flag === 'object' ? Number(flag) : flag)
     if (path === '_id') {

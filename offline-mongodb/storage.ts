@@ -30,28 +30,56 @@ function indexKey (doc: Doc, spec: IndexSpec): string {
 export class Collection {
   readonly docs: Doc[] = []
   readonly indexes: IndexSpec[] = [{ v: 2, key: { _id: 1 }, name: '_id_' }]
-  private readonly uniqueKeys = new Map<string, Set<string>>([['_id_', new Set()]])
+  /** For each unique index, its keys and the document holding each. */
+  private readonly uniqueKeys = new Map<string, Map<string, Doc>>([['_id_', new Map()]])
+  /**
+   * Whether writes keep pre- and post-images for change streams (collMod
+   * `changeStreamPreAndPostImages`); on unless switched off.
+   */
+  recordsImages = true
 
   constructor (readonly name: string) {}
 
   /** Inserts one document, giving it an `_id` first if it has none, and enforcing unique indexes. */
-  insert (doc: Doc): void {
+  insert (doc: Doc): Doc {
     // mongod stores `_id` as the first field, whatever order the client sent.
     const { _id = new ObjectId(), ...fields } = doc
     const stored: Doc = { _id, ...fields }
-    const keys: Array<[Set<string>, string]> = []
+    const keys = this.checkUnique(stored, undefined)
+    for (const [owners, key] of keys) owners.set(key, stored)
+    this.docs.push(stored)
+    return stored
+  }
+
+  /** Puts `next` in the place of `previous` (same `_id`), enforcing unique indexes. */
+  replace (previous: Doc, next: Doc): void {
+    const index = this.docs.indexOf(previous)
+    if (index < 0) return
+    const keys = this.checkUnique(next, previous)
+    for (const spec of this.indexes) this.uniqueKeys.get(spec.name)?.delete(indexKey(previous, spec))
+    for (const [owners, key] of keys) owners.set(key, next)
+    this.docs[index] = next
+  }
+
+  /** The stored document with this `_id`, through the `_id` index. */
+  findById (id: unknown): Doc | undefined {
+    return this.uniqueKeys.get('_id_')?.get(keyPart(id))
+  }
+
+  private checkUnique (doc: Doc, replacing: Doc | undefined): Array<[Map<string, Doc>, string]> {
+    const keys: Array<[Map<string, Doc>, string]> = []
     for (const spec of this.indexes) {
-      const seen = this.uniqueKeys.get(spec.name)
-      if (seen === undefined) continue
-      const key = indexKey(stored, spec)
-      if (seen.has(key)) {
-        const shown = Object.keys(spec.key).map((p) => `${p}: ${EJSON.stringify(valuesAtPath(stored, p.split('.'))[0] ?? null as never)}`).join(', ')
+      const owners = this.uniqueKeys.get(spec.name)
+      if (owners === undefined) continue
+      const key = indexKey(doc, spec)
+      const owner = owners.get(key)
+      if (owner !== undefined && owner !== replacing) {
+        const shown = Object.keys(spec.key).map((p) => `${p}: ${EJSON.stringify(valuesAtPath(doc, p.split('.'))[0] ?? null as never)}`).join(', ')
         throw new CommandError(11000, 'DuplicateKey', `E11000 duplicate key error collection: ${this.name} index: ${spec.name} dup key: { ${shown} }`)
       }
-      keys.push([seen, key])
+      keys.push([owners, key])
     }
-    for (const [seen, key] of keys) seen.add(key)
-    this.docs.push(stored)
+    return keys
   }
 
   remove (doc: Doc): void {
@@ -71,11 +99,11 @@ export class Collection {
       return false
     }
     if (spec.unique === true) {
-      const seen = new Set<string>()
+      const seen = new Map<string, Doc>()
       for (const doc of this.docs) {
         const key = indexKey(doc, spec)
         if (seen.has(key)) throw new CommandError(11000, 'DuplicateKey', `E11000 duplicate key error collection: ${this.name} index: ${spec.name}`)
-        seen.add(key)
+        seen.set(key, doc)
       }
       this.uniqueKeys.set(spec.name, seen)
     }

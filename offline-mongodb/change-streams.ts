@@ -1,0 +1,173 @@
+// Change stream cursors: `aggregate` with a leading `$changeStream` opens one, `getMore` reads the
+// oplog from where it stands and, when there is nothing yet, waits for a write up to maxTimeMS
+// (the driver's maxAwaitTimeMS; 1 s by default, as mongod) before it answers an empty batch.
+// Every batch carries a postBatchResumeToken (change-streams spec, "Exposing All Resume Tokens").
+import { Long, calculateObjectSize } from 'bson'
+import { isDocument } from './bson-order.js'
+import { changeEvents, eventCount } from './change-events.js'
+import type { OplogEntry } from './oplog.js'
+import { readChangeStream, type StreamSpec } from './change-stream-spec.js'
+import { CommandError } from './errors.js'
+import { runPipeline } from './pipeline.js'
+import { count, type Request } from './request.js'
+import { highWaterMark, tokenOf, type StreamPosition } from './resume-token.js'
+import { isPlainProjection } from './sort-and-project.js'
+import type { Doc } from './storage.js'
+import { cloneDeep } from './update-paths.js'
+
+export interface StreamCursor {
+  id: Long
+  spec: StreamSpec
+  /** Where the next batch starts. */
+  position: StreamPosition
+  /** Aborted by killCursors (or the server closing), which ends a waiting getMore. */
+  killed: AbortController
+  busy: boolean
+}
+
+/** As for every cursor: at most 16 MiB of documents in a batch, and at least one. */
+const BATCH_BYTES = 16 * 1024 * 1024
+/** How many oplog entries are turned into events at a time. */
+const CHUNK = 1000
+/** mongod's wait for a tailable, awaitData getMore without maxTimeMS (manual: "getMore"). */
+const DEFAULT_AWAIT_MS = 1000
+
+const NON_RESUMABLE = ['NonResumableChangeStreamError']
+
+function historyLost (): CommandError {
+  return new CommandError(286, 'ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.', NON_RESUMABLE)
+}
+
+/** The stages after `$changeStream`; each event must keep its `_id`, the resume token (error 280). */
+function applyStages (request: Request, events: Doc[], stages: Doc[]): Doc[] {
+  if (stages.length === 0) return events
+  // maxTimeMS of a getMore is the time to wait for events, not a limit on filtering them.
+  const unbounded = { ...request, cmd: {} }
+  const ownStages = stages.every((stage) => '$match' in stage || ('$project' in stage && isPlainProjection(stage.$project)))
+  // Other stages run through mingo, which may change the documents it is given: those get copies.
+  const input = ownStages ? events : events.map(cloneDeep)
+  const out = runPipeline(unbounded, input, stages)
+  const tokens = new Set(events.map((event) => (event._id as Doc)._data))
+  for (const event of out) {
+    const id = event._id
+    if (!isDocument(id) || Object.keys(id).length !== 1 || !tokens.has(id._data)) {
+      throw new CommandError(280, 'ChangeStreamFatalError', 'Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.', NON_RESUMABLE)
+    }
+  }
+  return out
+}
+
+interface Batch { events: Doc[], postBatchResumeToken: Doc, invalidated: boolean }
+
+/** The token of a position: the event just before it, or a high-water mark at a write's start. */
+function tokenAt ({ at, seen }: StreamPosition): Doc {
+  return seen === 0 ? highWaterMark(at) : tokenOf({ at, seen })
+}
+
+/**
+ * The events after the cursor's position, at most `limit` (and 16 MiB) of them; moves the
+ * position past what it read. An `invalidate` ends the batch and the stream.
+ */
+function readBatch (request: Request, cursor: StreamCursor, limit: number): Batch {
+  const { oplog, storage } = request.state
+  if (oplog.lost(cursor.position.at)) throw historyLost()
+  const { spec } = cursor
+  const events: Doc[] = []
+  let bytes = 0
+  while (events.length < limit) {
+    const { at, seen } = cursor.position
+    const entries = oplog.from(at, CHUNK)
+    if (entries.length === 0) break
+    /** Where the stream stands after each event, by the event's token. */
+    const after = new Map<unknown, StreamPosition>()
+    const raw: Doc[] = []
+    for (const entry of entries) {
+      const offset = entry.at === at ? seen : 0
+      const produced = changeEvents(entry, spec, storage, offset)
+      for (const [j, event] of produced.entries()) {
+        const next = offset + j + 1
+        after.set((event._id as Doc)._data, next >= offset + produced.length ? { at: entry.at + 1n, seen: 0 } : { at: entry.at, seen: next })
+        raw.push(event)
+      }
+    }
+    for (const event of applyStages(request, raw, spec.stages)) {
+      const size = calculateObjectSize(event)
+      if (events.length >= limit || (events.length > 0 && bytes + size > BATCH_BYTES)) {
+        return { events, postBatchResumeToken: events[events.length - 1]?._id as Doc, invalidated: false }
+      }
+      events.push(event)
+      bytes += size
+      cursor.position = after.get((event._id as Doc)._data) as StreamPosition
+      if (event.operationType === 'invalidate') return { events, postBatchResumeToken: event._id as Doc, invalidated: true }
+    }
+    // Read to the end of these entries: what did not pass the stages is behind the stream too.
+    cursor.position = { at: (entries[entries.length - 1] as OplogEntry).at + 1n, seen: 0 }
+  }
+  return { events, postBatchResumeToken: tokenAt(cursor.position), invalidated: false }
+}
+
+/** `aggregate` with `$changeStream`: a tailable cursor, and the events already there as its first batch. */
+export function openChangeStream (request: Request): Doc {
+  const { cmd, state } = request
+  if (!isDocument(cmd.cursor)) throw new CommandError(9, 'FailedToParse', "The 'cursor' option is required")
+  for (const key of ['collation', 'explain']) {
+    if (cmd[key] !== undefined) throw new CommandError(2, 'BadValue', `the offline database does not support '${key}' with $changeStream`)
+  }
+  const spec = readChangeStream(cmd, request.db, state.oplog)
+  if (state.oplog.lost(spec.start.at)) throw historyLost()
+  if (spec.mustFind !== undefined) {
+    const entry = state.oplog.at(spec.mustFind.at)
+    if (entry === undefined || eventCount(entry, spec.scope) < spec.mustFind.seen) {
+      throw new CommandError(280, 'ChangeStreamFatalError', `cannot resume stream; the resume token was not found. ${JSON.stringify(tokenOf(spec.mustFind))}`, NON_RESUMABLE)
+    }
+  }
+  const cursor: StreamCursor = { id: state.cursors.newId(), spec, position: spec.start, killed: new AbortController(), busy: false }
+  const batch = readBatch(request, cursor, count(cmd.cursor.batchSize, 'batchSize', 101))
+  if (!batch.invalidated) state.cursors.streams.set(cursor.id.toString(), cursor)
+  const id = batch.invalidated ? Long.ZERO : cursor.id
+  return { cursor: { firstBatch: batch.events, postBatchResumeToken: batch.postBatchResumeToken, id, ns: spec.ns }, ok: 1 }
+}
+
+function nextBatchReply (cursor: StreamCursor, batch: Batch, request: Request): Doc {
+  if (batch.invalidated) request.state.cursors.streams.delete(cursor.id.toString())
+  return { cursor: { nextBatch: batch.events, postBatchResumeToken: batch.postBatchResumeToken, id: batch.invalidated ? Long.ZERO : cursor.id, ns: cursor.spec.ns }, ok: 1 }
+}
+
+/**
+ * getMore on a change stream: the events there are at once, without waiting; else the first
+ * to come within maxTimeMS; else an empty batch whose token has moved on to what was read.
+ */
+export function streamGetMore (request: Request, cursor: StreamCursor): Doc | Promise<Doc> {
+  const { cmd, state } = request
+  if (cursor.busy) throw new CommandError(292, 'CursorInUse', `cursor id ${cursor.id.toString()} is already in use`)
+  const batchSize = count(cmd.batchSize, 'batchSize', 0)
+  const limit = batchSize > 0 ? batchSize : Infinity
+  const forget = (error: unknown): never => {
+    // A getMore that fails (or is interrupted) kills its cursor, as in mongod.
+    state.cursors.streams.delete(cursor.id.toString())
+    throw error
+  }
+  let batch: Batch
+  try {
+    batch = readBatch(request, cursor, limit)
+  } catch (error) {
+    return forget(error)
+  }
+  const wait = count(cmd.maxTimeMS, 'maxTimeMS', DEFAULT_AWAIT_MS)
+  if (batch.events.length > 0 || wait === 0) return nextBatchReply(cursor, batch, request)
+  cursor.busy = true
+  const deadline = Date.now() + wait
+  const awaitEvents = async (): Promise<Doc> => {
+    const signal = AbortSignal.any([state.signal, cursor.killed.signal])
+    for (;;) {
+      const left = deadline - Date.now()
+      if (left <= 0) return nextBatchReply(cursor, batch, request)
+      await state.oplog.nextAppend(left, signal)
+      if (cursor.killed.signal.aborted) throw new CommandError(237, 'CursorKilled', `cursor id ${cursor.id.toString()} was killed`)
+      if (state.signal.aborted) throw new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
+      batch = readBatch(request, cursor, limit)
+      if (batch.events.length > 0) return nextBatchReply(cursor, batch, request)
+    }
+  }
+  return awaitEvents().catch(forget).finally(() => { cursor.busy = false })
+}

@@ -1,0 +1,316 @@
+// Change streams of the offline stand-in, through the official driver's watch(): the events and
+// their shapes (manual: "Change Events"), the $changeStream options (manual: "$changeStream"),
+// resuming (change-streams spec, "Resume Process"), and mongod's refusals. Cases ported from the
+// driver specification's unified tests name their file and test (specifications repository,
+// source/change-streams/tests/unified/).
+import { MongoServerError, Timestamp, type ChangeStreamDocument, type Document, type MongoError, type ResumeToken } from 'mongodb'
+import t from 'tap'
+import { startFaultProxy } from '../faults/fault-proxy.js'
+import { nextEvents, standIn, within } from './stand-in.js'
+
+const SPEC = 'specifications: source/change-streams/tests/unified/'
+const { client, dbName } = await standIn(t)
+const watchOptions = { maxAwaitTimeMS: 200 }
+const codeOf = async (run: Promise<unknown>): Promise<number | undefined> => ((await run.then(() => undefined, (e: unknown) => e)) as MongoError | undefined)?.code as number | undefined
+
+t.test(`insert, update, replace and delete, in order and in their shapes (${SPEC}change-streams.yml "Test insert, update, replace, and delete event types")`, async (t) => {
+  const db = client.db(dbName())
+  const collection = db.collection('coll')
+  const stream = collection.watch([], watchOptions)
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await collection.insertOne({ _id: 1, x: 1 })
+  await collection.updateOne({ x: 1 }, { $set: { x: 2 } })
+  await collection.replaceOne({ x: 2 }, { x: 3 })
+  await collection.deleteOne({ x: 3 })
+  const events = await nextEvents(stream, 4)
+  const ns = { db: db.databaseName, coll: 'coll' }
+  t.match(events[0], { operationType: 'insert', ns, documentKey: { _id: 1 }, fullDocument: { _id: 1, x: 1 } })
+  t.match(events[1], { operationType: 'update', ns, documentKey: { _id: 1 }, updateDescription: { updatedFields: { x: 2 }, removedFields: [], truncatedArrays: [] } })
+  t.notOk('fullDocument' in (events[1] as Document), 'an update has no fullDocument by default')
+  t.match(events[2], { operationType: 'replace', ns, documentKey: { _id: 1 }, fullDocument: { _id: 1, x: 3 } })
+  t.match(events[3], { operationType: 'delete', ns, documentKey: { _id: 1 } })
+  t.notOk('fullDocument' in (events[3] as Document))
+  for (const event of events) {
+    t.ok(event.clusterTime instanceof Timestamp, `${String(event.operationType)}: clusterTime is a Timestamp (change-streams-clusterTime.yml "clusterTime is present")`)
+    t.ok(event.wallTime instanceof Date, `${String(event.operationType)}: wallTime (change-streams.yml "Test wallTime field is set in a change event")`)
+    t.match(event._id, { _data: /^[0-9A-F]+$/ }, 'the resume token')
+  }
+  const tokens = events.map((e) => (e._id as { _data: string })._data)
+  t.same([...tokens].sort(), tokens, 'tokens order as the events')
+  const times = events.map((e) => (e.clusterTime as Timestamp).toBigInt())
+  t.ok(times.every((time, i) => i === 0 || time > (times[i - 1] as bigint)), 'cluster times grow with each write')
+})
+
+t.test('the update description: set, removed, created and appended fields (manual: Change Events, "update")', async (t) => {
+  const collection = client.db(dbName()).collection('coll')
+  await collection.insertOne({ _id: 1, a: 1, b: { c: 1 }, tags: ['x'], gone: true })
+  const stream = collection.watch([], watchOptions)
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await collection.updateOne({ _id: 1 }, { $set: { 'b.c': 2, 'n.m': 1 }, $inc: { a: 1 }, $push: { tags: 'y' }, $unset: { gone: '' } })
+  await collection.updateOne({ _id: 1 }, { $set: { a: 2 } })
+  await collection.updateOne({ _id: 1 }, { $set: { a: 3 } })
+  const [changed, next] = await nextEvents(stream, 2)
+  t.strictSame(changed?.updateDescription, { updatedFields: { a: 2, 'b.c': 2, n: { m: 1 }, 'tags.1': 'y' }, removedFields: ['gone'], truncatedArrays: [] })
+  t.strictSame(next?.updateDescription.updatedFields, { a: 3 }, 'an update that changes nothing writes no event')
+})
+
+t.test(`a collection's stream sees its collection only (${SPEC}change-streams.yml "Executing a watch helper on a Collection results in notifications for changes to the specified collection")`, async (t) => {
+  const db0 = client.db(dbName())
+  const db1 = client.db(dbName())
+  const stream = db0.collection('collection0').watch([], watchOptions)
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await db0.collection('collection1').insertOne({ x: 1 })
+  await db1.collection('collection0').insertOne({ y: 2 })
+  await db0.collection('collection0').insertOne({ z: 3 })
+  const [event] = await nextEvents(stream, 1)
+  t.match(event, { operationType: 'insert', ns: { db: db0.databaseName, coll: 'collection0' }, fullDocument: { z: 3 } })
+})
+
+t.test(`a database's and the cluster's streams (${SPEC}change-streams.yml "Executing a watch helper on a Database…", "…on a MongoClient…")`, async (t) => {
+  const db0 = client.db(dbName())
+  const db1 = client.db(dbName())
+  const ofDatabase = db0.watch([], watchOptions)
+  const ofCluster = client.watch([], watchOptions)
+  t.teardown(async () => {
+    await ofDatabase.close()
+    await ofCluster.close()
+  })
+  await ofDatabase.tryNext()
+  await ofCluster.tryNext()
+  await db0.collection('collection1').insertOne({ x: 1 })
+  await db1.collection('collection0').insertOne({ y: 2 })
+  await db0.collection('collection0').insertOne({ z: 3 })
+  await client.db('admin').collection('internal').insertOne({ ignored: true })
+  const fromDatabase = await nextEvents(ofDatabase, 2)
+  t.same(fromDatabase.map((e) => e.ns), [{ db: db0.databaseName, coll: 'collection1' }, { db: db0.databaseName, coll: 'collection0' }])
+  const fromCluster = await nextEvents(ofCluster, 3)
+  t.same(fromCluster.map((e) => e.fullDocument), [{ _id: fromCluster[0]?.fullDocument._id, x: 1 }, { _id: fromCluster[1]?.fullDocument._id, y: 2 }, { _id: fromCluster[2]?.fullDocument._id, z: 3 }])
+  t.equal(await ofCluster.tryNext(), null, 'the admin database is not shown (change-streams spec, "MongoClient.watch")')
+})
+
+t.test('fullDocument: updateLookup gives the document as it is when the event is read, null once deleted (manual: $changeStream, fullDocument)', async (t) => {
+  const collection = client.db(dbName()).collection('coll')
+  await collection.insertMany([{ _id: 1, v: 0 }, { _id: 2, v: 0 }])
+  const stream = collection.watch([], { ...watchOptions, fullDocument: 'updateLookup' })
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await collection.updateOne({ _id: 1 }, { $set: { v: 1 } })
+  const [first] = await nextEvents(stream, 1)
+  t.strictSame(first?.fullDocument, { _id: 1, v: 1 })
+  await collection.updateOne({ _id: 2 }, { $set: { v: 1 } })
+  await collection.updateOne({ _id: 2 }, { $set: { v: 2 } })
+  await collection.deleteOne({ _id: 1 })
+  await collection.updateOne({ _id: 1 }, { $set: { v: 9 } }, { upsert: true })
+  await collection.deleteOne({ _id: 1 })
+  const events = await nextEvents(stream, 5)
+  t.strictSame(events[0]?.fullDocument, { _id: 2, v: 2 }, 'the current document, not the one of that update')
+  t.equal(events[3]?.operationType, 'insert')
+  t.notOk('fullDocument' in (events[2] as Document), 'a delete has none')
+})
+
+t.test(`point-in-time images: fullDocument whenAvailable/required and fullDocumentBeforeChange (${SPEC}change-streams-pre_and_post_images.yml)`, async (t) => {
+  const db = client.db(dbName())
+  const collection = db.collection('test')
+  await collection.insertOne({ _id: 1 })
+  const images = async (options: Document, enabled: boolean): Promise<Document> => {
+    await db.command({ collMod: 'test', changeStreamPreAndPostImages: { enabled } })
+    const stream = collection.watch([], { ...watchOptions, ...options })
+    t.teardown(async () => { await stream.close() })
+    await stream.tryNext()
+    await collection.updateOne({ _id: 1 }, { $inc: { x: 1 } })
+    return await within(stream.next(), 5000, 'an update event').catch((e: unknown) => ({ error: e }))
+  }
+  t.match(await images({ fullDocument: 'whenAvailable' }, true), { operationType: 'update', fullDocument: { _id: 1, x: 1 } }, '"fullDocument:whenAvailable with changeStreamPreAndPostImages enabled"')
+  t.match(await images({ fullDocument: 'whenAvailable' }, false), { operationType: 'update', fullDocument: null }, '"fullDocument:whenAvailable with changeStreamPreAndPostImages disabled"')
+  t.match(await images({ fullDocument: 'required' }, true), { fullDocument: { _id: 1, x: 3 } }, '"fullDocument:required with changeStreamPreAndPostImages enabled"')
+  t.equal(((await images({ fullDocument: 'required' }, false)).error as MongoServerError).code, 47, '"fullDocument:required with changeStreamPreAndPostImages disabled": NoMatchingDocument')
+  t.match(await images({ fullDocumentBeforeChange: 'whenAvailable' }, true), { fullDocumentBeforeChange: { _id: 1, x: 4 } }, '"fullDocumentBeforeChange:whenAvailable with changeStreamPreAndPostImages enabled"')
+  t.match(await images({ fullDocumentBeforeChange: 'whenAvailable' }, false), { fullDocumentBeforeChange: null }, '"fullDocumentBeforeChange:whenAvailable with changeStreamPreAndPostImages disabled"')
+  t.match(await images({ fullDocumentBeforeChange: 'required' }, true), { fullDocumentBeforeChange: { _id: 1, x: 6 } }, '"fullDocumentBeforeChange:required with changeStreamPreAndPostImages enabled"')
+  t.equal(((await images({ fullDocumentBeforeChange: 'required' }, false)).error as MongoServerError).code, 47, '"fullDocumentBeforeChange:required with changeStreamPreAndPostImages disabled"')
+})
+
+t.test('fullDocumentBeforeChange: required gives the document before each update, replace and delete (manual: Change Events)', async (t) => {
+  const collection = client.db(dbName()).collection('coll')
+  await collection.insertOne({ _id: 1, v: 1 })
+  const stream = collection.watch([], { ...watchOptions, fullDocumentBeforeChange: 'required' })
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await collection.insertOne({ _id: 2 })
+  await collection.updateOne({ _id: 1 }, { $set: { v: 2 } })
+  await collection.replaceOne({ _id: 1 }, { w: 1 })
+  await collection.deleteOne({ _id: 1 })
+  const events = await nextEvents(stream, 4)
+  t.notOk('fullDocumentBeforeChange' in (events[0] as Document), 'an insert has no pre-image')
+  t.same(events.slice(1).map((e) => e.fullDocumentBeforeChange), [{ _id: 1, v: 1 }, { _id: 1, v: 2 }, { _id: 1, w: 1 }])
+})
+
+t.test('resumeAfter and startAfter a saved token give exactly the events after it (manual: Change Streams, "Resume a Change Stream")', async (t) => {
+  const collection = client.db(dbName()).collection('coll')
+  const stream = collection.watch([], watchOptions)
+  await stream.tryNext()
+  await collection.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }, { _id: 4 }])
+  const events = await nextEvents(stream, 2)
+  const saved = events[1]?._id as ResumeToken
+  await stream.close()
+  for (const option of ['resumeAfter', 'startAfter'] as const) {
+    const resumed = collection.watch([], { ...watchOptions, [option]: saved })
+    t.teardown(async () => { await resumed.close() })
+    const after = await nextEvents(resumed, 2)
+    t.same(after.map((e) => e.documentKey), [{ _id: 3 }, { _id: 4 }], option)
+    t.equal(await resumed.tryNext(), null, `${option}: nothing more`)
+  }
+})
+
+t.test('startAtOperationTime starts at the write of that cluster time (manual: $changeStream, startAtOperationTime)', async (t) => {
+  const collection = client.db(dbName()).collection('coll')
+  const stream = collection.watch([], watchOptions)
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await collection.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
+  const events = await nextEvents(stream, 3)
+  const at = collection.watch([], { ...watchOptions, startAtOperationTime: events[1]?.clusterTime as Timestamp })
+  t.teardown(async () => { await at.close() })
+  t.same((await nextEvents(at, 2)).map((e) => e.documentKey), [{ _id: 2 }, { _id: 3 }])
+})
+
+t.test(`$match on operationType and on fullDocument fields (${SPEC}change-streams.yml "Change Stream should allow valid aggregate pipeline stages")`, async (t) => {
+  const collection = client.db(dbName()).collection('collection0')
+  const byField = collection.watch([{ $match: { 'fullDocument.z': 3 } }], watchOptions)
+  const byType = collection.watch([{ $match: { operationType: { $in: ['delete', 'replace'] } } }], watchOptions)
+  t.teardown(async () => {
+    await byField.close()
+    await byType.close()
+  })
+  await byField.tryNext()
+  await byType.tryNext()
+  await collection.insertOne({ _id: 1, y: 2 })
+  await collection.insertOne({ _id: 2, z: 3 })
+  await collection.replaceOne({ _id: 1 }, { z: 4 })
+  await collection.deleteOne({ _id: 2 })
+  t.match(await nextEvents(byField, 1), [{ operationType: 'insert', fullDocument: { _id: 2, z: 3 } }])
+  t.same((await nextEvents(byType, 2)).map((e) => e.operationType), ['replace', 'delete'])
+})
+
+t.test(`$project on events (${SPEC}change-streams.yml "Test projection in change stream returns expected fields", "Test server error on projecting out _id")`, async (t) => {
+  const db = client.db(dbName())
+  const collection = db.collection('collection0')
+  const projected = collection.watch([{ $project: { optype: '$operationType', ns: 1, newField: 'value' } }], watchOptions)
+  const withoutId = collection.watch([{ $project: { _id: 0 } }], watchOptions)
+  t.teardown(async () => {
+    await projected.close()
+    await withoutId.close()
+  })
+  await projected.tryNext()
+  await withoutId.tryNext()
+  await collection.insertOne({ _id: 1, a: 1 })
+  const [event] = await nextEvents(projected, 1)
+  t.strictSame({ ...event, _id: undefined }, { _id: undefined, optype: 'insert', ns: { db: db.databaseName, coll: 'collection0' }, newField: 'value' })
+  const error = await within(withoutId.next(), 5000, 'the refusal').catch((e: unknown) => e) as MongoServerError
+  t.equal(error.code, 280, 'ChangeStreamFatalError')
+  t.ok(error.hasErrorLabel('NonResumableChangeStreamError'))
+})
+
+t.test(`drop and invalidate events (${SPEC}change-streams.yml "Test drop and invalidate event types")`, async (t) => {
+  const db = client.db(dbName())
+  const collection = db.collection('collection0')
+  await collection.insertOne({ _id: 1 })
+  const stream = collection.watch([], watchOptions)
+  const ofDatabase = db.watch([], watchOptions)
+  t.teardown(async () => {
+    await stream.close()
+    await ofDatabase.close()
+  })
+  await stream.tryNext()
+  await ofDatabase.tryNext()
+  await collection.drop()
+  const [dropped, invalidated] = await nextEvents(stream, 2)
+  t.match(dropped, { operationType: 'drop', ns: { db: db.databaseName, coll: 'collection0' } })
+  t.match(invalidated, { operationType: 'invalidate' })
+  t.notOk('ns' in (invalidated as Document), 'an invalidate has no namespace')
+  t.equal(await within(stream.tryNext(), 5000, 'the end'), null)
+  t.ok(stream.closed, 'the stream is closed after an invalidate (the server closed its cursor)')
+
+  // startAfter an invalidate opens a stream on the new collection of that name (manual: Change Streams, "startAfter").
+  const after = collection.watch([], { ...watchOptions, startAfter: invalidated?._id as ResumeToken })
+  t.teardown(async () => { await after.close() })
+  await collection.insertOne({ _id: 2 })
+  t.match(await nextEvents(after, 1), [{ operationType: 'insert', documentKey: { _id: 2 } }])
+  const refused = collection.watch([], { ...watchOptions, resumeAfter: invalidated?._id as ResumeToken })
+  t.equal(await codeOf(refused.tryNext()), 260, 'resumeAfter an invalidate: InvalidResumeToken')
+
+  await db.dropDatabase()
+  const events = await nextEvents(ofDatabase, 4)
+  t.same(events.map((e) => e.operationType), ['drop', 'insert', 'drop', 'dropDatabase'], 'a database stream sees each drop, then the dropDatabase')
+  t.match(events[3], { operationType: 'dropDatabase', ns: { db: db.databaseName } })
+  t.match(await nextEvents(ofDatabase, 1), [{ operationType: 'invalidate' }], 'a database stream is invalidated by dropDatabase')
+})
+
+t.test(`resumable errors: the driver resumes from its cached token, and sees every event once (${SPEC}change-streams-resume-allowlist.yml "change stream resumes after CursorNotFound"; change-streams-resume-errorLabels.yml)`, async (t) => {
+  const { server } = await standIn(t)
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: server.port })
+  t.teardown(proxy.close)
+  const { MongoClient } = await import('mongodb')
+  const proxied = await new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 2000 }).connect()
+  t.teardown(async () => { await proxied.close() })
+  const collection = proxied.db('resume').collection('collection0')
+  const cases = [
+    ['CursorNotFound', { code: 43, codeName: 'CursorNotFound', errmsg: 'cursor id 1 not found' }, true],
+    ['"change stream resumes if error contains ResumableChangeStreamError"', { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit', errorLabels: ['ResumableChangeStreamError'] }, true],
+    ['"change stream does not resume if error does not contain ResumableChangeStreamError"', { code: 6, codeName: 'HostUnreachable', errmsg: 'host unreachable' }, false]
+  ] as const
+  for (const [name, reply, resumes] of cases) {
+    const stream = collection.watch([], watchOptions)
+    t.teardown(async () => { await stream.close() })
+    await stream.tryNext()
+    await collection.insertOne({ x: name })
+    proxy.failCommands(['getMore'], reply, 1)
+    const outcome = await within(stream.next(), 5000, name).catch((e: unknown) => e)
+    if (resumes) t.match(outcome, { operationType: 'insert', fullDocument: { x: name } }, `${name}: resumed`)
+    else t.equal((outcome as MongoServerError).code, 6, `${name}: the error`)
+    proxy.heal()
+  }
+})
+
+t.test('refusals carry mongod codes (manual: $changeStream; document_source_change_stream.cpp; resume_token.cpp)', async (t) => {
+  const db = client.db(dbName())
+  const collection = db.collection('coll')
+  const opened = async (pipeline: Document[], options: Document = {}): Promise<number | undefined> => {
+    const stream = collection.watch(pipeline, { ...watchOptions, ...options })
+    try {
+      return await codeOf(stream.tryNext())
+    } finally {
+      await stream.close()
+    }
+  }
+  t.equal(await opened([], { resumeAfter: { _data: 'zz' } }), 9, 'a token that is not hex: FailedToParse')
+  t.equal(await opened([], { resumeAfter: { _data: 5 } }), 40647, '_data not a string')
+  t.equal(await opened([], { resumeAfter: { _data: '' } }), 40649, 'an empty token')
+  t.equal(await opened([], { resumeAfter: { _data: '82000000010000000101' } }), 286, 'a token from before the server started: ChangeStreamHistoryLost')
+  const stream = collection.watch([], watchOptions)
+  await stream.tryNext()
+  const token = stream.resumeToken
+  await stream.close()
+  t.equal(await opened([], { resumeAfter: token, startAfter: token }), 50865, 'resumeAfter and startAfter')
+  t.equal(await opened([], { resumeAfter: token, startAtOperationTime: new Timestamp({ t: 1, i: 1 }) }), 40674, 'a token and startAtOperationTime')
+  t.equal(await opened([], { fullDocument: 'bogus' }), 2, 'an unknown fullDocument: BadValue')
+  t.equal(await opened([], { showExpandedEvents: true }), 2, 'showExpandedEvents is refused')
+  t.equal(await opened([{ $unsupported: 'foo' }]), 40324, `an unknown stage (${SPEC}change-streams-errors.yml "Change Stream should error when an invalid aggregation stage is passed in")`)
+  t.equal(await opened([{ $sort: { _id: 1 } }]), 20, 'a stage not allowed in a change stream: IllegalOperation')
+  t.equal(await codeOf(db.aggregate([{ $match: {} }, { $changeStream: {} }]).toArray()), 40602, '$changeStream after another stage')
+  t.equal(await codeOf(client.db('admin').collection('x').watch([], watchOptions).tryNext()), 73, 'a collection of the admin database')
+  t.equal(await codeOf(db.aggregate([{ $changeStream: { allChangesForCluster: true } }]).toArray()), 72, 'allChangesForCluster outside admin: InvalidOptions')
+})
+
+t.test('the events of a stream that is not read wait for it (manual: Change Streams, "Availability")', async (t) => {
+  const collection = client.db(dbName()).collection('coll')
+  const stream = collection.watch([], { ...watchOptions, batchSize: 2 })
+  t.teardown(async () => { await stream.close() })
+  await stream.tryNext()
+  await collection.insertMany(Array.from({ length: 7 }, (_, i) => ({ _id: i })))
+  const events: Array<ChangeStreamDocument<Document>> = await nextEvents(stream, 7) as Array<ChangeStreamDocument<Document>>
+  t.same(events.map((e) => 'documentKey' in e ? e.documentKey._id : undefined), [0, 1, 2, 3, 4, 5, 6], 'in batches of 2, in order')
+})
