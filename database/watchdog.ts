@@ -280,6 +280,7 @@ export class DatabaseWatchdog {
   /** Whether any member of the database accepts a TCP connection now (all are tried together). */
   private async reachable (): Promise<boolean> {
     const accepts = (address: string) => new Promise<boolean>((resolve) => {
+      // Read by hand: the driver's HostAddress (typed as public in mongodb 7.8) is not exported at run time.
       const colon = address.lastIndexOf(':')
       const path = address.startsWith('/') || colon < 0 ? { path: address } : { host: address.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(address.slice(colon + 1)) }
       const socket = net.connect({ ...path, timeout: this.options.pingTimeoutMs })
