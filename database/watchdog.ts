@@ -54,7 +54,6 @@ export class DatabaseWatchdog {
   private suspectedAt: number | undefined
   /** The driver's view of the servers, from its monitoring events; undefined until it has one. */
   private topology: TopologyDescription | undefined
-  private topologyChangedAt = 0
   private warming: Promise<void> | undefined
   private warmedUp = false
   private waitingLogged = false
@@ -74,7 +73,6 @@ export class DatabaseWatchdog {
     client.on('topologyDescriptionChanged', (event: TopologyDescriptionChangedEvent) => {
       if (client !== this.client) return
       this.topology = event.newDescription
-      this.topologyChangedAt = Date.now()
     })
     // While not ready, the monitor's first failed heartbeat says what is waited for, long
     // before a ping gives up (it waits for server selection).
@@ -86,7 +84,9 @@ export class DatabaseWatchdog {
   /**
    * Whether the service may take requests, from what is known now, without asking the
    * database: the warm-up is done, the last ping was answered, none has gone unanswered for
-   * `silentAfterMs`, and the driver sees a server that holds data.
+   * `silentAfterMs`, and no request has met an unreachable database since. The driver's own
+   * view of the servers is not used here: it lags both ways (a check begun in an outage can fail
+   * after the database answers again, and a connection refused as it opens does not count).
    */
   readiness (): Readiness {
     if (!this.warmedUp) return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
@@ -96,11 +96,6 @@ export class DatabaseWatchdog {
     }
     if (!this.ready) return { ready: false, reason: 'the database does not answer a ping' }
     if (this.suspectedAt !== undefined) return { ready: false, reason: 'a request could not reach the database; a ping is checking' }
-    // The driver's view counts when it is newer than the last answer: its monitor may lag
-    // behind a database that answers again (its heartbeat comes every 2 s).
-    if (this.topology !== undefined && !this.topology.hasDataBearingServers && this.topologyChangedAt >= this.lastSuccess) {
-      return { ready: false, reason: 'the driver reaches no server of the database' }
-    }
     return { ready: true }
   }
 
@@ -161,8 +156,7 @@ export class DatabaseWatchdog {
   answered (): void {
     // An answer while a ping waits: the database is not silent, whatever that ping meets.
     if (this.pingSentAt !== undefined) this.answeredAt = performance.now()
-    // Nothing to learn unless something says otherwise since the last good answer.
-    if (this.ready && this.suspectedAt === undefined && this.topologyChangedAt < this.lastSuccess) return
+    if (this.ready && this.suspectedAt === undefined) return
     this.suspectedAt = undefined
     this.succeeded()
   }
