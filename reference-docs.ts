@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { replaceSection } from './generated-section.js'
 import { classifyDatabaseError } from './database/classify-error.js'
 import { NO_TOKEN_MESSAGE } from './list-endpoint/list-route.js'
+import { expired, unavailable } from './changes/feed-route.js'
 import { OTHER_VARIABLES, configReference } from './plugins/config.js'
 import { ERRORS, ERROR_CODES, ProblemError, internalError, problem, type ErrorCodeName, type Problem } from './schemas/problem.js'
 import { MongoNetworkError, MongoOperationTimeoutError } from 'mongodb'
@@ -79,7 +80,9 @@ const EXAMPLES: Record<ErrorCodeName, Asked | Built> = {
   UNAUTHENTICATED: { body: ProblemError.about('authorization', 401, 'UNAUTHENTICATED', NO_TOKEN_MESSAGE).body(), when: 'AUTH_MODE=jwt and no Authorization header' },
   RATE_LIMITED: { body: new ProblemError(429, 'RATE_LIMITED', 'More than 600 list requests a minute; retry in 42 s.').body(), when: 'RATE_LIMIT_PER_MINUTE=600 and a caller\'s 601st list request of the minute' },
   OVERLOADED: { body: new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.').body(), when: 'the event loop lags past OVERLOAD_MAX_EVENT_LOOP_DELAY_MS' },
-  AUTH_UNAVAILABLE: { body: ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE', 'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.').body(), when: 'the JWKS endpoint does not answer for a token whose key is not cached' }
+  AUTH_UNAVAILABLE: { body: ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE', 'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.').body(), when: 'the JWKS endpoint does not answer for a token whose key is not cached' },
+  CHANGES_EXPIRED: { body: expired().body(), when: 'a change feed is asked to go on from a token older than the database\'s change history (its oplog), or from a database since replaced' },
+  CHANGES_UNAVAILABLE: { body: unavailable('the collection registrations does not record change stream pre- and post-images: enable them with db.runCommand({ collMod: "registrations", changeStreamPreAndPostImages: { enabled: true } })').body(), when: 'the database is a standalone server, or a collection does not record pre- and post-images' }
 }
 
 const json = (body: unknown): string => JSON.stringify(body, null, 2)

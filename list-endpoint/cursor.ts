@@ -41,8 +41,8 @@ function digest (text: string): Buffer {
   return known
 }
 const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID_CURSOR', message })
-const unreadable = (): CursorReading => invalid('after is not a readable cursor')
-const altered = (): CursorReading => invalid('after is not a cursor of this service, or it was altered')
+const unreadable = (param: string): CursorReading => invalid(`${param} is not a readable cursor`)
+const altered = (param: string): CursorReading => invalid(`${param} is not a cursor of this service, or it was altered`)
 
 function mismatch (changed: string[]): CursorReading {
   return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
@@ -88,31 +88,31 @@ export class CursorCodec {
   }
 
   /** The sort-key values of a cursor, if it is ours, intact, and made for this very query. */
-  decode (text: string, binding: CursorBinding): CursorReading {
+  decode (text: string, binding: CursorBinding, param = 'after'): CursorReading {
     const dot = text.lastIndexOf('.')
-    if (dot <= 0 || text.length > 4096 || !TEXT.test(text)) return invalid('after is not a cursor of this service: pass the next value of a previous page unchanged')
+    if (dot <= 0 || text.length > 4096 || !TEXT.test(text)) return invalid(`${param} is not a cursor of this service: pass the next value of a previous ${param === 'after' ? 'page' : 'answer'} unchanged`)
     const text64 = text.slice(0, dot)
     const payload = Buffer.from(text64, 'base64url')
     // Version 1 was JSON (its first byte `{`), signed as base64url text.
     const version1 = payload[0] === 0x7b
     const signature = Buffer.from(text.slice(dot + 1), 'base64url')
     // base64url's last character may carry unused bits: only the one text of the bytes is ours.
-    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return altered()
+    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return altered(param)
     const signed = this.keys.some((key) => {
       const expected = key.mac(version1 ? text64 : payload)
       return expected.length === signature.length && timingSafeEqual(expected, signature)
     })
-    if (!signed) return altered()
+    if (!signed) return altered(param)
     if (version1) return readVersion1(payload, binding)
-    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid('after is a cursor of another version of this service')
+    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid(`${param} is a cursor of another version of this service`)
     const changed = PARTS.filter((part, i) => !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
     if (changed.length > 0) return mismatch(changed)
     try {
       const keyed = BSON.deserialize(payload.subarray(VALUES_AT), EXACT_VALUES)
       const values = Object.values(keyed)
-      return Object.keys(keyed).every((key, i) => key === String(i)) ? { ok: true, values } : unreadable()
+      return Object.keys(keyed).every((key, i) => key === String(i)) ? { ok: true, values } : unreadable(param)
     } catch {
-      return unreadable()
+      return unreadable(param)
     }
   }
 }
@@ -123,7 +123,7 @@ function readVersion1 (payload: Buffer, binding: CursorBinding): CursorReading {
   try {
     content = JSON.parse(payload.toString('utf8'))
   } catch {
-    return unreadable()
+    return unreadable('after')
   }
   if (content.v !== 1 || !Array.isArray(content.b) || !Array.isArray(content.k)) return invalid('after is a cursor of another version of this service')
   const given = content.b as unknown[]
@@ -132,6 +132,6 @@ function readVersion1 (payload: Buffer, binding: CursorBinding): CursorReading {
   try {
     return { ok: true, values: BSON.EJSON.deserialize(content.k as unknown[], { relaxed: false }) as unknown[] }
   } catch {
-    return unreadable()
+    return unreadable('after')
   }
 }

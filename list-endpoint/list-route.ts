@@ -1,7 +1,7 @@
 // The one implementation of a list endpoint: a route file states its path, kind and
 // collection; validation, scoping, projection, paging, counting and docs come from here.
 import { Type, type TObject } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BSON, MongoNetworkError, ObjectId, type Document } from 'mongodb'
 import { compileListQuery, listLimits, type ListLimits, type ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
@@ -16,6 +16,7 @@ import { decodeAt, decodeFields, topLevelValues, type Page } from './bson-page.j
 import { findPage, findProjectPage, type PageOptions, type PageQuery } from './find-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
+import { feedRoute } from '../changes/feed-route.js'
 
 export interface ListRouteOptions {
   /** The MongoDB collection listed. */
@@ -26,7 +27,7 @@ export interface ListRouteOptions {
   scoped: boolean
   /** A condition every result meets, whatever the filter says. */
   fixedFilter?: Document
-  /** Readable without a token, even with AUTH_MODE=jwt. */
+  /** Readable without a token, even with AUTH_MODE=jwt; such a list has no change feed. */
   open?: boolean
   url?: string
   summary: string
@@ -152,6 +153,16 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     // pairs of its query string that the next page's URL keeps: a compiled query is one text.
     const heads = new WeakMap<ListQuery, { projectKey: string, bytes: Buffer, kept: string }>()
 
+    /** The list's where: the filter within the path's project, the fixed filter, the caller's projects. */
+    const whereOf = (request: FastifyRequest, filter: Document): Document => {
+      const readable = request.principal?.projects ?? '*'
+      let where = scoped ? both(filter, { project: request.projectId }) : filter
+      if (fixedFilter !== undefined) where = both(where, fixedFilter)
+      // /projects lists only the caller's projects, ANDed so that no filter widens it.
+      if (!scoped && !open && readable !== '*') where = { $and: [where, { _id: { $in: [...readable].map((id) => new ObjectId(id)) } }] }
+      return where
+    }
+
     fastify.get(url, {
       schema: {
         tags: ['projects'],
@@ -184,10 +195,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       const readable = request.principal?.projects ?? '*'
       // A project outside the caller's claim is answered exactly as one that does not exist, before any query.
       if (scoped && readable !== '*' && !readable.has(projectKey)) throw projectNotFound(projectId as ObjectId)
-      let where = scoped ? both(filter, { project: projectId }) : filter
-      if (fixedFilter !== undefined) where = both(where, fixedFilter)
-      // /projects lists only the caller's projects, ANDed so that no filter widens it.
-      if (!scoped && !open && readable !== '*') where = { $and: [where, { _id: { $in: [...readable].map((id) => new ObjectId(id)) } }] }
+      const where = whereOf(request, filter)
       const sortKeys = Object.keys(sort)
       // What a cursor is bound to; built once, and only when a cursor is read or written.
       let bound: CursorBinding | undefined
@@ -254,6 +262,27 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       const json = transcode(found, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
       return json.length < SMALL_ANSWER ? json.toString('utf8') : json
     })
+
+    if (!open) {
+      feedRoute(fastify, {
+        collection,
+        schema,
+        scoped,
+        spec,
+        url: url.endsWith('/') ? url : `${url}/`,
+        protectedByToken,
+        where: whereOf,
+        projection,
+        notFound: projectNotFound,
+        projectExists: async (request, projectKey, id) => {
+          const known = fastify.projectCache.get(projectKey)
+          if (known !== undefined) return known
+          const exists = await fastify.database.bounded(async (signal) => await projectExists(fastify, id, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+          fastify.projectCache.set(projectKey, exists)
+          return exists
+        }
+      })
+    }
 
     // docs/query-language.md, "The lists": other methods on a list are 405, refused before the body is read or the project looked up.
     fastify.route({

@@ -67,17 +67,17 @@ export function baseUrl (request: FastifyRequest, publicUrl: string | undefined)
 
 /**
  * The pairs of a request URL's query string that a next page keeps: all but `skip` and
- * `after`, each followed by `&`, ready for `after=<cursor>` to be appended. It depends on the
+ * `after` (a feed's: all but `since`), each followed by `&`, ready for `after=<cursor>` to be appended. It depends on the
  * query string alone, so the list route keeps it with the compiled query rather than splitting
  * the URL for every page.
  */
-export function keptPairs (url: string): string {
+export function keptPairs (url: string, param: 'after' | 'since' = 'after'): string {
   const mark = url.indexOf('?')
   if (mark < 0) return ''
   let kept = ''
   for (const pair of url.slice(mark + 1).split('&')) {
     const name = pair.split('=', 1)[0] ?? ''
-    if (pair.length > 0 && name !== 'skip' && name !== 'after') kept += `${pair}&`
+    if (pair.length > 0 && name !== 'skip' && name !== param) kept += `${pair}&`
   }
   return kept
 }
@@ -86,9 +86,9 @@ export function keptPairs (url: string): string {
  * The same request URL without `skip` and `after`, continuing after `cursor` (RFC 8288 `Link`);
  * `kept` is keptPairs() of the request's URL.
  */
-export function nextUrl (request: FastifyRequest, cursor: string, publicUrl: string | undefined, kept: string): string {
+export function nextUrl (request: FastifyRequest, cursor: string, publicUrl: string | undefined, kept: string, param: 'after' | 'since' = 'after'): string {
   const url = request.raw.url ?? '/'
   const mark = url.indexOf('?')
   const path = mark < 0 ? url : url.slice(0, mark)
-  return `${baseUrl(request, publicUrl)}${path}?${kept}after=${cursor}`
+  return `${baseUrl(request, publicUrl)}${path}?${kept}${param}=${cursor}`
 }

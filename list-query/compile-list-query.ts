@@ -6,7 +6,7 @@ import { compileSort, type SortSpec } from './compile-sort.js'
 import { readJson } from './json-text.js'
 import { Problems, type ProblemItem } from './problems.js'
 import type { QuerySpec } from './query-spec.js'
-import { readQueryString } from './query-string.js'
+import { FEED_PARAMS, readQueryString, type RawListParams } from './query-string.js'
 
 export const MAX_FILTER_LENGTH = 10_000
 
@@ -46,11 +46,8 @@ function integer (text: string | undefined, fallback: number, min: number, max: 
   return n >= min && n <= max ? n : undefined
 }
 
-/** From the raw query string to a driver-ready query, or every problem found in it. */
-export function compileListQuery (rawQuery: string, spec: QuerySpec, limits: ListLimits): CompileResult {
-  const problems = new Problems()
-  const params = readQueryString(rawQuery, problems)
-
+/** The filter of `filter=<JSON>` or of `filter[…]` brackets; undefined when it has problems. */
+function compileFilterParam (params: RawListParams, spec: QuerySpec, problems: Problems): Document | undefined {
   let filter: Document | undefined = {}
   if (params.filter !== undefined && params.brackets.length > 0) {
     problems.add('filter', '', 'MIXED_FILTER_NOTATION', 'Use either filter=<JSON> or filter[field]=… brackets, not both')
@@ -69,6 +66,16 @@ export function compileListQuery (rawQuery: string, spec: QuerySpec, limits: Lis
       filter = compileFilter(bracketTree(params.brackets, problems), spec, problems)
     }
   }
+
+  return filter
+}
+
+/** From the raw query string to a driver-ready query, or every problem found in it. */
+export function compileListQuery (rawQuery: string, spec: QuerySpec, limits: ListLimits): CompileResult {
+  const problems = new Problems()
+  const params = readQueryString(rawQuery, problems)
+
+  const filter = compileFilterParam(params, spec, problems)
 
   const sort = compileSort(params.sort, spec, problems)
   const limit = integer(params.limit, limits.defaultLimit, 0, limits.maxLimit)
@@ -90,5 +97,41 @@ export function compileListQuery (rawQuery: string, spec: QuerySpec, limits: Lis
   const query: ListQuery = { filter, sort, skip, limit, count }
   if (fields !== undefined) query.fields = fields
   if (params.after !== undefined) query.after = params.after
+  return { ok: true, query }
+}
+
+/** A change feed's request (docs/changes.md): the list's filter and fields, and the feed's own parameters. */
+export interface FeedQuery {
+  filter: Document
+  fields?: string[]
+  /** The token of `next`, checked by the feed (changes/feed-token.ts). */
+  since?: string
+  /** Events per answer. */
+  limit: number
+  /** Seconds to wait when no event is ready. */
+  wait: number
+}
+
+export const FEED_MAX_LIMIT = 1000
+export const FEED_DEFAULT_LIMIT = 100
+export const FEED_MAX_WAIT = 60
+
+export type FeedCompileResult = { ok: true, query: FeedQuery } | { ok: false, problems: ProblemItem[] }
+
+/** A change feed's query string, with the list's rules for `filter` and `fields`. */
+export function compileFeedQuery (rawQuery: string, spec: QuerySpec): FeedCompileResult {
+  const problems = new Problems()
+  const params = readQueryString(rawQuery, problems, FEED_PARAMS)
+  const filter = compileFilterParam(params, spec, problems)
+  const fields = compileFields(params.fields, spec, problems)
+  const limit = integer(params.limit, FEED_DEFAULT_LIMIT, 1, FEED_MAX_LIMIT)
+  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit is the number of events per answer: a whole number from 1 to ${FEED_MAX_LIMIT}`)
+  const wait = integer(params.wait, 0, 0, FEED_MAX_WAIT)
+  if (wait === undefined) problems.add('wait', '', 'INVALID_VALUE', `wait is how many seconds to wait for a change: a whole number from 0 to ${FEED_MAX_WAIT}`)
+  if (params.since === '') problems.add('since', '', 'INVALID_CURSOR', 'since is empty: pass the next token of the previous answer, or leave since out to start with the whole list')
+  if (!problems.empty || filter === undefined || limit === undefined || wait === undefined) return { ok: false, problems: problems.items }
+  const query: FeedQuery = { filter, limit, wait }
+  if (fields !== undefined) query.fields = fields
+  if (params.since !== undefined) query.since = params.since
   return { ok: true, query }
 }

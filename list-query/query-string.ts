@@ -12,11 +12,18 @@ export interface RawListParams {
   count?: string
   fields?: string
   after?: string
+  since?: string
+  wait?: string
 }
 
-const SCALAR_PARAMS = new Set(['filter', 'sort', 'limit', 'skip', 'count', 'fields', 'after'])
+type ScalarName = Exclude<keyof RawListParams, 'brackets'>
+
+/** The parameters of a list. */
+export const LIST_PARAMS: readonly ScalarName[] = ['filter', 'sort', 'limit', 'skip', 'count', 'fields', 'after']
+/** The parameters of a change feed. */
+export const FEED_PARAMS: readonly ScalarName[] = ['filter', 'fields', 'since', 'limit', 'wait']
 const BRACKET_KEY = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/
-const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR' } as const
+const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR', since: 'INVALID_CURSOR', wait: 'INVALID_VALUE' } as const
 
 /** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
 function decode (text: string): string | undefined {
@@ -30,7 +37,16 @@ function decode (text: string): string | undefined {
   }
 }
 
-export function readQueryString (raw: string, problems: Problems): RawListParams {
+const named = new Map<readonly ScalarName[], { names: Set<string>, words: string }>()
+
+/** Reads a query string whose scalar parameters are `names` (a list's by default). */
+export function readQueryString (raw: string, problems: Problems, names: readonly ScalarName[] = LIST_PARAMS): RawListParams {
+  let known = named.get(names)
+  if (known === undefined) {
+    known = { names: new Set(names), words: `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] as string}` }
+    named.set(names, known)
+  }
+  const SCALAR_PARAMS = known.names
   const params: RawListParams = { brackets: [] }
   /** Names other than the five scalars; scalars are checked on `params` itself. */
   let seenOthers: Set<string> | undefined
@@ -64,7 +80,7 @@ export function readQueryString (raw: string, problems: Problems): RawListParams
     }
     const bracket = BRACKET_KEY.exec(key)
     if (bracket === null) {
-      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}'; the parameters are filter, sort, limit, skip, count, fields and after`)
+      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}'; the parameters are ${known.words}`)
     } else if (value === undefined) {
       problems.add('filter', '', 'INVALID_VALUE', `The value of '${key}' is not valid percent-encoding`)
     } else {

@@ -147,8 +147,9 @@ function listIndexes (request: Request): Doc {
 
 function listCollections (request: Request): Doc {
   const db = request.state.storage.database(request.db)
-  const infos = [...db.collections.keys()].map((name) => ({
-    name, type: 'collection', options: {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' }
+  // mongod lists the option once it was set (create or collMod); here images are on unless switched off.
+  const infos = [...db.collections.entries()].map(([name, collection]) => ({
+    name, type: 'collection', options: { changeStreamPreAndPostImages: { enabled: collection.recordsImages } }, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' }
   }))
   return request.state.cursors.firstBatch(`${request.db}.$cmd.listCollections`, infos.filter(compileFilter(request.cmd.filter)), undefined)
 }

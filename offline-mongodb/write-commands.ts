@@ -178,7 +178,31 @@ function collMod (request: Request): Doc {
   return { ok: 1 }
 }
 
+/**
+ * create: a collection, with `changeStreamPreAndPostImages` as its only option (manual:
+ * "create"). Like mongod 7.0+, creating an existing collection with the same options is
+ * accepted, and with other options is error 48 NamespaceExists.
+ */
+function create (request: Request): Doc {
+  const { cmd } = request
+  const options = Object.keys(cmd).filter((key) => key !== 'create' && !key.startsWith('$') && !['lsid', 'txnNumber', 'writeConcern', 'comment'].includes(key))
+  const images = cmd.changeStreamPreAndPostImages
+  if (options.some((key) => key !== 'changeStreamPreAndPostImages') || (images !== undefined && (!isDocument(images) || typeof images.enabled !== 'boolean'))) {
+    throw new CommandError(2, 'BadValue', 'the offline database supports create with changeStreamPreAndPostImages: { enabled: <boolean> } only')
+  }
+  const existing = target(request, 'create', false)
+  const wanted = isDocument(images) ? images.enabled as boolean : existing?.collection.recordsImages ?? true
+  if (existing !== undefined) {
+    if (existing.collection.recordsImages !== wanted) throw new CommandError(48, 'NamespaceExists', `namespace ${request.db}.${String(cmd.create)} already exists, but with different options`)
+    return { ok: 1 }
+  }
+  const made = target(request, 'create', true) as Target
+  made.collection.recordsImages = wanted
+  return { ok: 1 }
+}
+
 export const WRITE_COMMANDS: Record<string, (request: Request) => Doc> = {
+  create,
   insert: retryable(insert),
   update: retryable(update),
   delete: retryable(deleteCommand),

@@ -68,7 +68,7 @@ async function accessControlPlugin (fastify: FastifyInstance) {
     throw ProblemError.about('authorization', 401, 'UNAUTHENTICATED', message)
   }
   fastify.addHook('onRoute', (route) => {
-    if (route.config?.listQuery === undefined || route.config.open === true) return
+    if ((route.config?.listQuery === undefined && route.config?.feedQuery === undefined) || route.config.open === true) return
     const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     route.onRequest = [authenticate, ...existing]
   })

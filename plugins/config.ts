@@ -36,6 +36,8 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'After SIGTERM, /ready answers 503 and requests are still served this long, so that load balancers stop sending.' }),
   METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464, description: 'Port of the Prometheus listener (GET /metrics) on HOST, never the API\'s; 0 turns it off.' }),
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000, 'Event-loop delay beyond which lists and /ready answer 503 OVERLOADED.'),
+  CHANGES_MAX_WAITING: Type.Integer({ minimum: 0, maximum: 100_000, default: 1000, description: 'Change-feed requests that may wait (`wait` above 0) or stream at once on one replica; beyond it, 503 OVERLOADED with Retry-After. 0: feeds answer only without waiting.' }),
+  CHANGES_STREAM_SECONDS: PositiveInteger(300, 86_400, 'How long a change feed\'s stream (Accept: application/x-ndjson) stays open before it ends with a checkpoint; the client then resumes from it.'),
   RATE_LIMIT_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'List requests per caller and minute, per replica. Unset: no limit.' })),
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Keys that sign cursors, comma-separated, each at least 32 bytes: the first signs, all verify. Unset: a random key per process (cursors die with it); required when NODE_ENV=production.' })),
   AUTH_MODE: Type.Optional(Type.Union([Type.Literal('jwt'), Type.Literal('none')], { description: 'jwt: bearer tokens required; none: every caller reads every project. Unset: none, with a warning; required when NODE_ENV=production.' })),

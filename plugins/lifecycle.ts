@@ -26,6 +26,10 @@ export interface Lifecycle {
   stopAccepting: () => void
   /** Resolves when no request is in flight, or after `ms`. */
   settled: (ms: number) => Promise<void>
+  /** Calls `listener` when the service stops accepting requests (change feeds end their waits and streams then). */
+  onStop: (listener: () => void) => void
+  /** Leaves an answer that is written over a long time (a change feed's stream) out of SEND_TIMEOUT_MS: it bounds its reader itself. */
+  exempt: (response: ServerResponse) => void
 }
 
 /** How often answers that wait for their client are looked at (plugins/config.ts SEND_TIMEOUT_MS). */
@@ -39,6 +43,11 @@ const SWEEP_MS = 250
 async function lifecyclePlugin (fastify: FastifyInstance) {
   let idle: Array<() => void> = []
   const answering = new SlotSet<ServerResponse>()
+  const stopListeners: Array<() => void> = []
+  const exempted = new WeakSet<ServerResponse>()
+  const stopped = (): void => {
+    for (const listener of stopListeners.splice(0)) listener()
+  }
   const lifecycle: Lifecycle = {
     draining: false,
     closing: false,
@@ -49,7 +58,10 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
       for (const response of answering) if (!response.headersSent) response.shouldKeepAlive = false
       if (fastify.server.listening) fastify.server.close()
       fastify.server.closeIdleConnections()
+      stopped()
     },
+    onStop: (listener) => { stopListeners.push(listener) },
+    exempt: (response) => { exempted.add(response) },
     settled: async (ms) => {
       if (lifecycle.inFlight === 0) return
       await new Promise<void>((resolve) => {
@@ -71,7 +83,7 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   const sweep = setInterval(() => {
     const now = Date.now()
     for (const response of answering) {
-      if (!response.headersSent) continue
+      if (!response.headersSent || exempted.has(response)) continue
       const since = writtenAt.get(response)
       if (since === undefined) writtenAt.set(response, now)
       else if (now - since >= SEND_TIMEOUT_MS) response.socket?.resetAndDestroy()
@@ -110,6 +122,7 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   fastify.addHook('preClose', async () => {
     lifecycle.draining = true
     lifecycle.closing = true
+    stopped()
   })
 }
 

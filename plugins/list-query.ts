@@ -1,7 +1,7 @@
 import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { compileListQuery, listLimits, type ListQuery } from '../list-query/compile-list-query.js'
+import { compileFeedQuery, compileListQuery, listLimits, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { RecentMap } from '../recent-map.js'
 import { ProblemError } from '../schemas/problem.js'
@@ -10,10 +10,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The parsed, validated list query; set for routes whose config has `listQuery`. */
     listQuery: ListQuery | null
+    /** The parsed, validated query of a change feed; set for routes whose config has `feedQuery`. */
+    feedQuery: FeedQuery | null
   }
   interface FastifyContextConfig {
     /** Opts a route in: its kind's query rules (see list-query/query-spec.ts). */
     listQuery?: QuerySpec
+    /** Opts a change feed in: its kind's query rules, for `filter` and `fields`. */
+    feedQuery?: QuerySpec
   }
 }
 
@@ -32,11 +36,28 @@ function rawQuery (request: FastifyRequest): string {
 async function listQueryPlugin (fastify: FastifyInstance) {
   const limits = listLimits(fastify.config)
   fastify.decorateRequest('listQuery', null)
+  fastify.decorateRequest('feedQuery', null)
   // Every method Node parses reaches the router, which routes nine by default, so that a list
   // answers 405 to each (list-route.ts) rather than 404. CONNECT never reaches a route.
   for (const method of METHODS) if (method !== 'CONNECT' && !fastify.supportedMethods.includes(method)) fastify.addHttpMethod(method)
 
   fastify.addHook('onRoute', (route) => {
+    const feedSpec = route.config?.feedQuery
+    if (feedSpec !== undefined) {
+      // A feed's query string holds a token that changes with every answer: nothing to keep.
+      const compileFeed: onRequestHookHandler = function (request, _reply, done) {
+        const result = compileFeedQuery(rawQuery(request), feedSpec)
+        if (!result.ok) {
+          done(ProblemError.badRequest(result.problems))
+          return
+        }
+        request.feedQuery = result.query
+        done()
+      }
+      const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+      route.onRequest = [...hooks, compileFeed]
+      return
+    }
     const spec = route.config?.listQuery
     if (spec === undefined) return
     // Clients repeat their queries (polling, paging dashboards): a compiled query depends on

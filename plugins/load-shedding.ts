@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ProblemError } from '../schemas/problem.js'
 
-const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined
+/** Lists and change feeds. */
+const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined || request.routeOptions.config.feedQuery !== undefined
 
 /**
  * docs/operations.md. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
@@ -30,7 +31,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
   // route that is not a list opts out. Registered before the plugin's own onRoute hook, which
   // reads that config.
   fastify.addHook('onRoute', (route) => {
-    if (route.config?.listQuery === undefined) route.config = { ...route.config, rateLimit: false }
+    if (route.config?.listQuery === undefined && route.config?.feedQuery === undefined) route.config = { ...route.config, rateLimit: false }
   })
   await fastify.register(rateLimit, {
     global: true,

@@ -38,16 +38,18 @@ export const ERRORS = {
   DATABASE_UNAVAILABLE: { status: [503], meaning: 'The database cannot be reached now; retry after `Retry-After`.' },
   INTERNAL_ERROR: { status: [500], meaning: 'Something the service did not foresee; the log has the cause under the requestId.' },
   INVALID_FIELDS: { status: [400], meaning: '`fields` names a field the kind does not have, or repeats one.' },
-  INVALID_CURSOR: { status: [400], meaning: '`after` is not a cursor this service signed (altered, truncated, or signed with a retired key).' },
-  CURSOR_MISMATCH: { status: [400], meaning: '`after` was issued for another list, filter or sort than the request\'s.' },
-  METHOD_NOT_ALLOWED: { status: [405], meaning: 'A method other than GET or HEAD on a list.' },
+  INVALID_CURSOR: { status: [400], meaning: '`after` (or a feed\'s `since`) is not a cursor this service signed (altered, truncated, or signed with a retired key).' },
+  CURSOR_MISMATCH: { status: [400], meaning: '`after` (or `since`) was issued for another list, filter, sort or fields than the request\'s.' },
+  METHOD_NOT_ALLOWED: { status: [405], meaning: 'A method other than GET or HEAD on a list or a feed.' },
   URI_TOO_LONG: { status: [414], meaning: 'A path segment over 100 characters.' },
   HEADERS_TOO_LARGE: { status: [431], meaning: 'The URL and headers exceed 16 KiB.' },
   BAD_REQUEST: { status: [400, 408, 413, 415], meaning: 'A request the HTTP layer refuses: a GET with a body, broken percent-encoding, not HTTP, too slow to arrive.' },
   UNAUTHENTICATED: { status: [401], meaning: 'With AUTH_MODE=jwt: no bearer token, or one refused (the reason is in `WWW-Authenticate` and the message).' },
   RATE_LIMITED: { status: [429], meaning: 'More list requests this minute than RATE_LIMIT_PER_MINUTE; retry after `Retry-After`.' },
   OVERLOADED: { status: [503], meaning: 'The replica is overloaded or shutting down; retry after `Retry-After` (another replica may answer).' },
-  AUTH_UNAVAILABLE: { status: [503], meaning: 'The keys that verify tokens cannot be fetched now; retry after `Retry-After`.' }
+  AUTH_UNAVAILABLE: { status: [503], meaning: 'The keys that verify tokens cannot be fetched now; retry after `Retry-After`.' },
+  CHANGES_EXPIRED: { status: [410], meaning: 'A change feed\'s `since` is older than the history the database keeps (or the database was replaced): start again without `since` and replace the copy.' },
+  CHANGES_UNAVAILABLE: { status: [503], meaning: 'The database cannot give change feeds (not a replica set, or the collection does not record pre- and post-images); the detail names what is missing. Lists are unaffected.' }
 } as const satisfies Record<string, { status: readonly number[], meaning: string }>
 
 export type ErrorCodeName = keyof typeof ERRORS

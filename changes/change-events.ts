@@ -1,0 +1,92 @@
+// What the feed takes from a MongoDB change event: which document changed, and to which
+// projects it belonged before and after the change (from the pre- and post-images). Whether
+// the document is in a feed's filter is never decided here: the feed reads the changed
+// documents again with its filter (changes/feed.ts), so that MongoDB itself decides.
+import { ObjectId, type Document } from 'mongodb'
+
+/**
+ * The change-stream options every stream of the feed uses (MongoDB 6.0+): the images that say
+ * to which project a changed or deleted document belonged (manual: "Change Streams with
+ * Document Pre- and Post-Images").
+ */
+export const STREAM_OPTIONS = { fullDocument: 'whenAvailable', fullDocumentBeforeChange: 'whenAvailable' } as const
+
+/** Only what routing needs leaves the server: the images are cut to their `project`. */
+export const STREAM_PIPELINE: Document[] = [{
+  $project: { operationType: 1, documentKey: 1, clusterTime: 1, wallTime: 1, 'fullDocument.project': 1, 'fullDocumentBeforeChange.project': 1 }
+}]
+
+/** One change, as the feed routes it. */
+export interface Change {
+  /** The event's resume token and its `_data`, which orders and names it in every stream of the collection. */
+  token: Document
+  key: string
+  /** The changed document's `_id`; undefined for events about the whole collection. */
+  id?: unknown
+  /** The projects (lower-case hex) the document belonged to before or after the change. */
+  projects: string[]
+  /**
+   * The change cannot be routed: a deletion or update of a project's document without its
+   * images (expired, or switched off), or the collection dropped or renamed. A feed that
+   * crosses it has lost its history.
+   */
+  lost: boolean
+  /** When the change was committed (ms since the epoch), for the delivery lag. */
+  committedAt: number
+}
+
+const projectKey = (image: unknown): string | undefined => {
+  if (image === null || typeof image !== 'object') return undefined
+  const project = (image as Document).project
+  if (project instanceof ObjectId) return project.toHexString()
+  return project === undefined || project === null ? undefined : String(project)
+}
+
+/** The change an event describes; `scoped`: the collection's documents belong to projects. */
+export function readChange (event: Document, scoped: boolean): Change {
+  const token = event._id as Document
+  const key = typeof token?._data === 'string' ? token._data : JSON.stringify(token)
+  const wall = event.wallTime instanceof Date ? event.wallTime.getTime() : undefined
+  const seconds = (event.clusterTime as { t?: unknown } | undefined)?.t
+  const change: Change = { token, key, projects: [], lost: false, committedAt: wall ?? (typeof seconds === 'number' ? seconds * 1000 : Date.now()) }
+  const type = event.operationType as string
+  if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') {
+    // drop, rename, dropDatabase, invalidate: no document to name; the copy cannot follow.
+    change.lost = true
+    return change
+  }
+  change.id = (event.documentKey as Document | undefined)?._id
+  if (!scoped) return change
+  const before = type === 'insert' ? undefined : projectKey(event.fullDocumentBeforeChange)
+  const after = type === 'delete' ? undefined : projectKey(event.fullDocument)
+  if ((type !== 'insert' && event.fullDocumentBeforeChange == null) || (type !== 'delete' && event.fullDocument == null)) {
+    change.lost = true
+    return change
+  }
+  if (before !== undefined) change.projects.push(before)
+  if (after !== undefined && after !== before) change.projects.push(after)
+  return change
+}
+
+/**
+ * The change-stream errors after which a token cannot be resumed: ChangeStreamHistoryLost 286,
+ * ChangeStreamFatalError 280 (the token's event is not in the history), InvalidResumeToken 260,
+ * and the refusals of a token MongoDB cannot read (BadValue 2, FailedToParse 9, 40647, 40649).
+ */
+const EXPIRED_CODES = new Set([286, 280, 260, 2, 9, 40647, 40649])
+
+export function isHistoryLost (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'number' && EXPIRED_CODES.has(code)
+}
+
+/**
+ * The database cannot give change streams: a standalone server (40573 "The $changeStream stage
+ * is only supported on replica sets"), or a storage engine without them.
+ */
+export function unavailableReason (error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === 40573) return 'the database is a standalone server: change feeds need a replica set or a sharded cluster'
+  if (code === 40324 || code === 115) return 'the database does not support change streams here'
+  return undefined
+}

@@ -1,0 +1,343 @@
+// One change stream per collection and replica, whatever the number of feeds that follow it,
+// fanned out in memory (the shape of Kubernetes' watch cache): the recent changes are kept in
+// order, so that a feed's next answer is read from them without a stream of its own, and the
+// requests that wait are woken when a change of their project comes. A position the recent
+// changes do not reach back to (older, or issued before this replica saw it) is read with a
+// short stream of its own from the position's resume token, which then joins them.
+import { randomBytes } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { ChangeStream, Collection, Document } from 'mongodb'
+import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, readChange, type Change } from './change-events.js'
+
+/** A place in a collection's changes, as a feed token holds it (changes/feed-token.ts). */
+export interface StreamPoint {
+  /** Where MongoDB resumes: an event's resume token or a postBatchResumeToken. */
+  resumeToken: Document
+  /** The `_data` of the collection's last change behind this point, when known: any replica that saw that change finds the point among its recent changes. */
+  after?: string
+  /** The hub and sequence number of the replica that issued the point. */
+  epoch?: string
+  seq?: number
+}
+
+/** What a feed reads from the changes after a point. */
+export type Gathered =
+  | { lost: false, ids: unknown[], point: StreamPoint, committedAt: number[] }
+  | { lost: true }
+
+export interface HubOptions {
+  collection: () => Collection<Document>
+  /** The collection's documents belong to projects (routing by the images' `project`). */
+  scoped: boolean
+  /** How many recent changes are kept. */
+  capacity: number
+  log: FastifyBaseLogger
+  /** Hears of every change the stream brings (metrics). */
+  onChanges?: (changes: readonly Entry[]) => void
+}
+
+interface Entry extends Change { seq: number }
+
+type Wake = () => void
+
+/** The longest a stream's getMore waits on the server: the stream's position moves at least this often. */
+const AWAIT_MS = 1000
+/** After a failure, the stream is opened again this much later. */
+const RETRY_MS = 1000
+/** A feed's own catch-up reads at most this many changes per answer. */
+export const MAX_SCAN = 10_000
+
+const idText = (id: unknown): string => typeof (id as { toHexString?: unknown })?.toHexString === 'function' ? (id as { toHexString: () => string }).toHexString() : JSON.stringify(id)
+
+function newEpoch (): string {
+  return randomBytes(6).toString('base64url')
+}
+
+/** Where to resume a stream: MongoDB's options for a point. */
+const resumeOptions = (point: StreamPoint | undefined): Document => point === undefined ? {} : { resumeAfter: point.resumeToken }
+
+export class ChangeHub {
+  private entries: Entry[] = []
+  private readonly keys = new Map<string, number>()
+  /** The sequence number of entries[0]; entries hold firstSeq … lastSeq. */
+  private firstSeq = 1
+  private lastSeq = 0
+  private epoch = newEpoch()
+  private resumeToken: Document | undefined
+  private stream: ChangeStream | undefined
+  private running = false
+  private stopped = false
+  private loop: Promise<void> | undefined
+  private readonly waiters = new Map<string, Set<Wake>>()
+  private readyWaiters: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
+  private failing = false
+  private retryTimer: NodeJS.Timeout | undefined
+  private retryWake: (() => void) | undefined
+
+  constructor (private readonly options: HubOptions) {}
+
+  /** Resolves when the stream has answered (its position is known); rejects with the failure of an attempt to open it. */
+  ready (): Promise<void> {
+    if (this.running) return Promise.resolve()
+    if (this.stopped) return Promise.reject(new Error('the change feed is shutting down'))
+    const waiting = new Promise<void>((resolve, reject) => { this.readyWaiters.push({ resolve, reject }) })
+    this.loop ??= this.run()
+    // A hub waiting to retry tries again now: a request is waiting on it.
+    this.retryWake?.()
+    return waiting
+  }
+
+  get isRunning (): boolean {
+    return this.running
+  }
+
+  /** The newest point: behind every change the stream has brought. */
+  position (): StreamPoint {
+    if (this.resumeToken === undefined) throw new Error('the change hub has no position before its stream answers')
+    const last = this.entries[this.entries.length - 1]
+    const point: StreamPoint = { resumeToken: this.resumeToken, epoch: this.epoch, seq: this.lastSeq }
+    if (last !== undefined) point.after = last.key
+    return point
+  }
+
+  /** The sequence number `point` stands after, when the recent changes reach back to it. */
+  locate (point: StreamPoint): number | undefined {
+    if (!this.running) return undefined
+    if (point.epoch === this.epoch && point.seq !== undefined && point.seq >= this.firstSeq - 1 && point.seq <= this.lastSeq) return point.seq
+    return point.after === undefined ? undefined : this.keys.get(point.after)
+  }
+
+  /**
+   * The ids of the documents changed after `from` that concern `project` (every change when
+   * undefined), at most `limit` distinct ones, and the point behind the last change looked at.
+   */
+  gather (from: number, project: string | undefined, limit: number, admit: (id: unknown) => boolean): Gathered {
+    const ids = new Map<string, unknown>()
+    const committedAt: number[] = []
+    let seq = from
+    for (let i = from + 1 - this.firstSeq; i < this.entries.length; i++) {
+      const entry = this.entries[i] as Entry
+      if (entry.lost) return { lost: true }
+      if (project === undefined || entry.projects.includes(project)) {
+        const text = idText(entry.id)
+        if (!ids.has(text) && admit(entry.id)) {
+          if (ids.size === limit) break
+          ids.set(text, entry.id)
+          committedAt.push(entry.committedAt)
+        }
+      }
+      seq = entry.seq
+    }
+    const point = seq === this.lastSeq ? this.position() : this.pointAt(seq)
+    return { lost: false, ids: [...ids.values()], point, committedAt }
+  }
+
+  private pointAt (seq: number): StreamPoint {
+    if (seq < this.firstSeq) {
+      // Nothing was looked at: the point is the one asked about, before the first kept change.
+      const first = this.entries[0] as Entry
+      return { resumeToken: first.token, epoch: this.epoch, seq }
+    }
+    const entry = this.entries[seq - this.firstSeq] as Entry
+    return { resumeToken: entry.token, after: entry.key, epoch: this.epoch, seq }
+  }
+
+  /**
+   * The same, read by a stream of its own from `point`'s resume token, for a point the recent
+   * changes do not reach back to: it stops at `limit` documents, at MAX_SCAN changes, when it
+   * has caught up, or when `signal` aborts (with what it has). Throws MongoDB's error when the
+   * point cannot be resumed (isHistoryLost()).
+   */
+  async readFrom (point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal): Promise<Gathered> {
+    const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: Math.min(1000, MAX_SCAN), maxAwaitTimeMS: 10 })
+    const ids = new Map<string, unknown>()
+    const committedAt: number[] = []
+    let at: StreamPoint = point
+    let scanned = 0
+    const aborted = new Promise<null>((resolve) => {
+      if (signal.aborted) resolve(null)
+      signal.addEventListener('abort', () => { resolve(null) }, { once: true })
+    })
+    try {
+      while (scanned < MAX_SCAN && !signal.aborted) {
+        const event = await Promise.race([stream.tryNext(), aborted])
+        if (event === null) {
+          // Caught up (an empty batch), or out of time: the stream stands past what it read.
+          if (!signal.aborted && stream.resumeToken !== undefined && stream.resumeToken !== null) at = { ...at, resumeToken: stream.resumeToken as Document }
+          break
+        }
+        scanned++
+        const change = readChange(event as Document, this.options.scoped)
+        if (change.lost) return { lost: true }
+        if (project === undefined || change.projects.includes(project)) {
+          const text = idText(change.id)
+          if (!ids.has(text) && admit(change.id)) {
+            ids.set(text, change.id)
+            committedAt.push(change.committedAt)
+          }
+        }
+        at = { resumeToken: change.token, after: change.key }
+        if (ids.size >= limit) break
+      }
+    } catch (error) {
+      if (scanned === 0 || isHistoryLost(error)) throw error
+    } finally {
+      stream.close().catch(() => {})
+    }
+    // No change read: the point stands where it stood (its place among the recent changes too),
+    // only its resume token moved on. Else it joins the recent changes when they hold its last change.
+    if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }
+    const seq = at.after === undefined ? undefined : this.keys.get(at.after)
+    const joined: StreamPoint = seq === undefined ? { resumeToken: at.resumeToken, ...(at.after === undefined ? {} : { after: at.after }) } : { ...at, epoch: this.epoch, seq }
+    return { lost: false, ids: [...ids.values()], point: joined, committedAt }
+  }
+
+  /**
+   * Calls `wake` once, at the next change that concerns `project` (any change when undefined),
+   * or when the stream restarts or loses its history; returns the function that cancels it.
+   */
+  wait (project: string | undefined, wake: Wake): () => void {
+    const key = project ?? '*'
+    let set = this.waiters.get(key)
+    if (set === undefined) {
+      set = new Set()
+      this.waiters.set(key, set)
+    }
+    set.add(wake)
+    const waiting = set
+    return () => {
+      waiting.delete(wake)
+      if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key)
+    }
+  }
+
+  /** How many requests wait on this hub. */
+  get waiting (): number {
+    let count = 0
+    for (const set of this.waiters.values()) count += set.size
+    return count
+  }
+
+  /** Wakes every waiting request (shutdown: each answers with what it has). */
+  wakeAll (): void {
+    const all = [...this.waiters.values()]
+    this.waiters.clear()
+    for (const set of all) for (const wake of set) wake()
+  }
+
+  private wakeFor (changes: readonly Entry[]): void {
+    if (this.waiters.size === 0) return
+    const keys = new Set<string>()
+    let everyone = false
+    for (const change of changes) {
+      if (change.lost) everyone = true
+      for (const project of change.projects) keys.add(project)
+    }
+    if (everyone) {
+      this.wakeAll()
+      return
+    }
+    keys.add('*')
+    for (const key of keys) {
+      const set = this.waiters.get(key)
+      if (set === undefined) continue
+      this.waiters.delete(key)
+      for (const wake of set) wake()
+    }
+  }
+
+  private add (event: Document): Entry {
+    const entry: Entry = { ...readChange(event, this.options.scoped), seq: ++this.lastSeq }
+    this.entries.push(entry)
+    this.keys.set(entry.key, entry.seq)
+    this.resumeToken = entry.token
+    if (this.entries.length > this.options.capacity) {
+      const dropped = this.entries.splice(0, this.entries.length - this.options.capacity)
+      for (const old of dropped) this.keys.delete(old.key)
+      this.firstSeq = (this.entries[0] as Entry).seq
+    }
+    return entry
+  }
+
+  /** Forgets every change: tokens issued before can no longer be found here. */
+  private reset (): void {
+    this.entries = []
+    this.keys.clear()
+    this.epoch = newEpoch()
+    this.firstSeq = this.lastSeq + 1
+    this.resumeToken = undefined
+  }
+
+  private settleReady (error?: unknown): void {
+    const waiting = this.readyWaiters
+    this.readyWaiters = []
+    for (const { resolve, reject } of waiting) {
+      if (error === undefined) resolve()
+      else reject(error)
+    }
+  }
+
+  private async run (): Promise<void> {
+    while (!this.stopped) {
+      const resumeAfter = this.resumeToken
+      const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...(resumeAfter === undefined ? {} : { resumeAfter }), batchSize: 1000, maxAwaitTimeMS: AWAIT_MS })
+      this.stream = stream
+      try {
+        while (!this.stopped) {
+          let event = await stream.tryNext()
+          if (this.stopped) break
+          const added: Entry[] = []
+          while (event !== null) {
+            added.push(this.add(event as Document))
+            if (stream.bufferedCount() === 0) break
+            event = await stream.tryNext()
+          }
+          if (stream.resumeToken !== undefined && stream.resumeToken !== null) this.resumeToken = stream.resumeToken as Document
+          if (!this.running) {
+            this.running = true
+            if (this.failing) this.options.log.info({ collection: this.options.collection().collectionName }, 'the change feed follows the collection again')
+            this.failing = false
+            this.settleReady()
+            // Requests that waited while it failed look again.
+            this.wakeAll()
+          }
+          if (added.length > 0) {
+            this.options.onChanges?.(added)
+            this.wakeFor(added)
+          }
+        }
+      } catch (error) {
+        if (this.stopped) break
+        this.running = false
+        const lost = isHistoryLost(error)
+        if (lost) this.reset()
+        if (!this.failing) {
+          this.options.log.warn({ collection: this.options.collection().collectionName, err: error }, lost ? 'the change feed lost its place in the database\'s history: feeds behind it answer 410 and list again' : 'the change feed cannot follow the collection now; it tries again every second')
+        }
+        this.failing = true
+        this.settleReady(error)
+        this.wakeAll()
+        await new Promise<void>((resolve) => {
+          this.retryWake = resolve
+          this.retryTimer = setTimeout(resolve, RETRY_MS)
+        })
+        this.retryWake = undefined
+        clearTimeout(this.retryTimer)
+      } finally {
+        this.stream = undefined
+        await stream.close().catch(() => {})
+      }
+    }
+  }
+
+  /** Closes the stream and wakes every waiting request. */
+  async stop (): Promise<void> {
+    this.stopped = true
+    this.running = false
+    this.retryWake?.()
+    this.settleReady(new Error('the change feed is shutting down'))
+    this.wakeAll()
+    await this.stream?.close().catch(() => {})
+    await this.loop
+  }
+}

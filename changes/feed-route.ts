@@ -1,0 +1,281 @@
+// A list's change feed (docs/changes.md): `GET <list>/changes`. Without `since` it lists the
+// filter's matches by `_id` (upsert events), then follows the collection's changes from a point
+// taken before the listing began. A change is routed to the projects of its pre- and
+// post-images; the changed documents are then read again with the feed's own filter and
+// fields, so that MongoDB decides what matches: a document found is an upsert (as it is now),
+// one not found a remove.
+import { Type, type TObject } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { BSON, ObjectId, type Document } from 'mongodb'
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT, type FeedQuery } from '../list-query/compile-list-query.js'
+import type { QuerySpec } from '../list-query/query-spec.js'
+import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
+import { ProblemError, internalError, problemResponse } from '../schemas/problem.js'
+import { EXACT_VALUES, type CursorBinding } from '../list-endpoint/cursor.js'
+import { keysetFilter } from '../list-endpoint/keyset.js'
+import { bsonToJson } from '../list-endpoint/bson-json.js'
+import { decodeFields, type Page } from '../list-endpoint/bson-page.js'
+import { findPage } from '../list-endpoint/find-page.js'
+import type { Misfit } from '../list-endpoint/off-schema.js'
+import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
+import { FILTER_SCHEMA, filterSchemaId } from '../list-endpoint/describe-query.js'
+import { isHistoryLost, unavailableReason } from './change-events.js'
+import type { ChangeHub, Gathered, StreamPoint } from './change-hub.js'
+import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
+import { streamFeed } from './feed-stream.js'
+
+export interface FeedRouteOptions {
+  collection: string
+  schema: TObject
+  scoped: boolean
+  spec: QuerySpec
+  /** The list's path; the feed's is `<url>changes`. */
+  url: string
+  protectedByToken: boolean
+  /** Whether a project exists (the list's lookup, with its cache). */
+  projectExists: (request: FastifyRequest, projectKey: string, id: ObjectId) => Promise<boolean>
+  /** Builds the list's where: the filter, the project, the caller's projects. */
+  where: (request: FastifyRequest, filter: Document) => Document
+  projection: Document
+  notFound: (id: ObjectId) => ProblemError
+}
+
+export interface FeedEvent { type: 'upsert' | 'remove', _id: unknown, document?: Document }
+
+/** One answer of a feed: its events, its next position, and whether the listing is complete. */
+export interface FeedStep { events: FeedEvent[], position: FeedPosition, synced: boolean, committedAt: number[] }
+
+export const NDJSON = 'application/x-ndjson'
+
+const idText = (id: unknown): string => id instanceof ObjectId ? id.toHexString() : JSON.stringify(BSON.EJSON.serialize({ id }, { relaxed: false }))
+/** An `_id` as the lists write it (an ObjectId as its hex string). */
+const idJson = (id: unknown): unknown => id instanceof ObjectId ? id.toHexString() : (BSON.EJSON.serialize({ id }, { relaxed: true }) as { id: unknown }).id
+
+/** The 410 of a token older than the database's history. */
+export function expired (): ProblemError {
+  return ProblemError.about('since', 410, 'CHANGES_EXPIRED', 'The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.')
+}
+
+/** The 503 of a database that cannot give feeds. */
+export function unavailable (reason: string): ProblemError {
+  return new ProblemError(503, 'CHANGES_UNAVAILABLE', `Change feeds are not available: ${reason}. Lists are unaffected.`, [], { 'retry-after': '30' })
+}
+
+/** The error a feed answers for a failure of its database work. */
+function feedError (error: unknown): unknown {
+  if (isHistoryLost(error)) return expired()
+  const reason = unavailableReason(error)
+  return reason === undefined ? error : unavailable(reason)
+}
+
+export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions): void {
+  const { collection, schema, scoped, spec, url, protectedByToken, projection, notFound } = options
+  const { QUERY_TIMEOUT_MS, PUBLIC_URL } = fastify.config
+  const transcode = bsonToJson(schema)
+  const feedUrl = `${url}changes`
+  fastify.changes.declare(collection, scoped)
+  const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
+
+  /** The documents among `ids` that the feed's where matches now, as JSON by their id's text. */
+  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], signal: AbortSignal): Promise<Map<string, Document>> {
+    const found = new Map<string, Document>()
+    if (ids.length === 0) return found
+    const page = await fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter: { $and: [where, { _id: { $in: ids } }] }, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+    const docs = JSON.parse(transcode(page, undefined, report(request)).toString('utf8')) as Document[]
+    for (let i = 0; i < docs.length; i++) found.set(idText(decodeFields(page, i, ['_id'], EXACT_VALUES)._id), docs[i] as Document)
+    return found
+  }
+
+  /** The upsert events of a page, in its order. */
+  function upserts (request: FastifyRequest, page: Page, count: number): FeedEvent[] {
+    const docs = JSON.parse(transcode({ bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report(request)).toString('utf8')) as Document[]
+    return docs.map((document) => ({ type: 'upsert', _id: document._id, document }))
+  }
+
+  /** Reads one answer's worth from `position`: a page of the listing, or the changes after its point. */
+  async function step (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean): Promise<FeedStep> {
+    return await fastify.database.bounded(async (signal) => {
+      if (position.phase === 'listing') {
+        const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
+        const page = await fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+        const more = page.starts.length > limit
+        const events = upserts(request, page, Math.min(limit, page.starts.length))
+        if (!more) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
+        const lastId = decodeFields(page, limit - 1, ['_id'], EXACT_VALUES)._id as unknown
+        return { events, position: { phase: 'listing', start: position.start, lastId }, synced: false, committedAt: [] }
+      }
+      const from = hub.locate(position.point)
+      let gathered: Gathered
+      try {
+        gathered = from === undefined ? await hub.readFrom(position.point, project, limit, admit, signal) : hub.gather(from, project, limit, admit)
+        // The shared stream brings a change a moment after its commit: before an answer says
+        // "nothing", what it has not brought yet is read directly, so that an answer without
+        // events is as current as the request.
+        if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await hub.readFrom(gathered.point, project, limit, admit, signal)
+      } catch (error) {
+        throw feedError(error)
+      }
+      if (gathered.lost) throw expired()
+      const found = await readAgain(request, where, read, gathered.ids, signal)
+      const events: FeedEvent[] = gathered.ids.map((id) => {
+        const document = found.get(idText(id))
+        return document === undefined ? { type: 'remove', _id: idJson(id) } : { type: 'upsert', _id: document._id, document }
+      })
+      return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
+    })
+  }
+
+  /** Whether changes came after `point` since it was read (a waiting request need not wait). */
+  const moved = (hub: ChangeHub, point: StreamPoint): boolean => {
+    const seq = hub.locate(point)
+    return seq !== undefined && seq < (hub.position().seq ?? seq)
+  }
+
+  const delivered = (step: FeedStep): void => {
+    if (step.events.length === 0) return
+    const { stats } = fastify.changes
+    stats.eventsSent.set(collection, (stats.eventsSent.get(collection) ?? 0) + step.events.length)
+    const now = Date.now()
+    for (const at of step.committedAt) stats.lags.push(Math.max(0, now - at) / 1000)
+  }
+
+  const eventSchema = Type.Union([
+    Type.Object({ type: Type.Literal('upsert'), _id: Type.String(), document: Type.Ref(schema) }, { description: 'Store or replace the document by _id: it matches the filter, as it is when the answer is read' }),
+    Type.Object({ type: Type.Literal('remove'), _id: Type.String() }, { description: 'Delete the document if held: deleted, out of the filter, or out of the project' })
+  ])
+
+  fastify.get(feedUrl, {
+    schema: {
+      tags: ['changes'],
+      summary: `Follow the changes of the ${collection}${scoped ? ' of a project' : ''}`,
+      ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
+      description: `Keeps a copy of the list in sync (docs/changes.md). Start without \`since\`: the answers list every match as \`upsert\` events (\`synced\` false until the listing is complete), then carry the changes. Always send the last \`next\` as \`since\`. With \`Accept: ${NDJSON}\` the answer is a stream of event lines and \`{ "next", "synced" }\` checkpoints.`,
+      querystring: Type.Object({
+        filter: Type.Optional(Type.String({ description: `The list's filter (same rules, same errors): a JSON object described by the ${filterSchemaId(schema.$id as string)} schema, or filter[<field>] brackets`, [FILTER_SCHEMA]: filterSchemaId(schema.$id as string) })),
+        fields: Type.Optional(Type.String({ description: 'The list\'s fields' })),
+        since: Type.Optional(Type.String({ description: 'The `next` of the previous answer; leave out to start with the whole list' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, description: 'Events per answer' })),
+        wait: Type.Optional(Type.Integer({ minimum: 0, maximum: FEED_MAX_WAIT, default: 0, description: 'Seconds to wait for a change when none is ready' }))
+      }, { additionalProperties: false }),
+      ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
+      response: {
+        200: {
+          ...Type.Object({
+            events: Type.Array(eventSchema),
+            next: Type.String({ description: 'Send it back as since: the changes after this answer follow it' }),
+            synced: Type.Boolean({ description: 'false while the first listing is not complete' })
+          }),
+          headers: { link: { type: 'string', description: '`<URL with since=next>; rel="next"` (RFC 8288)' } }
+        },
+        400: problemResponse('The request breaks a rule of the query language, or since is not a token of this feed', ProblemError.about('since', 400, 'INVALID_CURSOR', 'since is not a cursor of this service, or it was altered')),
+        410: problemResponse('The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED)', expired()),
+        500: problemResponse('Unexpected failure', internalError()),
+        503: problemResponse('The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After', unavailable('the database is a standalone server: change feeds need a replica set or a sharded cluster'))
+      }
+    },
+    config: { feedQuery: spec },
+    validatorCompiler: () => () => true
+  }, async function feed (request: FastifyRequest, reply: FastifyReply) {
+    const { filter, fields, since, limit, wait } = request.feedQuery as FeedQuery
+    const projectId = request.projectId
+    const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : ''
+    const readable = request.principal?.projects ?? '*'
+    if (scoped && readable !== '*' && !readable.has(projectKey)) throw notFound(projectId as ObjectId)
+    const where = options.where(request, filter)
+    // /projects/changes names only the caller's projects, even in a remove.
+    const admit = scoped || readable === '*' ? () => true : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())
+    const binding: CursorBinding = {
+      path: `${collection} ${feedUrl} ${String(projectId)}`,
+      filter: BSON.EJSON.stringify(filter, { relaxed: false }),
+      sort: FEED_SORT,
+      fields: fields === undefined ? '*' : [...fields].sort().join(',')
+    }
+    let position: FeedPosition | undefined
+    if (since !== undefined) {
+      const token = decodeToken(fastify.cursors, binding, since)
+      if (!token.ok) throw ProblemError.about('since', 400, token.code, token.message)
+      position = token.position
+    }
+    const streaming = (request.headers.accept ?? '').includes(NDJSON)
+    const release = wait > 0 || streaming ? fastify.changes.admit() : undefined
+    try {
+      const reason = await fastify.changes.unavailable(collection, scoped)
+      if (reason !== undefined) throw unavailable(reason)
+      if (scoped && !await options.projectExists(request, projectKey, projectId as ObjectId)) throw notFound(projectId as ObjectId)
+      const hub = fastify.changes.hub(collection, scoped)
+      if (position === undefined) {
+        // The changes are followed from before the listing: nothing written during it is lost.
+        await fastify.database.bounded(async (signal) => {
+          const aborted = new Promise<never>((_resolve, reject) => { signal.addEventListener('abort', () => { reject(signal.reason) }, { once: true }) })
+          await Promise.race([hub.ready(), aborted]).catch((error: unknown) => { throw feedError(error) })
+        })
+        position = { phase: 'listing', start: hub.position() }
+      } else if (!hub.isRunning) {
+        // Started for the waits and the next answers; this one reads on its own meanwhile.
+        hub.ready().catch(() => {})
+      }
+      const { projection: read } = pageProjection(projection, fields, [])
+      const project = scoped ? projectKey : undefined
+      const next = (from: FeedPosition): Promise<FeedStep> => step(request, hub, where, read, from, limit, project, admit)
+      const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at)
+      if (streaming) {
+        return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered, moved })
+      }
+      let answer = await next(position)
+      if (answer.events.length === 0 && wait > 0) {
+        answer = await waitForChanges(reply, hub, project, answer, Date.now() + wait * 1000, next)
+      }
+      delivered(answer)
+      const token = encode(answer.position)
+      reply.header('link', `<${nextUrl(request, token, PUBLIC_URL, keptPairs(request.raw.url ?? '', 'since'), 'since')}>; rel="next"`)
+      reply.type('application/json; charset=utf-8')
+      return `{"events":${JSON.stringify(answer.events)},"next":${JSON.stringify(token)},"synced":${String(answer.synced)}}`
+    } finally {
+      release?.()
+    }
+  })
+
+  /** Waits for a change of the project until `deadline`, the client leaving or the service stopping; then answers what there is. */
+  async function waitForChanges (reply: FastifyReply, hub: ChangeHub, project: string | undefined, answer: FeedStep, deadline: number, next: (from: FeedPosition) => Promise<FeedStep>): Promise<FeedStep> {
+    let current = answer
+    const state = { gone: false }
+    const leave = (): void => { state.gone = true }
+    reply.raw.once('close', leave)
+    while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {
+      const point = (current.position as { point: StreamPoint }).point
+      if (!moved(hub, point)) {
+        await new Promise<void>((resolve) => {
+          let cancelWait = (): void => {}
+          let cancelStop = (): void => {}
+          const done = (): void => {
+            clearTimeout(timer)
+            cancelWait()
+            cancelStop()
+            reply.raw.off('close', done)
+            resolve()
+          }
+          const timer = setTimeout(done, Math.max(0, deadline - Date.now()))
+          cancelWait = hub.wait(project, done)
+          cancelStop = fastify.changes.onStop(done)
+          reply.raw.once('close', done)
+        })
+      }
+      if (state.gone) break
+      current = await next(current.position)
+      if (fastify.changes.stopping) break
+    }
+    reply.raw.off('close', leave)
+    return current
+  }
+
+  // Other methods are 405, as on the list.
+  fastify.route({
+    method: fastify.supportedMethods.filter((method) => method !== 'GET' && method !== 'HEAD'),
+    url: feedUrl,
+    schema: { hide: true },
+    onRequest: async (request) => {
+      throw ProblemError.about('method', 405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here: change feeds answer GET and HEAD`, { allow: 'GET, HEAD' })
+    },
+    handler: async () => undefined
+  })
+}

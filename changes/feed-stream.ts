@@ -1,0 +1,106 @@
+// A change feed as a stream (`Accept: application/x-ndjson`, docs/changes.md): event lines, each
+// batch followed by a checkpoint `{"next", "synced"}`, a checkpoint at least every 15 s when
+// nothing happens, and a last checkpoint when the stream ends (CHANGES_STREAM_SECONDS, the
+// service stopping). A reader more than `limit` × 10 events behind is ended with a problem line.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { toProblem } from '../plugins/errors.js'
+import { ProblemError } from '../schemas/problem.js'
+import type { ChangeHub, StreamPoint } from './change-hub.js'
+import type { FeedPosition } from './feed-token.js'
+import type { FeedStep } from './feed-route.js'
+
+/** A checkpoint comes at least this often on a quiet stream (proxies' read timeouts are 60 s by default). */
+export const CHECKPOINT_MS = 15_000
+
+export interface StreamOptions {
+  fastify: FastifyInstance
+  request: FastifyRequest
+  reply: FastifyReply
+  hub: ChangeHub
+  project: string | undefined
+  limit: number
+  first: FeedPosition
+  next: (from: FeedPosition) => Promise<FeedStep>
+  encode: (at: FeedPosition) => string
+  delivered: (step: FeedStep) => void
+  moved: (hub: ChangeHub, point: StreamPoint) => boolean
+}
+
+export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered, moved }: StreamOptions): Promise<FastifyReply> {
+  // The first answer is read before anything is written: a 400, 410 or 503 is still a problem answer.
+  let step = await next(first)
+  const raw = reply.raw
+  reply.hijack()
+  fastify.lifecycle.exempt(raw)
+  fastify.changes.stats.streams++
+  const headers = { ...reply.getHeaders(), 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }
+  delete headers['content-length']
+  raw.writeHead(200, headers as Record<string, string>)
+  const behindAt = limit * 10
+  const endsAt = Date.now() + fastify.config.CHANGES_STREAM_SECONDS * 1000
+  let pending = 0
+  let gone = false
+  const written = (): void => { pending-- }
+  raw.once('close', () => { gone = true })
+  const line = (value: unknown, counted: boolean): void => {
+    if (counted) pending++
+    raw.write(`${JSON.stringify(value)}\n`, counted ? written : undefined)
+  }
+  let position = step.position
+  let checkpointAt = Date.now()
+  const checkpoint = (): void => {
+    line({ next: encode(position), synced: step.synced }, false)
+    checkpointAt = Date.now()
+  }
+  const finish = (problem?: ReturnType<typeof toProblem>): void => {
+    if (problem !== undefined) line({ problem: { ...problem, requestId: request.id } }, false)
+    raw.end()
+  }
+  try {
+    for (;;) {
+      for (const event of step.events) line(event, true)
+      delivered(step)
+      position = step.position
+      if (step.events.length > 0 || Date.now() - checkpointAt >= CHECKPOINT_MS) checkpoint()
+      if (gone) return reply
+      if (pending > behindAt) {
+        finish(toProblem(new ProblemError(503, 'OVERLOADED', `The client reads too slowly: more than ${behindAt} events (limit × 10) were not taken. Resume from the last checkpoint.`)))
+        return reply
+      }
+      if (fastify.changes.stopping || Date.now() >= endsAt) {
+        if (step.events.length === 0) checkpoint()
+        finish()
+        return reply
+      }
+      // A full answer: more may be ready at once.
+      if (step.events.length < limit && step.position.phase === 'following' && !moved(hub, step.position.point)) {
+        await new Promise<void>((resolve) => {
+          let cancelWait = (): void => {}
+          let cancelStop = (): void => {}
+          const done = (): void => {
+            clearTimeout(timer)
+            cancelWait()
+            cancelStop()
+            raw.off('close', done)
+            raw.off('drain', done)
+            resolve()
+          }
+          const timer = setTimeout(done, Math.max(0, Math.min(endsAt, checkpointAt + CHECKPOINT_MS) - Date.now()))
+          cancelWait = hub.wait(project, done)
+          cancelStop = fastify.changes.onStop(done)
+          raw.once('close', done)
+        })
+        if (gone) return reply
+        if (!hub.isRunning) hub.ready().catch(() => {})
+      }
+      step = await next(position)
+    }
+  } catch (error) {
+    // The stream has begun: its end says what went wrong; the client resumes from its last checkpoint.
+    if (!gone) finish(toProblem(error as Error))
+    if (!(error instanceof ProblemError)) request.log.warn({ err: error }, 'change feed stream ended by a failure')
+    return reply
+  } finally {
+    fastify.changes.stats.streams--
+  }
+}

@@ -1,0 +1,58 @@
+// A change feed's token (`next`, sent back as `since`): signed and bound like a list's cursor
+// (list-endpoint/cursor.ts) to the path, the filter and the fields, with a sort of its own so
+// that a list's cursor is never taken for a feed's token. It holds the phase, the point in
+// the collection's changes (changes/change-hub.ts) and, while listing, the last `_id` listed.
+import type { Document } from 'mongodb'
+import type { CursorBinding, CursorCodec } from '../list-endpoint/cursor.js'
+import type { StreamPoint } from './change-hub.js'
+
+/** The binding's sort part: a feed lists by `_id`, and its tokens are not a list's cursors. */
+export const FEED_SORT = 'changes'
+
+export type FeedPosition =
+  /** Listing the matches by `_id`; the changes are followed from `start`, taken before the listing began. */
+  | { phase: 'listing', start: StreamPoint, lastId?: unknown }
+  | { phase: 'following', point: StreamPoint }
+
+export type TokenReading =
+  | { ok: true, position: FeedPosition }
+  | { ok: false, code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string }
+
+/** The token of a position: values [phase, resume token, after, epoch, seq, last id]. */
+export function encodeToken (codec: CursorCodec, binding: CursorBinding, position: FeedPosition): string {
+  const point = position.phase === 'listing' ? position.start : position.point
+  return codec.encode(binding, [
+    position.phase === 'listing' ? 'l' : 'f',
+    point.resumeToken,
+    point.after ?? null,
+    point.epoch ?? null,
+    // As text: cursor values are read back exactly as stored, a number as a BSON wrapper.
+    point.seq === undefined ? null : String(point.seq),
+    position.phase === 'listing' ? position.lastId ?? null : null
+  ])
+}
+
+const isDocument = (value: unknown): value is Document => value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/** The position a token holds, if it is ours, intact, and made for this feed, filter and fields. */
+export function decodeToken (codec: CursorCodec, binding: CursorBinding, text: string): TokenReading {
+  const reading = codec.decode(text, binding, 'since')
+  if (!reading.ok) {
+    if (reading.code === 'CURSOR_MISMATCH' && reading.message.includes('sort')) return { ok: false, code: 'INVALID_CURSOR', message: 'since is a list\'s cursor (its after), not a feed\'s token: pass the next of a previous answer of this feed' }
+    if (reading.code === 'CURSOR_MISMATCH') return { ok: false, code: 'CURSOR_MISMATCH', message: reading.message.replace('This cursor continues another query', 'This token follows another feed').replace('(only limit and count may change)', '(only limit and wait may change)') }
+    return reading
+  }
+  const [phase, resumeToken, after, epoch, seq, lastId] = reading.values as [unknown, unknown, unknown, unknown, unknown, unknown]
+  if ((phase !== 'l' && phase !== 'f') || !isDocument(resumeToken) || reading.values.length !== 6 ||
+    (after !== null && typeof after !== 'string') || (epoch !== null && typeof epoch !== 'string') || (seq !== null && (typeof seq !== 'string' || !/^\d{1,15}$/.test(seq)))) {
+    return { ok: false, code: 'INVALID_CURSOR', message: 'since is not a token of a change feed' }
+  }
+  const point: StreamPoint = { resumeToken }
+  if (after !== null) point.after = after
+  if (epoch !== null && seq !== null) {
+    point.epoch = epoch
+    point.seq = Number(seq)
+  }
+  if (phase === 'f') return { ok: true, position: { phase: 'following', point } }
+  return { ok: true, position: lastId === null ? { phase: 'listing', start: point } : { phase: 'listing', start: point, lastId } }
+}

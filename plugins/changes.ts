@@ -1,0 +1,160 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { ChangeHub } from '../changes/change-hub.js'
+import { ProblemError } from '../schemas/problem.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The change feeds' shared streams, their waiting requests and their figures (docs/changes.md). */
+    changes: ChangeFeeds
+  }
+}
+
+/** How many recent changes each collection's stream keeps for the feeds to read from. */
+export const RECENT_CHANGES = 10_000
+/**
+ * How long a verdict that the database can give a collection's feed is kept. One that it cannot
+ * is not kept: the next feed request asks again (two small commands), so that a collection
+ * created or given its images afterwards is followed at once.
+ */
+const AVAILABLE_TTL_MS = 60_000
+
+export interface FeedStats {
+  /** Events sent, by collection. */
+  eventsSent: Map<string, number>
+  /** Requests waiting for a change now, streams open now. */
+  waiting: number
+  streams: number
+  /** Delays from a change's commit to its delivery, in seconds, since the last read (the metrics empty it). */
+  lags: number[]
+}
+
+export interface ChangeFeeds {
+  /** Names a collection that has a feed: start-up checks it. */
+  declare: (collection: string, scoped: boolean) => void
+  /** The shared stream of a collection (opened at the first feed that needs it). */
+  hub: (collection: string, scoped: boolean) => ChangeHub
+  /** Takes one of CHANGES_MAX_WAITING places for a waiting request or a stream; 503 OVERLOADED when none is free. Returns the function that gives it back. */
+  admit: () => () => void
+  /** Why the database cannot give a collection's feed, or undefined when it can. */
+  unavailable: (collection: string, scoped: boolean) => Promise<string | undefined>
+  /** Whether the service is stopping: waits and streams end. */
+  readonly stopping: boolean
+  /** Calls `listener` once when the service stops; returns the function that cancels it. */
+  onStop: (listener: () => void) => () => void
+  readonly stats: FeedStats
+}
+
+/** Keeps at most this many lag samples between two reads of the metrics. */
+const MAX_LAGS = 10_000
+
+async function changesPlugin (fastify: FastifyInstance) {
+  const { CHANGES_MAX_WAITING } = fastify.config
+  const hubs = new Map<string, ChangeHub>()
+  const verdicts = new Map<string, { reason: string | undefined, until: number, pending?: Promise<string | undefined> }>()
+  const logged = new Set<string>()
+  const stopListeners = new Set<() => void>()
+  let stopping = false
+  let admitted = 0
+  const stats: FeedStats = { eventsSent: new Map(), waiting: 0, streams: 0, lags: [] }
+
+  async function check (collection: string, scoped: boolean): Promise<string | undefined> {
+    const db = fastify.database.db()
+    const hello = await fastify.database.timed('hello', () => db.admin().command({ hello: 1 }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS }))
+    if (typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid') return 'the database is a standalone server: change feeds need a replica set or a sharded cluster (MongoDB 6.0 or later)'
+    // A project's deleted document is known to be the project's from its pre-image only.
+    if (!scoped) return undefined
+    const [info] = await fastify.database.timed('listCollections', () => db.listCollections({ name: collection }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS }).toArray())
+    const enable = `db.runCommand({ collMod: "${collection}", changeStreamPreAndPostImages: { enabled: true } })`
+    if (info === undefined) return `the collection ${collection} does not exist yet: create it with change stream pre- and post-images (db.createCollection("${collection}", { changeStreamPreAndPostImages: { enabled: true } }))`
+    const options = (info as { options?: { changeStreamPreAndPostImages?: { enabled?: unknown } } }).options
+    if (options?.changeStreamPreAndPostImages?.enabled !== true) return `the collection ${collection} does not record change stream pre- and post-images: enable them with ${enable}`
+    return undefined
+  }
+
+  const declared = new Map<string, boolean>()
+  const feeds: ChangeFeeds = {
+    declare: (collection, scoped) => { declared.set(collection, scoped) },
+    hub: (collection, scoped) => {
+      let hub = hubs.get(collection)
+      if (hub === undefined) {
+        hub = new ChangeHub({ collection: () => fastify.database.collection(collection), scoped, capacity: RECENT_CHANGES, log: fastify.log })
+        hubs.set(collection, hub)
+      }
+      return hub
+    },
+    admit: () => {
+      if (stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
+      if (admitted >= CHANGES_MAX_WAITING) {
+        throw new ProblemError(503, 'OVERLOADED', `${CHANGES_MAX_WAITING} change-feed requests already wait or stream on this replica (CHANGES_MAX_WAITING); retry shortly, or ask without wait.`, [], { 'retry-after': '1' })
+      }
+      admitted++
+      let given = false
+      return () => {
+        if (given) return
+        given = true
+        admitted--
+      }
+    },
+    unavailable: async (collection, scoped) => {
+      const known = verdicts.get(collection)
+      const now = Date.now()
+      if (known !== undefined && (known.pending !== undefined || known.until > now)) return await (known.pending ?? known.reason)
+      const pending = check(collection, scoped)
+      verdicts.set(collection, { reason: known?.reason, until: 0, pending })
+      try {
+        const reason = await pending
+        verdicts.set(collection, { reason, until: reason === undefined ? now + AVAILABLE_TTL_MS : 0 })
+        if (reason !== undefined && !logged.has(reason)) {
+          logged.add(reason)
+          fastify.log.warn(`change feeds of ${collection} answer 503 CHANGES_UNAVAILABLE: ${reason}; lists are unaffected`)
+        }
+        return reason
+      } catch (error) {
+        verdicts.delete(collection)
+        throw error
+      }
+    },
+    get stopping () { return stopping },
+    onStop: (listener) => {
+      if (stopping) {
+        listener()
+        return () => {}
+      }
+      stopListeners.add(listener)
+      return () => { stopListeners.delete(listener) }
+    },
+    stats
+  }
+  fastify.decorate('changes', feeds)
+  // The lag samples are bounded whether or not metrics read them.
+  const trim = setInterval(() => { if (stats.lags.length > MAX_LAGS) stats.lags.splice(0, stats.lags.length - MAX_LAGS) }, 1000)
+  trim.unref()
+
+  const stop = (): void => {
+    if (stopping) return
+    stopping = true
+    for (const listener of [...stopListeners]) listener()
+    stopListeners.clear()
+    for (const hub of hubs.values()) hub.wakeAll()
+  }
+  fastify.lifecycle.onStop(stop)
+  // Before the database closes (its onClose): the streams are closed while the client is open.
+  fastify.addHook('preClose', async () => {
+    stop()
+    clearInterval(trim)
+    await Promise.all([...hubs.values()].map(async (hub) => await hub.stop()))
+  })
+  // Start-up says once whether feeds can be given (each collection is checked again at its first feed).
+  fastify.addHook('onReady', (done) => {
+    fastify.database.watchdog.started().then(async () => {
+      const reasons = await Promise.all([...declared].map(async ([collection, scoped]) => await feeds.unavailable(collection, scoped)))
+      if (reasons.every((reason) => reason === undefined)) fastify.log.info('change feeds are available')
+    }).catch(() => {
+      // The database is not reachable yet: the first feed checks.
+    })
+    done()
+  })
+}
+
+export default fp(changesPlugin, { name: 'changes', dependencies: ['config', 'errors', 'mongodb', 'lifecycle'] })

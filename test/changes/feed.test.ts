@@ -1,0 +1,110 @@
+// The change feed's promise (docs/changes.md): a copy kept by following a feed equals the list,
+// whatever was written; deletions and documents leaving the filter or the project are removes;
+// no event names another project's document; tokens are bound like cursors.
+import { ObjectId, type Db } from 'mongodb'
+import t, { type Test } from 'tap'
+import { build } from '../helpers/build.js'
+import { FeedCopy, listAll, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+
+const SECRET = 'a-feed-test-secret-of-32-bytes-at-least'
+
+async function setUp (t: Test) {
+  const fastify = await build(t, { config: { CURSOR_SECRET: SECRET } })
+  const db = fastify.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  const other = new ObjectId()
+  await db.collection('projects').insertMany([{ _id: project, name: 'P' }, { _id: other, name: 'Q' }])
+  const get = async (url: string) => await fastify.inject(url)
+  return { fastify, db, project, other, get }
+}
+
+t.test('listing, then changes: the copy equals the list, and removes are exact', async (t) => {
+  const { db, project, other, get } = await setUp(t)
+  const registrations = db.collection('registrations')
+  await registrations.insertMany(Array.from({ length: 7 }, (_, i) => ({ project, role: i % 2 === 0 ? 'volunteer' : 'guest', createdAt: new Date(Date.UTC(2024, 0, i + 1)) })))
+  await registrations.insertMany([{ project: other, role: 'volunteer' }])
+  const path = `/projects/${String(project)}/registrations/changes`
+  const query = `filter=${encodeURIComponent('{"role":"volunteer"}')}`
+  const copy = new FeedCopy(path, query)
+
+  const first = await get(copy.url('limit=2'))
+  t.equal(first.statusCode, 200)
+  const answer = JSON.parse(first.body) as FeedAnswer
+  t.equal(answer.events.length, 2, 'the listing comes limit by limit')
+  t.equal(answer.synced, false, 'not synced while the listing goes on')
+  t.match(String(first.headers.link), /^<http:\/\/[^>]+\/registrations\/changes\?filter=[^&]+&limit=2&since=[^>]+>; rel="next"$/)
+  copy.apply(answer)
+  await copy.catchUp(get, 2)
+  t.ok(copy.synced)
+  t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/registrations`, query), 'after the listing, the copy is the list')
+
+  const ids = (await registrations.find({ project, role: 'volunteer' }).sort({ _id: 1 }).toArray()).map((doc) => doc._id)
+  const inserted = (await registrations.insertOne({ project, role: 'volunteer', createdAt: new Date() })).insertedId
+  await registrations.updateOne({ _id: ids[0] }, { $set: { role: 'guest' } }) // leaves the filter
+  await registrations.deleteOne({ _id: ids[1] }) // deleted
+  await registrations.updateOne({ _id: ids[2] }, { $set: { project: other } }) // moved to another project
+  await registrations.updateOne({ project: other, role: 'volunteer', _id: { $ne: ids[2] } }, { $set: { createdAt: new Date() } }) // another project's
+  await registrations.insertOne({ project: other, role: 'volunteer' }) // another project's
+  await registrations.updateOne({ project, role: 'guest', _id: { $ne: ids[0] } }, { $set: { role: 'volunteer' } }) // enters the filter
+  await copy.catchUp(get, 2)
+  t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/registrations`, query), 'after the changes, the copy is the list')
+  t.notOk(copy.documents.has(ids[0]?.toHexString() as string), 'a document that left the filter is removed')
+  t.notOk(copy.documents.has(ids[1]?.toHexString() as string), 'a deleted document is removed')
+  t.notOk(copy.documents.has(ids[2]?.toHexString() as string), 'a document moved to another project is removed')
+  t.ok(copy.documents.has(inserted.toHexString()), 'an inserted match is there')
+  const others = new Set((await registrations.find({ project: other }).toArray()).map((doc) => doc._id.toHexString()))
+  const foreign = [...copy.seen].filter((id) => others.has(id) && id !== ids[2]?.toHexString())
+  t.same(foreign, [], 'no event named a document of another project (but the one that left)')
+})
+
+t.test('an answer without events moves its token on, and says synced', async (t) => {
+  const { db, project, get } = await setUp(t)
+  const path = `/projects/${String(project)}/sessions/changes`
+  const copy = new FeedCopy(path)
+  await copy.catchUp(get)
+  const before = copy.next
+  await db.collection('sessions').insertOne({ project: new ObjectId(), name: 'elsewhere' })
+  const res = await get(copy.url())
+  const answer = JSON.parse(res.body) as FeedAnswer
+  t.same(answer.events, [], 'another project\'s change is no event')
+  t.equal(answer.synced, true)
+  t.not(answer.next, before, 'the token moved past what was looked at')
+})
+
+t.test('tokens are bound to the path, the filter and the fields, and signed', async (t) => {
+  const { project, other, get } = await setUp(t)
+  const path = `/projects/${String(project)}/registrations/changes`
+  const res = await get(`${path}?fields=role`)
+  const { next } = JSON.parse(res.body) as FeedAnswer
+  const problem = async (url: string) => JSON.parse((await get(url)).body) as { status: number, code: string, errors: Array<{ param: string }> }
+  t.match(await problem(`${path}?fields=role&since=${next}x`), { status: 400, code: 'INVALID_CURSOR', errors: [{ param: 'since' }] })
+  const flipped = `${next.slice(0, 10)}${next[10] === 'A' ? 'B' : 'A'}${next.slice(11)}`
+  t.match(await problem(`${path}?fields=role&since=${flipped}`), { status: 400, code: 'INVALID_CURSOR' })
+  t.match(await problem(`${path}?since=${next}`), { status: 400, code: 'CURSOR_MISMATCH' }, 'other fields')
+  t.match(await problem(`${path}?fields=role&filter=${encodeURIComponent('{"role":"x"}')}&since=${next}`), { status: 400, code: 'CURSOR_MISMATCH' }, 'another filter')
+  t.match(await problem(`/projects/${String(other)}/registrations/changes?fields=role&since=${next}`), { status: 400, code: 'CURSOR_MISMATCH' }, 'another project')
+  t.match(await problem(`/projects/${String(project)}/sessions/changes?fields=name&since=${next}`), { status: 400 }, 'another kind')
+  const list = JSON.parse((await get(`/projects/${String(project)}/registrations?limit=1&fields=role`)).body) as { next?: string }
+  if (list.next !== undefined) t.match(await problem(`${path}?fields=role&since=${list.next}`), { status: 400, code: 'INVALID_CURSOR' }, 'a list cursor is no token')
+})
+
+t.test('the feed takes the list\'s filter rules and its own parameters only', async (t) => {
+  const { project, get } = await setUp(t)
+  const path = `/projects/${String(project)}/registrations/changes`
+  const problem = async (url: string) => JSON.parse((await get(url)).body) as { status: number, code: string, errors: Array<{ param: string, code: string, pointer: string }> }
+  t.match(await problem(`${path}?filter=${encodeURIComponent('{"nmae":"x"}')}`), { status: 400, code: 'UNKNOWN_FIELD', errors: [{ param: 'filter', pointer: '/nmae' }] })
+  for (const param of ['sort=name', 'skip=1', 'count=true', 'after=x', 'page=2']) {
+    t.match(await problem(`${path}?${param}`), { status: 400, code: 'UNKNOWN_PARAMETER' }, param)
+  }
+  t.match(await problem(`${path}?limit=0`), { status: 400, code: 'INVALID_LIMIT' })
+  t.match(await problem(`${path}?limit=1001`), { status: 400, code: 'INVALID_LIMIT' })
+  t.match(await problem(`${path}?wait=61`), { status: 400, code: 'INVALID_VALUE', errors: [{ param: 'wait' }] })
+  t.match(await problem(`${path}?fields=nope`), { status: 400, code: 'INVALID_FIELDS' })
+  t.match(await problem(`/projects/${String(new ObjectId())}/registrations/changes`), { status: 404, code: 'PROJECT_NOT_FOUND' })
+  t.match(await problem('/projects/nope/registrations/changes'), { status: 400, code: 'INVALID_PROJECT_ID' })
+  t.equal((await get('/projects/public/changes')).statusCode, 404, '/projects/public has no feed')
+  const post = await (await setUp(t)).fastify.inject({ method: 'POST', url: path })
+  t.equal(post.statusCode, 405)
+  t.equal(post.headers.allow, 'GET, HEAD')
+})

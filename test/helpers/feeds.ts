@@ -1,0 +1,78 @@
+import type { Db, Document } from 'mongodb'
+
+/** The collections of the kinds, as a deployment prepares them for change feeds: with pre- and post-images. */
+export const FEED_COLLECTIONS = ['projects', 'activities', 'categories', 'places', 'registrations', 'sessions', 'stewards', 'teams']
+
+export async function prepareFeeds (db: Db): Promise<void> {
+  for (const name of FEED_COLLECTIONS) {
+    await db.createCollection(name, { changeStreamPreAndPostImages: { enabled: true } }).catch(async (error: { code?: number }) => {
+      // Already there (created by an insert, say): images switched on in place.
+      if (error.code !== 48) throw error
+      await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } })
+    })
+  }
+}
+
+export interface FeedAnswer { events: Array<{ type: 'upsert' | 'remove', _id: string, document?: Document }>, next: string, synced: boolean }
+
+type Get = (url: string) => Promise<{ statusCode: number, body: string, headers: Record<string, unknown> }>
+
+/** A copy kept by a feed: the documents by `_id`. */
+export class FeedCopy {
+  readonly documents = new Map<string, Document>()
+  next: string | undefined
+  synced = false
+  /** Every `_id` an event named. */
+  readonly seen = new Set<string>()
+  answers = 0
+
+  constructor (readonly path: string, readonly query = '') {}
+
+  apply (answer: FeedAnswer): void {
+    for (const event of answer.events) {
+      this.seen.add(event._id)
+      if (event.type === 'upsert') this.documents.set(event._id, event.document as Document)
+      else this.documents.delete(event._id)
+    }
+    this.next = answer.next
+    this.synced = answer.synced
+    this.answers++
+  }
+
+  url (extra = ''): string {
+    const parts = [this.query, this.next === undefined ? '' : `since=${this.next}`, extra].filter((part) => part.length > 0)
+    return `${this.path}${parts.length > 0 ? `?${parts.join('&')}` : ''}`
+  }
+
+  /** Follows the feed until an answer with no events after the listing; returns the number of answers read. */
+  async catchUp (get: Get, limit = 50, maxAnswers = 1000): Promise<number> {
+    for (let i = 0; i < maxAnswers; i++) {
+      const res = await get(this.url(`limit=${limit}`))
+      if (res.statusCode !== 200) throw new Error(`${this.url()}: ${res.statusCode} ${res.body}`)
+      const answer = JSON.parse(res.body) as FeedAnswer
+      this.apply(answer)
+      if (answer.synced && answer.events.length === 0) return i + 1
+    }
+    throw new Error(`${this.path}: not caught up after ${maxAnswers} answers`)
+  }
+
+  /** The copy as a sorted list of JSON texts, to compare with a list's data. */
+  sorted (): string[] {
+    return [...this.documents.values()].map((doc) => JSON.stringify(doc)).sort()
+  }
+}
+
+/** Every document a list returns (following its cursors), as sorted JSON texts. */
+export async function listAll (get: Get, path: string, query = ''): Promise<string[]> {
+  const all: string[] = []
+  let url = `${path}?${query}${query.length > 0 ? '&' : ''}limit=1000&sort=%2B_id`
+  for (let i = 0; i < 1000; i++) {
+    const res = await get(url)
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+    const page = JSON.parse(res.body) as { data: Document[], next?: string }
+    for (const doc of page.data) all.push(JSON.stringify(doc))
+    if (page.next === undefined) return all.sort()
+    url = `${path}?${query}${query.length > 0 ? '&' : ''}limit=1000&sort=%2B_id&after=${page.next}`
+  }
+  throw new Error(`${path}: more than 1000 pages`)
+}
