@@ -40,6 +40,9 @@ interface Entry extends Change { seq: number }
 
 type Wake = () => void
 
+/** The collection's stream ended with an `invalidate` event (a drop or rename). */
+class StreamInvalidated extends Error {}
+
 /** The longest a stream's getMore waits on the server: the stream's position moves at least this often. */
 const AWAIT_MS = 1000
 /** After a failure, the stream is opened again this much later. */
@@ -287,8 +290,11 @@ export class ChangeHub {
           let event = await stream.tryNext()
           if (this.stopped) break
           const added: Entry[] = []
+          let invalidated = false
           while (event !== null) {
             added.push(this.add(event as Document))
+            // The collection was dropped or renamed: this stream is over (its cursor closed).
+            if ((event as Document).operationType === 'invalidate') invalidated = true
             if (stream.bufferedCount() === 0) break
             event = await stream.tryNext()
           }
@@ -305,10 +311,16 @@ export class ChangeHub {
             this.options.onChanges?.(added)
             this.wakeFor(added)
           }
+          if (invalidated || stream.closed) throw new StreamInvalidated()
         }
       } catch (error) {
         if (this.stopped) break
         this.running = false
+        if (error instanceof StreamInvalidated) {
+          // A new stream on the collection as it is now; feeds behind the drop meet it and answer 410.
+          this.reset()
+          continue
+        }
         const lost = isHistoryLost(error)
         if (lost) this.reset()
         if (!this.failing) {

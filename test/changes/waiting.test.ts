@@ -1,0 +1,157 @@
+// Waiting and streaming feeds (docs/changes.md): a waiting request answers as soon as a change
+// of its project is committed, takes no database connection while it waits, ends with what it
+// has when the service stops; CHANGES_MAX_WAITING bounds waits and streams; a stream carries
+// event lines and checkpoints, is never compressed, ends with a checkpoint, and ends a reader
+// that falls too far behind with a problem line.
+import http from 'node:http'
+import net from 'node:net'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { ObjectId, type Db } from 'mongodb'
+import t, { type Test } from 'tap'
+import type { Config } from '../../plugins/config.js'
+import { build } from '../helpers/build.js'
+import { FeedCopy, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+
+t.setTimeout(120_000)
+
+async function setUp (t: Test, config: Partial<Config> = {}) {
+  const fastify = await build(t, { config: { CURSOR_SECRET: 'a-waiting-test-secret-of-32-bytes-long', ...config } })
+  const db = fastify.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  const path = `/projects/${String(project)}/registrations/changes`
+  const copy = new FeedCopy(path)
+  await copy.catchUp(async (url) => await fastify.inject(url))
+  return { fastify, db, project, path, copy }
+}
+
+t.test('a waiting request answers as soon as a change of its project comes', async (t) => {
+  const { fastify, db, project, copy } = await setUp(t)
+  const started = Date.now()
+  const answering = fastify.inject(copy.url('wait=10'))
+  await sleep(300)
+  // Another project's change does not end the wait.
+  await db.collection('registrations').insertOne({ project: new ObjectId(), role: 'elsewhere' })
+  await sleep(300)
+  const written = Date.now()
+  const { insertedId } = await db.collection('registrations').insertOne({ project, role: 'volunteer' })
+  const res = await answering
+  const answer = JSON.parse(res.body) as FeedAnswer
+  t.same(answer.events.map((event) => event._id), [insertedId.toHexString()])
+  t.ok(Date.now() - written < 1000, `answered ${Date.now() - written} ms after the commit (within a second)`)
+  t.ok(written - started >= 600, 'it waited for its own project\'s change')
+})
+
+t.test('a wait without changes ends after wait seconds, with no event and a token', async (t) => {
+  const { fastify, copy } = await setUp(t)
+  const started = Date.now()
+  const res = await fastify.inject(copy.url('wait=1'))
+  const elapsed = Date.now() - started
+  const answer = JSON.parse(res.body) as FeedAnswer
+  t.equal(res.statusCode, 200)
+  t.same(answer.events, [])
+  t.ok(answer.synced)
+  t.ok(elapsed >= 950 && elapsed < 3000, `answered after ${elapsed} ms`)
+})
+
+t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no connection from lists', async (t) => {
+  const { fastify, copy, project } = await setUp(t, { CHANGES_MAX_WAITING: 50 })
+  let checkedOut = 0
+  let most = 0
+  fastify.mongo.client.on('connectionCheckedOut', () => { most = Math.max(most, ++checkedOut) })
+  fastify.mongo.client.on('connectionCheckedIn', () => { checkedOut-- })
+  const waits = Array.from({ length: 50 }, async () => await fastify.inject(copy.url('wait=3')))
+  await sleep(500)
+  const baseline = checkedOut
+  t.ok(baseline <= 2, `connections in use while 50 requests wait: ${baseline} (the shared stream's)`)
+  const refused = await fastify.inject(copy.url('wait=3'))
+  t.equal(refused.statusCode, 503)
+  t.match(JSON.parse(refused.body), { code: 'OVERLOADED' })
+  t.ok(Number(refused.headers['retry-after']) >= 1, 'with Retry-After')
+  t.equal((await fastify.inject(copy.url())).statusCode, 200, 'a feed request that does not wait is served')
+  const list = await fastify.inject(`/projects/${String(project)}/registrations`)
+  t.equal(list.statusCode, 200, 'lists are served beside them')
+  const answers = await Promise.all(waits)
+  t.ok(answers.every((res) => res.statusCode === 200), 'every waiting request is answered')
+  t.equal((await fastify.inject(copy.url('wait=1'))).statusCode, 200, 'places are given back')
+})
+
+t.test('shutdown ends waiting requests at once, with what they have', async (t) => {
+  const fastify = await build(t, { config: { CURSOR_SECRET: 'a-waiting-test-secret-of-32-bytes-long' } })
+  await prepareFeeds(fastify.mongo.db as Db)
+  const project = new ObjectId()
+  await fastify.mongo.db?.collection('projects').insertOne({ _id: project })
+  const copy = new FeedCopy(`/projects/${String(project)}/registrations/changes`)
+  await copy.catchUp(async (url) => await fastify.inject(url))
+  const answering = fastify.inject(copy.url('wait=30'))
+  await sleep(300)
+  const started = Date.now()
+  fastify.lifecycle.stopAccepting()
+  const res = await answering
+  t.equal(res.statusCode, 200)
+  t.same((JSON.parse(res.body) as FeedAnswer).events, [])
+  t.ok(Date.now() - started < 1000, `answered ${Date.now() - started} ms after the stop`)
+})
+
+async function listen (t: Test, fastify: Awaited<ReturnType<typeof build>>): Promise<string> {
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  const address = fastify.server.address() as net.AddressInfo
+  return `http://127.0.0.1:${address.port}`
+}
+
+t.test('a stream carries events and checkpoints, uncompressed, and ends with a checkpoint', async (t) => {
+  const { fastify, db, project, path } = await setUp(t, { CHANGES_STREAM_SECONDS: 3 })
+  await db.collection('registrations').insertMany([{ project, role: 'a' }, { project, role: 'b' }])
+  const base = await listen(t, fastify)
+  const lines: Array<Record<string, unknown>> = []
+  const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}?limit=1`, { headers: { accept: 'application/x-ndjson', 'accept-encoding': 'gzip, br' } }, resolve))
+  t.equal(response.statusCode, 200)
+  t.match(response.headers['content-type'], /^application\/x-ndjson/)
+  t.equal(response.headers['x-accel-buffering'], 'no')
+  t.equal(response.headers['content-encoding'], undefined, 'never compressed')
+  let text = ''
+  response.setEncoding('utf8')
+  response.on('data', (chunk: string) => {
+    text += chunk
+    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n')) {
+      lines.push(JSON.parse(text.slice(0, end)) as Record<string, unknown>)
+      text = text.slice(end + 1)
+    }
+  })
+  await sleep(800)
+  const { insertedId } = await db.collection('registrations').insertOne({ project, role: 'c' })
+  await once(response, 'end')
+  const events = lines.filter((line) => 'type' in line)
+  t.equal(events.length, 3, 'the listing (two) and the change (one)')
+  t.equal(events[2]?._id, insertedId.toHexString())
+  t.ok(lines.every((line) => 'type' in line || ('next' in line && 'synced' in line)), 'each line an event or a checkpoint')
+  t.ok('next' in (lines.at(-1) as object), 'it ends with a checkpoint')
+  const checkpoints = lines.filter((line) => 'next' in line)
+  t.equal(checkpoints[0]?.synced, false, 'not synced while listing')
+  t.equal(checkpoints.at(-1)?.synced, true)
+})
+
+t.test('a reader that falls limit × 10 events behind is ended with a problem line', async (t) => {
+  const { fastify, db, project, copy } = await setUp(t)
+  const base = new URL(await listen(t, fastify))
+  const socket = net.connect(Number(base.port), '127.0.0.1')
+  await once(socket, 'connect')
+  socket.write(`GET ${copy.url('limit=1')} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
+  socket.pause()
+  // 1,000 documents of 20 KB: far more than the socket's buffers hold.
+  const big = 'x'.repeat(20_000)
+  for (let i = 0; i < 10; i++) await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
+  await sleep(1500)
+  socket.resume()
+  let text = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => { text += chunk })
+  // The answer ends with its last chunk; the connection itself stays open (keep-alive).
+  for (let waited = 0; !text.includes('\r\n0\r\n\r\n') && waited < 20_000; waited += 100) await sleep(100)
+  socket.destroy()
+  const body = text.slice(text.indexOf('\r\n\r\n') + 4)
+  const last = body.trim().split('\n').filter((line) => line.startsWith('{')).at(-1) ?? ''
+  t.match(JSON.parse(last), { problem: { status: 503, code: 'OVERLOADED' } }, 'the last line is the problem')
+})
