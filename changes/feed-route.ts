@@ -135,8 +135,9 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     if (step.events.length === 0) return
     const { stats } = fastify.changes
     stats.eventsSent.set(collection, (stats.eventsSent.get(collection) ?? 0) + step.events.length)
+    if (stats.onLag === undefined) return
     const now = Date.now()
-    for (const at of step.committedAt) stats.lags.push(Math.max(0, now - at) / 1000)
+    for (const at of step.committedAt) stats.onLag(Math.max(0, now - at) / 1000)
   }
 
   const eventSchema = Type.Union([
@@ -197,7 +198,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       position = token.position
     }
     const streaming = (request.headers.accept ?? '').includes(NDJSON)
-    const release = wait > 0 || streaming ? fastify.changes.admit() : undefined
+    const release = streaming ? fastify.changes.admit('stream') : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
       const reason = await fastify.changes.unavailable(collection, scoped)
       if (reason !== undefined) throw unavailable(reason)

@@ -3,8 +3,8 @@
 // nothing happens, and a last checkpoint when the stream ends (CHANGES_STREAM_SECONDS, the
 // service stopping). A reader more than `limit` × 10 events behind is ended with a problem line.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { toProblem } from '../plugins/errors.js'
-import { ProblemError } from '../schemas/problem.js'
+import { classifyDatabaseError } from '../database/classify-error.js'
+import { ProblemError, internalError, problem, type Problem } from '../schemas/problem.js'
 import type { ChangeHub, StreamPoint } from './change-hub.js'
 import type { FeedPosition } from './feed-token.js'
 import type { FeedStep } from './feed-route.js'
@@ -26,13 +26,19 @@ export interface StreamOptions {
   moved: (hub: ChangeHub, point: StreamPoint) => boolean
 }
 
+/** The problem a stream's last line carries for a failure met after it began. */
+function problemOf (error: unknown): Problem {
+  if (error instanceof ProblemError) return error.body()
+  const found = error instanceof Error ? classifyDatabaseError(error) : undefined
+  return found === undefined ? internalError() : problem(found.status, found.code, found.detail, [], found.param)
+}
+
 export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered, moved }: StreamOptions): Promise<FastifyReply> {
   // The first answer is read before anything is written: a 400, 410 or 503 is still a problem answer.
   let step = await next(first)
   const raw = reply.raw
   reply.hijack()
   fastify.lifecycle.exempt(raw)
-  fastify.changes.stats.streams++
   const headers = { ...reply.getHeaders(), 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }
   delete headers['content-length']
   raw.writeHead(200, headers as Record<string, string>)
@@ -52,8 +58,8 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
     line({ next: encode(position), synced: step.synced }, false)
     checkpointAt = Date.now()
   }
-  const finish = (problem?: ReturnType<typeof toProblem>): void => {
-    if (problem !== undefined) line({ problem: { ...problem, requestId: request.id } }, false)
+  const finish = (failure?: Problem): void => {
+    if (failure !== undefined) line({ problem: { ...failure, requestId: request.id } }, false)
     raw.end()
   }
   try {
@@ -64,7 +70,7 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
       if (step.events.length > 0 || Date.now() - checkpointAt >= CHECKPOINT_MS) checkpoint()
       if (gone) return reply
       if (pending > behindAt) {
-        finish(toProblem(new ProblemError(503, 'OVERLOADED', `The client reads too slowly: more than ${behindAt} events (limit × 10) were not taken. Resume from the last checkpoint.`)))
+        finish(problemOf(new ProblemError(503, 'OVERLOADED', `The client reads too slowly: more than ${behindAt} events (limit × 10) were not taken. Resume from the last checkpoint.`)))
         return reply
       }
       if (fastify.changes.stopping || Date.now() >= endsAt) {
@@ -97,10 +103,8 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
     }
   } catch (error) {
     // The stream has begun: its end says what went wrong; the client resumes from its last checkpoint.
-    if (!gone) finish(toProblem(error as Error))
+    if (!gone) finish(problemOf(error))
     if (!(error instanceof ProblemError)) request.log.warn({ err: error }, 'change feed stream ended by a failure')
     return reply
-  } finally {
-    fastify.changes.stats.streams--
   }
 }

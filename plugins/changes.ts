@@ -22,11 +22,11 @@ const AVAILABLE_TTL_MS = 60_000
 export interface FeedStats {
   /** Events sent, by collection. */
   eventsSent: Map<string, number>
-  /** Requests waiting for a change now, streams open now. */
+  /** Requests waiting for a change now (admitted with wait), streams open now. */
   waiting: number
   streams: number
-  /** Delays from a change's commit to its delivery, in seconds, since the last read (the metrics empty it). */
-  lags: number[]
+  /** Hears the delay from a change's commit to its delivery, in seconds (the metrics). */
+  onLag?: (seconds: number) => void
 }
 
 export interface ChangeFeeds {
@@ -35,7 +35,7 @@ export interface ChangeFeeds {
   /** The shared stream of a collection (opened at the first feed that needs it). */
   hub: (collection: string, scoped: boolean) => ChangeHub
   /** Takes one of CHANGES_MAX_WAITING places for a waiting request or a stream; 503 OVERLOADED when none is free. Returns the function that gives it back. */
-  admit: () => () => void
+  admit: (kind: 'wait' | 'stream') => () => void
   /** Why the database cannot give a collection's feed, or undefined when it can. */
   unavailable: (collection: string, scoped: boolean) => Promise<string | undefined>
   /** Whether the service is stopping: waits and streams end. */
@@ -45,9 +45,6 @@ export interface ChangeFeeds {
   readonly stats: FeedStats
 }
 
-/** Keeps at most this many lag samples between two reads of the metrics. */
-const MAX_LAGS = 10_000
-
 async function changesPlugin (fastify: FastifyInstance) {
   const { CHANGES_MAX_WAITING } = fastify.config
   const hubs = new Map<string, ChangeHub>()
@@ -56,7 +53,7 @@ async function changesPlugin (fastify: FastifyInstance) {
   const stopListeners = new Set<() => void>()
   let stopping = false
   let admitted = 0
-  const stats: FeedStats = { eventsSent: new Map(), waiting: 0, streams: 0, lags: [] }
+  const stats: FeedStats = { eventsSent: new Map(), waiting: 0, streams: 0 }
 
   async function check (collection: string, scoped: boolean): Promise<string | undefined> {
     const db = fastify.database.db()
@@ -83,17 +80,20 @@ async function changesPlugin (fastify: FastifyInstance) {
       }
       return hub
     },
-    admit: () => {
+    admit: (kind) => {
       if (stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
       if (admitted >= CHANGES_MAX_WAITING) {
         throw new ProblemError(503, 'OVERLOADED', `${CHANGES_MAX_WAITING} change-feed requests already wait or stream on this replica (CHANGES_MAX_WAITING); retry shortly, or ask without wait.`, [], { 'retry-after': '1' })
       }
       admitted++
+      const counted = kind === 'wait' ? 'waiting' : 'streams'
+      stats[counted]++
       let given = false
       return () => {
         if (given) return
         given = true
         admitted--
+        stats[counted]--
       }
     },
     unavailable: async (collection, scoped) => {
@@ -127,9 +127,6 @@ async function changesPlugin (fastify: FastifyInstance) {
     stats
   }
   fastify.decorate('changes', feeds)
-  // The lag samples are bounded whether or not metrics read them.
-  const trim = setInterval(() => { if (stats.lags.length > MAX_LAGS) stats.lags.splice(0, stats.lags.length - MAX_LAGS) }, 1000)
-  trim.unref()
 
   const stop = (): void => {
     if (stopping) return
@@ -142,7 +139,6 @@ async function changesPlugin (fastify: FastifyInstance) {
   // Before the database closes (its onClose): the streams are closed while the client is open.
   fastify.addHook('preClose', async () => {
     stop()
-    clearInterval(trim)
     await Promise.all([...hubs.values()].map(async (hub) => await hub.stop()))
   })
   // Start-up says once whether feeds can be given (each collection is checked again at its first feed).

@@ -92,6 +92,12 @@ async function metricsPlugin (fastify: FastifyInstance) {
     registers: [registry],
     collect () { this.set(fastify.database.watchdog.replacements) }
   })
+  counterFrom(registry, 'changes_events_sent_total', 'Change-feed events sent, by collection', 'collection', () => fastify.changes.stats.eventsSent)
+  new Gauge({ name: 'changes_requests_waiting', help: 'Change-feed requests waiting for a change (wait above 0)', registers: [registry], collect () { this.set(fastify.changes.stats.waiting) } })
+  new Gauge({ name: 'changes_streams_open', help: 'Change-feed streams open (Accept: application/x-ndjson)', registers: [registry], collect () { this.set(fastify.changes.stats.streams) } })
+  const lag = new SeriesHistogram('changes_delivery_lag_seconds', 'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
+  const lagSeries = lag.series()
+  fastify.changes.stats.onLag = (seconds) => { lag.observe(lagSeries, seconds) }
   counterFrom(registry, 'auth_failures_total', 'Refused bearer tokens by reason', 'reason', () => fastify.authFailures)
   counterFrom(registry, 'offschema_values_total', 'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
 
@@ -121,4 +127,4 @@ async function metricsPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(metricsPlugin, { name: 'metrics', dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema'] })
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema', 'changes'] })

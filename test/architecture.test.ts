@@ -13,7 +13,7 @@ const FLOORS: string[][] = [
   ['server.ts', 'service.ts', 'choose-database.ts'],
   ['app.ts', 'routes'],
   ['plugins'],
-  ['list-endpoint'],
+  ['list-endpoint', 'changes'],
   ['list-query', 'mongodb-regex'],
   ['database', 'access-control', 'telemetry'],
   ['schemas', 'package-info.ts', 'recent-map.ts', 'slot-set.ts', 'series-histogram.ts', 'command-line.ts', 'generated-section.ts']
