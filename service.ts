@@ -52,6 +52,15 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
     const counts = await seedDemoData(database.uri, config.MONGODB_DB)
     fastify.log.info({ documents: counts }, 'demo data loaded into the embedded database')
   }
+  let writer: { stop: () => Promise<void> } | undefined
+  if (config.DEMO_WRITES === 'on' && database.embedded) {
+    const { startDemoWriter } = await import('./demo-data/writer.js')
+    const started = await startDemoWriter(database.uri, config.MONGODB_DB, (message) => { fastify.log.info(message) })
+    writer = started
+    fastify.log.info(`demo writes on: a project changes every two seconds; follow /projects/${started.project}/registrations/changes`)
+  } else if (config.DEMO_WRITES === 'on') {
+    fastify.log.warn('DEMO_WRITES=on is ignored: the demo writer writes to the embedded database only, never to MONGODB_URI')
+  }
 
   try {
     await fastify.register(app, { config: { ...config, MONGODB_URI: database.uri } })
@@ -71,6 +80,7 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
       fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
       await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
     }
+    await writer?.stop()
     fastify.lifecycle.stopAccepting()
     await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS)
     await fastify.close()

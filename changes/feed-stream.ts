@@ -53,7 +53,8 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
     raw.write(`${JSON.stringify(value)}\n`, counted ? written : undefined)
   }
   let position = step.position
-  let checkpointAt = Date.now()
+  // The first answer is followed by a checkpoint, events or not: the client holds a token at once.
+  let checkpointAt = 0
   const checkpoint = (): void => {
     line({ next: encode(position), synced: step.synced }, false)
     checkpointAt = Date.now()

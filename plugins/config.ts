@@ -51,6 +51,7 @@ export const ConfigSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$', description: 'The base of every absolute URL the service writes (Link headers, the OpenAPI server), whatever the request\'s headers say.' })),
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, description: 'Origins whose browsers may call the lists, comma-separated, or *. Unset: no CORS headers.' })),
   COMPRESSION: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: answers of 1 KiB or more compressed as Accept-Encoding asks (zstd where the runtime has it, br, gzip); off: never (for an ingress that compresses).' }),
+  DEMO_WRITES: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off', description: 'on: with the embedded database only (no MONGODB_URI), the first demo project\'s registrations and sessions change every two seconds, so that change feeds have something to show (`npm run demo:writes`).' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'Least severe log level written; one line per request only at debug and trace.' })
 })
 

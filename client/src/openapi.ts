@@ -328,6 +328,181 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the projects
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the ProjectFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Project"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/public": {
         parameters: {
             query?: never;
@@ -708,6 +883,187 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/activities/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the activities of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the ActivityFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Activity"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/categories": {
         parameters: {
             query?: never;
@@ -894,6 +1250,187 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/categories/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the categories of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the CategoryFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Category"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1099,6 +1636,187 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/places/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the places of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the PlaceFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Place"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1327,6 +2045,187 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/registrations/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the registrations of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the RegistrationFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Registration"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/sessions": {
         parameters: {
             query?: never;
@@ -1536,6 +2435,187 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/sessions/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the sessions of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the SessionFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Session"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/stewards": {
         parameters: {
             query?: never;
@@ -1722,6 +2802,187 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/stewards/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the stewards of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the StewardFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Steward"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1945,6 +3206,187 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/teams/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the teams of a project
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the TeamFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: ({
+                                /** @enum {string} */
+                                type: "upsert";
+                                _id: string;
+                                document: components["schemas"]["Team"];
+                            } | {
+                                /** @enum {string} */
+                                type: "remove";
+                                _id: string;
+                            })[];
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "INVALID_CURSOR",
+                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "INVALID_CURSOR",
+                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Gone",
+                         *       "status": 410,
+                         *       "code": "CHANGES_EXPIRED",
+                         *       "detail": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "since",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_EXPIRED",
+                         *           "message": "The database no longer holds the changes after this token (its history is shorter, or the database was replaced): start again without since, and replace the copy with what the feed lists."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "CHANGES_UNAVAILABLE",
+                         *       "detail": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "CHANGES_UNAVAILABLE",
+                         *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1956,14 +3398,14 @@ export interface components {
             /** @example Bad Request */
             title: string;
             status: number;
-            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE";
+            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
             detail: string;
             errors: {
                 /** @description The query or path parameter at fault */
                 param: string;
                 /** @description JSON Pointer into the parameter (for filter, into its JSON object; for sort, /<index>) */
                 pointer: string;
-                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE";
+                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
                 message: string;
             }[];
             /** @description The request id (X-Request-Id) to quote when reporting a problem */

@@ -64,6 +64,27 @@ t.test('off-schema values and authentication failures are counted', async (t) =>
   t.equal(samples.find((s) => s.name === 'auth_failures_total' && s.labels.reason === 'expired')?.value, 2)
 })
 
+t.test('change feeds: events sent by collection, waits and streams open, and the delivery lag', async (t) => {
+  const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+  const { ObjectId } = await import('mongodb')
+  const project = publicIds[0] as string
+  const feed = `${address}/projects/${project}/places/changes?limit=1000`
+  let answer = await (await fetch(feed)).json() as { next: string, synced: boolean, events: unknown[] }
+  while (!answer.synced || answer.events.length > 0) answer = await (await fetch(`${feed}&since=${answer.next}`)).json() as typeof answer
+  const waiting = fetch(`${feed}&since=${answer.next}&wait=5`)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  let samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
+  t.equal(samples.find((s) => s.name === 'changes_requests_waiting')?.value, 1, 'one request waits')
+  t.equal(samples.find((s) => s.name === 'changes_streams_open')?.value, 0)
+  const sentBefore = samples.find((s) => s.name === 'changes_events_sent_total' && s.labels.collection === 'places')?.value ?? 0
+  await db.collection('places').insertOne({ project: new ObjectId(project), name: 'new place' })
+  await (await waiting).text()
+  samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
+  t.equal(samples.find((s) => s.name === 'changes_requests_waiting')?.value, 0)
+  t.equal((samples.find((s) => s.name === 'changes_events_sent_total' && s.labels.collection === 'places')?.value ?? 0) - sentBefore, 1, 'the change was counted')
+  t.equal(samples.find((s) => s.name === 'changes_delivery_lag_seconds_count')?.value, 1, 'its lag observed')
+})
+
 t.test('a command that fails is counted with outcome failure, and its error still reaches the caller', async (t) => {
   await t.rejects(fastify.database.timed('distinct', async () => { throw new Error('refused') }), /refused/)
   const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)

@@ -1,5 +1,6 @@
 // The rehearsal: the production topology on one machine (topology.ts), and what users of a real
 // deployment would hit first. test/rehearsal/README.md says what each test proves.
+import { MongoClient, ObjectId } from 'mongodb'
 import t from 'tap'
 import { KEY_SET_COOLDOWN_MS } from '../../access-control/verify-token.js'
 import { makeKey, mint } from '../helpers/tokens.js'
@@ -161,6 +162,42 @@ async function rehearse (topology: Topology): Promise<void> {
     t.ok(fetches >= 1 && fetches <= 4, `the storm cost the JWKS server ${fetches} fetch(es) (two replicas, one refetch each per cool-down)`)
     const { failures } = await load.stop()
     t.same(failures.slice(0, 5), [], 'the load with the old key never failed')
+  })
+
+  t.test('a change feed through nginx: a long poll, and a stream whose lines pass one by one, uncompressed', async (t) => {
+    const feed = `${ingress}/projects/${projects[0] as string}/registrations/changes`
+    const token = topology.token({ sub: 'feed-follower' })
+    // Caught up (the listing read through), then a long poll that waits its time out.
+    let next = ''
+    for (let i = 0; i < 100; i++) {
+      const answer = await get(`${feed}?limit=1000&fields=role${next === '' ? '' : `&since=${next}`}`, { token })
+      t.equal(answer.status, 200)
+      next = answer.json().next
+      if (answer.json().synced === true && answer.json().events.length === 0) break
+    }
+    const started = Date.now()
+    const polled = await get(`${feed}?fields=role&wait=2&since=${next}`, { token })
+    t.equal(polled.status, 200)
+    t.ok(Date.now() - started >= 1900, `the long poll waited ${Date.now() - started} ms through nginx`)
+    const response = await topology.open(`${feed}?fields=role&since=${polled.json().next as string}`, { token, headers: { accept: 'application/x-ndjson', 'accept-encoding': 'gzip, br, zstd' } })
+    t.equal(response.statusCode, 200)
+    t.equal(response.headers['content-encoding'], undefined, 'not compressed')
+    const lines: Array<Record<string, unknown>> = []
+    let text = ''
+    response.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk
+      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n')) {
+        lines.push(JSON.parse(text.slice(0, end)))
+        text = text.slice(end + 1)
+      }
+    })
+    const client = await new MongoClient(topology.databaseUri).connect()
+    t.teardown(async () => await client.close())
+    const written = Date.now()
+    const { insertedId } = await client.db(topology.databaseName).collection('registrations').insertOne({ project: new ObjectId(projects[0]), role: 'rehearsed' })
+    while (!lines.some((line) => line._id === insertedId.toHexString()) && Date.now() - written < 5000) await sleep(20)
+    t.ok(lines.some((line) => line._id === insertedId.toHexString() && line.type === 'upsert'), `the change's line came through nginx ${Date.now() - written} ms after the write, while the stream stays open`)
+    response.destroy()
   })
 
   t.test('a browser\'s CORS preflight through nginx', async (t) => {

@@ -39,6 +39,11 @@ export interface Topology {
   signingKey: TestKey
   /** A GET through nginx (or to any URL) from `from` (a loopback address), with a bearer token unless `token: null`. */
   get: (url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string>, method?: string }) => Promise<Answer>
+  /** The same GET, answered as a stream: the response as soon as its head arrives. */
+  open: (url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string> }) => Promise<IncomingMessage>
+  /** A client of the database the replicas serve (writes for the feeds). */
+  databaseUri: string
+  databaseName: string
   /** SIGTERM to a replica, its exit awaited (the code returned), and a new one on the same port. */
   restart: (index: number) => Promise<number | null>
   token: (claims?: Record<string, unknown>) => string
@@ -160,6 +165,13 @@ http {
     request.on('error', reject).on('timeout', () => request.destroy(new Error('timeout'))).end()
   })
 
+  const open: Topology['open'] = async (url, { from = '127.0.0.3', token: bearer = defaultToken, headers = {} } = {}) => await new Promise((resolve, reject) => {
+    const target = new URL(url)
+    const all = { ...headers, ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }) }
+    const request = https.request(target, { headers: all, agent: agentFrom(from), servername: target.hostname }, resolve)
+    request.on('error', reject).end()
+  })
+
   const ingress = `https://${SERVER_NAME}:${ingressPort}`
   // nginx is up once it answers through TLS.
   for (let i = 0; ; i++) {
@@ -179,5 +191,5 @@ http {
     return code
   }
 
-  return { ingress, replicas, replicaPorts, proxy, jwks, signingKey, get, restart, token, nginxLog: () => { try { return readFileSync(path.join(dir, 'error.log'), 'utf8') } catch { return nginxErrors } } }
+  return { ingress, replicas, replicaPorts, proxy, jwks, signingKey, get, open, databaseUri: `mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, databaseName: MONGODB_DB, restart, token, nginxLog: () => { try { return readFileSync(path.join(dir, 'error.log'), 'utf8') } catch { return nginxErrors } } }
 }
