@@ -4,6 +4,7 @@ import { compressionLevelsTable } from './compression.js'
 import type { HttpResult, RunFigure, Spread } from './http.js'
 import type { Table } from './report.js'
 import { stagesTable } from './stages.js'
+import { feedsTables } from './feeds.js'
 
 /** The collector's share of a run: where a p99 that wanders comes from. */
 function gcColumns (run: RunFigure): Record<string, string | number> {
@@ -86,5 +87,6 @@ export function httpTables (result: HttpResult): Table[] {
     })
   }
   if (stages !== undefined) tables.push(stagesTable(stages))
+  if (result.feeds !== undefined) tables.push(...feedsTables(result.feeds))
   return tables
 }

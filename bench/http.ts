@@ -18,6 +18,7 @@ import { benchCompressionLevels, type LevelFigure } from './compression.js'
 import { median } from './timing.js'
 import { benchStages, type StageFigure } from './stages.js'
 import type { GcFigures } from './gc-observer.js'
+import { benchFeeds, type FeedsResult } from './feeds.js'
 
 const DIST = new URL('../', import.meta.url)
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100
@@ -27,7 +28,7 @@ const SERVER_CORE = '1'
 const OTHER_CORES = '0'
 
 /** The parts of the HTTP benchmark, in the order they run. */
-export const SECTIONS = ['mix', 'driver', 'growth', 'compression', 'stages'] as const
+export const SECTIONS = ['mix', 'driver', 'growth', 'compression', 'stages', 'feeds'] as const
 export type Section = typeof SECTIONS[number]
 
 export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section> }
@@ -52,6 +53,7 @@ export interface HttpResult {
   stages?: StageFigure[]
   driver?: DriverFigure[]
   compression?: { levels: LevelFigure[], encodings: EncodingFigure[] }
+  feeds?: FeedsResult
 }
 
 /**
@@ -303,6 +305,25 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
         warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
         rounds: Math.max(3, options.rounds)
       }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1` })
+    }
+
+    if (options.sections.has('feeds')) {
+      // A service of its own against the database itself: a replay cannot answer change streams.
+      const metricsPort = await freePort()
+      const feedService = await server('service', 'server.js', { MONGODB_URI: db.uri, METRICS_PORT: String(metricsPort), CHANGES_MAX_WAITING: '2000' }, /API at/, /API at (http:\/\/[^/]+)/, deployed)
+      const mixPaths = mix.map((entry) => entry.path)
+      await warmUp(feedService, mixPaths, options.connections)
+      result.feeds = await benchFeeds({
+        url: feedService.url,
+        pid: pidOf(feedService),
+        metricsUrl: `http://127.0.0.1:${metricsPort}`,
+        databaseUri: db.uri,
+        databaseName: dbName,
+        mixPaths,
+        rounds: Math.max(3, options.rounds),
+        measure: async (paths) => await measure(feedService, paths, options.duration, options.connections),
+        cpuMicros
+      })
     }
 
     if (replay !== undefined) {

@@ -29,7 +29,7 @@ export interface HubOptions {
   collection: () => Collection<Document>
   /** The collection's documents belong to projects (routing by the images' `project`). */
   scoped: boolean
-  /** How many recent changes are kept. */
+  /** How many recent changes are kept (at least; up to a quarter more before the oldest are dropped). */
   capacity: number
   log: FastifyBaseLogger
   /** Hears of every change the stream brings (metrics). */
@@ -254,7 +254,9 @@ export class ChangeHub {
     this.entries.push(entry)
     this.keys.set(entry.key, entry.seq)
     this.resumeToken = entry.token
-    if (this.entries.length > this.options.capacity) {
+    // The oldest are dropped a quarter of the capacity at a time, not one by one: a splice moves
+    // every entry kept, and one per change made a burst of changes quadratic.
+    if (this.entries.length > this.options.capacity + Math.ceil(this.options.capacity / 4)) {
       const dropped = this.entries.splice(0, this.entries.length - this.options.capacity)
       for (const old of dropped) this.keys.delete(old.key)
       this.firstSeq = (this.entries[0] as Entry).seq

@@ -40,10 +40,11 @@ export interface FeedRouteOptions {
   notFound: (id: ObjectId) => ProblemError
 }
 
-export interface FeedEvent { type: 'upsert' | 'remove', _id: unknown, document?: Document }
-
-/** One answer of a feed: its events, its next position, and whether the listing is complete. */
-export interface FeedStep { events: FeedEvent[], position: FeedPosition, synced: boolean, committedAt: number[] }
+/**
+ * One answer of a feed: its events (each as its JSON text, written from the documents' BSON
+ * without decoding them), its next position, and whether the listing is complete.
+ */
+export interface FeedStep { events: string[], position: FeedPosition, synced: boolean, committedAt: number[] }
 
 export const NDJSON = 'application/x-ndjson'
 
@@ -76,20 +77,48 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
   fastify.changes.declare(collection, scoped)
   const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
 
-  /** The documents among `ids` that the feed's where matches now, as JSON by their id's text. */
-  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], signal: AbortSignal): Promise<Map<string, Document>> {
-    const found = new Map<string, Document>()
+  /**
+   * Reads of changed documents under way, by query: requests woken by the same change (every
+   * waiting follower of a project with the same filter and fields) share one read. A request
+   * that joins a read begun after its change was committed gets that change's outcome, and any
+   * later change comes to it as another event.
+   */
+  const reading = new Map<string, Promise<Page>>()
+
+  /** The documents among `ids` that the feed's where matches now, as upsert events' JSON by their id's text. */
+  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], signal: AbortSignal): Promise<Map<string, string>> {
+    const found = new Map<string, string>()
     if (ids.length === 0) return found
-    const page = await fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter: { $and: [where, { _id: { $in: ids } }] }, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
-    const docs = JSON.parse(transcode(page, undefined, report(request)).toString('utf8')) as Document[]
-    for (let i = 0; i < docs.length; i++) found.set(idText(decodeFields(page, i, ['_id'], EXACT_VALUES)._id), docs[i] as Document)
+    const filter = { $and: [where, { _id: { $in: ids } }] }
+    const key = BSON.EJSON.stringify({ filter, read }, { relaxed: false })
+    let page = reading.get(key)
+    if (page === undefined) {
+      page = fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+      const shared = page
+      reading.set(key, shared)
+      shared.finally(() => { if (reading.get(key) === shared) reading.delete(key) }).catch(() => {})
+    }
+    const bytes = await page
+    for (let i = 0; i < bytes.starts.length; i++) {
+      const id = decodeFields(bytes, i, ['_id'], EXACT_VALUES)._id
+      found.set(idText(id), upsertJson(request, bytes, i, id))
+    }
     return found
   }
 
+  /** The JSON of an upsert event of the page's document `index`, written from its BSON. */
+  function upsertJson (request: FastifyRequest, page: Page, index: number, id: unknown): string {
+    const head = `{"type":"upsert","_id":${JSON.stringify(idJson(id))},"document":`
+    const json = transcode({ bytes: page.bytes, starts: [page.starts[index] as number] }, undefined, report(request), head, '}').toString('utf8')
+    // The transcoder writes an array: the one document is what lies inside its brackets.
+    return `${head}${json.slice(head.length + 1, -2)}}`
+  }
+
   /** The upsert events of a page, in its order. */
-  function upserts (request: FastifyRequest, page: Page, count: number): FeedEvent[] {
-    const docs = JSON.parse(transcode({ bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report(request)).toString('utf8')) as Document[]
-    return docs.map((document) => ({ type: 'upsert', _id: document._id, document }))
+  function upserts (request: FastifyRequest, page: Page, count: number): string[] {
+    const events: string[] = []
+    for (let i = 0; i < count; i++) events.push(upsertJson(request, page, i, decodeFields(page, i, ['_id'], EXACT_VALUES)._id))
+    return events
   }
 
   /** Reads one answer's worth from `position`: a page of the listing, or the changes after its point. */
@@ -117,10 +146,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       }
       if (gathered.lost) throw expired()
       const found = await readAgain(request, where, read, gathered.ids, signal)
-      const events: FeedEvent[] = gathered.ids.map((id) => {
-        const document = found.get(idText(id))
-        return document === undefined ? { type: 'remove', _id: idJson(id) } : { type: 'upsert', _id: document._id, document }
-      })
+      const events = gathered.ids.map((id) => found.get(idText(id)) ?? `{"type":"remove","_id":${JSON.stringify(idJson(id))}}`)
       return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
     })
   }
@@ -230,7 +256,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       const token = encode(answer.position)
       reply.header('link', `<${nextUrl(request, token, PUBLIC_URL, keptPairs(request.raw.url ?? '', 'since'), 'since')}>; rel="next"`)
       reply.type('application/json; charset=utf-8')
-      return `{"events":${JSON.stringify(answer.events)},"next":${JSON.stringify(token)},"synced":${String(answer.synced)}}`
+      return `{"events":[${answer.events.join(',')}],"next":${JSON.stringify(token)},"synced":${String(answer.synced)}}`
     } finally {
       release?.()
     }

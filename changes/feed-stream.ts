@@ -50,7 +50,7 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
   raw.once('close', () => { gone = true })
   const line = (value: unknown, counted: boolean): void => {
     if (counted) pending++
-    raw.write(`${JSON.stringify(value)}\n`, counted ? written : undefined)
+    raw.write(`${typeof value === 'string' ? value : JSON.stringify(value)}\n`, counted ? written : undefined)
   }
   let position = step.position
   // The first answer is followed by a checkpoint, events or not: the client holds a token at once.

@@ -77,6 +77,30 @@ function documentsOf (request: Request, key: string): { collection: Collection |
   return { collection: request.state.storage.database(request.db).get(name), ns: `${request.db}.${name}` }
 }
 
+/**
+ * The documents a filter can only match when it fixes `_id` to ObjectIds or strings (`_id: v`,
+ * `_id: {$in: [...]}`, at the top or inside a top-level `$and`), found through the `_id` index
+ * as mongod would: the feeds read changed documents again by their ids, and a scan of every
+ * document per answer is what the stand-in cannot afford. The whole filter still decides.
+ */
+function byIdIndex (collection: Collection, filter: unknown): Doc[] | undefined {
+  if (!isDocument(filter)) return undefined
+  const indexable = (value: unknown): boolean => value instanceof ObjectId || typeof value === 'string'
+  const fixed = (condition: unknown): unknown[] | undefined => {
+    if (indexable(condition)) return [condition]
+    if (!isDocument(condition) || Object.keys(condition).length !== 1 || !Array.isArray(condition.$in)) return undefined
+    return condition.$in.every(indexable) ? condition.$in : undefined
+  }
+  let ids = '_id' in filter ? fixed(filter._id) : undefined
+  if (ids === undefined && Array.isArray(filter.$and)) {
+    for (const part of filter.$and) if (ids === undefined && isDocument(part) && '_id' in part) ids = fixed(part._id)
+  }
+  if (ids === undefined) return undefined
+  const found = new Set(ids.map((id) => collection.findById(id)).filter((doc) => doc !== undefined))
+  // In the collection's natural order, as a scan would give them.
+  return found.size === 0 ? [] : collection.docs.filter((doc) => found.has(doc))
+}
+
 function find (request: Request): Doc {
   const { cmd } = request
   const { collection, ns } = documentsOf(request, 'find')
@@ -84,7 +108,8 @@ function find (request: Request): Doc {
   const project = compileProjection(cmd.projection)
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
-  let docs = sortDocuments(scan(request, collection?.docs ?? [], cmd.filter), sort)
+  const candidates = collection === undefined ? [] : byIdIndex(collection, cmd.filter) ?? collection.docs
+  let docs = sortDocuments(scan(request, candidates, cmd.filter), sort)
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
   return request.state.cursors.firstBatch(ns, docs.map(project), count(cmd.batchSize, 'batchSize', 101), cmd.singleBatch === true)

@@ -1,0 +1,59 @@
+// The shared stream of a collection: its recent changes, in order, routed by the projects of
+// their images; a point older than what it keeps is read by a stream of its own, which joins it.
+import { ObjectId } from 'mongodb'
+import type { FastifyBaseLogger } from 'fastify'
+import t from 'tap'
+import { ChangeHub } from '../../changes/change-hub.js'
+import { clientOfTestDatabase } from '../helpers/database.js'
+import { prepareFeeds } from '../helpers/feeds.js'
+
+const until = async (check: () => boolean, ms = 5000): Promise<void> => {
+  const started = Date.now()
+  while (!check()) {
+    if (Date.now() - started > ms) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+const quiet = (): void => {}
+const silent = { warn: quiet, info: quiet, error: quiet, debug: quiet } as unknown as FastifyBaseLogger
+
+t.test('recent changes, routed by project; an older point is read on its own and joins', async (t) => {
+  const { db } = await clientOfTestDatabase('hub')
+  await prepareFeeds(db)
+  const sessions = db.collection('sessions')
+  const hub = new ChangeHub({ collection: () => sessions, scoped: true, capacity: 8, log: silent })
+  t.teardown(async () => await hub.stop())
+  await hub.ready()
+  const start = hub.position()
+  const [a, b] = [new ObjectId(), new ObjectId()]
+  const ids: ObjectId[] = []
+  for (let i = 0; i < 20; i++) ids.push((await sessions.insertOne({ project: i % 2 === 0 ? a : b, name: `s${i}` })).insertedId)
+  const moved = (await sessions.insertOne({ project: a, name: 'moves' })).insertedId
+  await sessions.updateOne({ _id: moved }, { $set: { project: b } })
+  await until(() => hub.position().seq === (start.seq ?? 0) + 22)
+  t.equal(hub.locate(start), undefined, 'a point older than the kept changes is not among them')
+
+  const signal = new AbortController().signal
+  const all = () => true
+  const fromStart = await hub.readFrom(start, a.toHexString(), 100, all, signal)
+  if (fromStart.lost) throw new Error('lost')
+  t.same(fromStart.ids.map(String), [...ids.filter((_, i) => i % 2 === 0), moved].map(String), 'read on its own: project a\'s documents, and the one that moved away')
+  t.not(hub.locate(fromStart.point), undefined, 'the point it reached joins the recent changes')
+
+  const paged = await hub.readFrom(start, b.toHexString(), 3, all, signal)
+  if (paged.lost) throw new Error('lost')
+  t.same(paged.ids.map(String), ids.filter((_, i) => i % 2 === 1).slice(0, 3).map(String), 'at most limit documents')
+  const rest = hub.locate(paged.point) === undefined ? await hub.readFrom(paged.point, b.toHexString(), 100, all, signal) : hub.gather(hub.locate(paged.point) as number, b.toHexString(), 100, all)
+  if (rest.lost) throw new Error('lost')
+  t.same(rest.ids.map(String), [...ids.filter((_, i) => i % 2 === 1).slice(3), moved].map(String), 'then the rest, from its point; the moved document is in b\'s too')
+
+  const recent = hub.position()
+  const last = (await sessions.insertOne({ project: a, name: 'last' })).insertedId
+  await until(() => hub.position().seq === (recent.seq ?? 0) + 1)
+  const gathered = hub.gather(hub.locate(recent) as number, a.toHexString(), 10, all)
+  if (gathered.lost) throw new Error('lost')
+  t.same(gathered.ids.map(String), [String(last)], 'a recent point reads from memory')
+  const other = hub.gather(hub.locate(recent) as number, b.toHexString(), 10, all)
+  t.same(other.lost ? 'lost' : other.ids, [], 'another project sees nothing of it')
+})
