@@ -48,6 +48,15 @@ export interface FeedStep { events: string[], position: FeedPosition, synced: bo
 
 export const NDJSON = 'application/x-ndjson'
 
+/** The `_id` of a page's document `index`: read in place when it is an ObjectId (stored first, as MongoDB does), else decoded. */
+function idAt (page: Page, index: number): unknown {
+  const { bytes } = page
+  const at = page.starts[index] as number
+  // Type 7 (ObjectId), the name "_id" and its terminating zero, then 12 bytes.
+  if (bytes[at + 4] === 0x07 && bytes[at + 5] === 0x5f && bytes[at + 6] === 0x69 && bytes[at + 7] === 0x64 && bytes[at + 8] === 0) return ObjectId.createFromHexString(bytes.toString('hex', at + 9, at + 21))
+  return decodeFields(page, index, ['_id'], EXACT_VALUES)._id
+}
+
 const idText = (id: unknown): string => id instanceof ObjectId ? id.toHexString() : JSON.stringify(BSON.EJSON.serialize({ id }, { relaxed: false }))
 /** An `_id` as the lists write it (an ObjectId as its hex string). */
 const idJson = (id: unknown): unknown => id instanceof ObjectId ? id.toHexString() : (BSON.EJSON.serialize({ id }, { relaxed: true }) as { id: unknown }).id
@@ -90,7 +99,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     const found = new Map<string, string>()
     if (ids.length === 0) return found
     const filter = { $and: [where, { _id: { $in: ids } }] }
-    const key = BSON.EJSON.stringify({ filter, read }, { relaxed: false })
+    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${ids.map(idText).join(',')}`
     let page = reading.get(key)
     if (page === undefined) {
       page = fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
@@ -99,25 +108,19 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       shared.finally(() => { if (reading.get(key) === shared) reading.delete(key) }).catch(() => {})
     }
     const bytes = await page
-    for (let i = 0; i < bytes.starts.length; i++) {
-      const id = decodeFields(bytes, i, ['_id'], EXACT_VALUES)._id
-      found.set(idText(id), upsertJson(request, bytes, i, id))
-    }
+    const events = upserts(request, bytes, bytes.starts.length)
+    for (let i = 0; i < events.length; i++) found.set(idText(idAt(bytes, i)), events[i] as string)
     return found
   }
 
-  /** The JSON of an upsert event of the page's document `index`, written from its BSON. */
-  function upsertJson (request: FastifyRequest, page: Page, index: number, id: unknown): string {
-    const head = `{"type":"upsert","_id":${JSON.stringify(idJson(id))},"document":`
-    const json = transcode({ bytes: page.bytes, starts: [page.starts[index] as number] }, undefined, report(request), head, '}').toString('utf8')
-    // The transcoder writes an array: the one document is what lies inside its brackets.
-    return `${head}${json.slice(head.length + 1, -2)}}`
-  }
-
-  /** The upsert events of a page, in its order. */
+  /** The upsert events of a page's first `count` documents, in order, written from their BSON in one pass. */
   function upserts (request: FastifyRequest, page: Page, count: number): string[] {
+    const bounds: number[] = []
+    const json = transcode(count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report(request), '', '', bounds)
     const events: string[] = []
-    for (let i = 0; i < count; i++) events.push(upsertJson(request, page, i, decodeFields(page, i, ['_id'], EXACT_VALUES)._id))
+    for (let i = 0; i < count; i++) {
+      events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(idAt(page, i)))},"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
+    }
     return events
   }
 
@@ -130,7 +133,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
         const more = page.starts.length > limit
         const events = upserts(request, page, Math.min(limit, page.starts.length))
         if (!more) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
-        const lastId = decodeFields(page, limit - 1, ['_id'], EXACT_VALUES)._id as unknown
+        const lastId = idAt(page, limit - 1)
         return { events, position: { phase: 'listing', start: position.start, lastId }, synced: false, committedAt: [] }
       }
       const from = hub.locate(position.point)

@@ -83,14 +83,16 @@ export interface Transcoder {
    * `head`, then the JSON array of the page's documents, then `tail`, as UTF-8 bytes. `omit`
    * names top-level fields read only for the cursor; `report` hears of every value left out.
    */
-  (page: Page, omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string): Buffer
+  (page: Page, omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string, bounds?: number[]): Buffer
 }
 
 /** The transcoder of one kind's documents. */
 export function bsonToJson (schema: TObject): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
-  return ({ bytes, starts }, omit, report, head = '', tail = '') => {
+  // `bounds`, when given, receives where each document's JSON starts and ends in the output
+  // (a change feed writes each document into an event of its own).
+  return ({ bytes, starts }, omit, report, head = '', tail = '', bounds) => {
     // While a document is written, the top-level plan holds where its _id is.
     const misfit: Report = (field) => { report({ field, id: idOf(plan, bytes, idIndex) }) }
     let size = head.length + tail.length + 2
@@ -102,7 +104,13 @@ export function bsonToJson (schema: TObject): Transcoder {
     for (let d = 0; d < starts.length; d++) {
       const at = starts[d] as number
       if (d > 0) out.byte(COMMA)
+      if (bounds === undefined) {
+        putDocument(out, plan, bytes, at, omit, misfit)
+        continue
+      }
+      bounds.push(out.pos)
       putDocument(out, plan, bytes, at, omit, misfit)
+      bounds.push(out.pos)
     }
     out.byte(0x5d)
     out.utf8(tail)

@@ -108,3 +108,28 @@ t.test('the feed takes the list\'s filter rules and its own parameters only', as
   t.equal(post.statusCode, 405)
   t.equal(post.headers.allow, 'GET, HEAD')
 })
+
+t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE naming it; lists and /ready unaffected', async (t) => {
+  const { fastify, db, project, get } = await setUp(t)
+  await db.collection('teams').insertOne({ project, name: 'T' })
+  await db.command({ collMod: 'teams', changeStreamPreAndPostImages: { enabled: false } })
+  const res = await get(`/projects/${String(project)}/teams/changes`)
+  t.equal(res.statusCode, 503)
+  const body = JSON.parse(res.body) as { code: string, detail: string }
+  t.equal(body.code, 'CHANGES_UNAVAILABLE')
+  t.match(body.detail, /teams.*pre- and post-images.*collMod/)
+  t.ok(Number(res.headers['retry-after']) > 0)
+  t.equal((await get(`/projects/${String(project)}/teams`)).statusCode, 200, 'the list answers')
+  t.equal((await get('/ready')).statusCode, 200, '/ready answers 200')
+  await db.command({ collMod: 'teams', changeStreamPreAndPostImages: { enabled: true } })
+  t.equal((await get(`/projects/${String(project)}/teams/changes`)).statusCode, 200, 'once enabled, the feed answers at once')
+  t.ok(fastify.changes !== undefined)
+})
+
+t.test('HEAD on a feed answers its headers without a body', async (t) => {
+  const { fastify, project } = await setUp(t)
+  const res = await fastify.inject({ method: 'HEAD', url: `/projects/${String(project)}/places/changes` })
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, '')
+  t.match(String(res.headers.link), /rel="next"/)
+})

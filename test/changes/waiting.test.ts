@@ -133,6 +133,21 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
   t.equal(checkpoints.at(-1)?.synced, true)
 })
 
+t.test('a stream ends with a checkpoint when the service stops', async (t) => {
+  const { fastify, path } = await setUp(t)
+  const base = await listen(t, fastify)
+  const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`, { headers: { accept: 'application/x-ndjson' } }, resolve))
+  let text = ''
+  response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk })
+  await sleep(300)
+  const stopped = Date.now()
+  fastify.lifecycle.stopAccepting()
+  await once(response, 'end')
+  t.ok(Date.now() - stopped < 1000, `ended ${Date.now() - stopped} ms after the stop`)
+  const lines = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+  t.ok('next' in (lines.at(-1) as object), 'the last line is a checkpoint')
+})
+
 t.test('a reader that falls limit × 10 events behind is ended with a problem line', async (t) => {
   const { fastify, db, project, copy } = await setUp(t)
   const base = new URL(await listen(t, fastify))
