@@ -5,6 +5,7 @@
 // changes do not reach back to (older, or issued before this replica saw it) is read with a
 // short stream of its own from the position's resume token, which then joins them.
 import { randomBytes } from 'node:crypto'
+import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ChangeStream, Collection, Document } from 'mongodb'
 import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, readChange, type Change } from './change-events.js'
@@ -212,6 +213,28 @@ export class ChangeHub {
       waiting.delete(wake)
       if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key)
     }
+  }
+
+  /**
+   * Resolves at the next change of `project` (wait()), at `until` (ms since the epoch), when
+   * `stopping` calls back, or when `response` closes (the client left), whichever comes first.
+   */
+  async nextWake (project: string | undefined, until: number, stopping: (listener: () => void) => () => void, response: ServerResponse): Promise<void> {
+    await new Promise<void>((resolve) => {
+      let cancelWait = (): void => {}
+      let cancelStop = (): void => {}
+      const done = (): void => {
+        clearTimeout(timer)
+        cancelWait()
+        cancelStop()
+        response.off('close', done)
+        resolve()
+      }
+      const timer = setTimeout(done, Math.max(0, until - Date.now()))
+      cancelWait = this.wait(project, done)
+      cancelStop = stopping(done)
+      response.once('close', done)
+    })
   }
 
   /** How many requests wait on this hub. */

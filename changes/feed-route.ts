@@ -226,7 +226,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (!token.ok) throw ProblemError.about('since', 400, token.code, token.message)
       position = token.position
     }
-    const streaming = (request.headers.accept ?? '').includes(NDJSON)
+    // HEAD asks for the headers of one answer, never for a stream.
+    const streaming = request.method === 'GET' && (request.headers.accept ?? '').includes(NDJSON)
     const release = streaming ? fastify.changes.admit('stream') : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
       const reason = await fastify.changes.unavailable(collection, scoped)
@@ -273,23 +274,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     reply.raw.once('close', leave)
     while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {
       const point = (current.position as { point: StreamPoint }).point
-      if (!moved(hub, point)) {
-        await new Promise<void>((resolve) => {
-          let cancelWait = (): void => {}
-          let cancelStop = (): void => {}
-          const done = (): void => {
-            clearTimeout(timer)
-            cancelWait()
-            cancelStop()
-            reply.raw.off('close', done)
-            resolve()
-          }
-          const timer = setTimeout(done, Math.max(0, deadline - Date.now()))
-          cancelWait = hub.wait(project, done)
-          cancelStop = fastify.changes.onStop(done)
-          reply.raw.once('close', done)
-        })
-      }
+      if (!moved(hub, point)) await hub.nextWake(project, deadline, fastify.changes.onStop, reply.raw)
       if (state.gone) break
       current = await next(current.position)
       if (fastify.changes.stopping) break

@@ -81,22 +81,7 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
       }
       // A full answer: more may be ready at once.
       if (step.events.length < limit && step.position.phase === 'following' && !moved(hub, step.position.point)) {
-        await new Promise<void>((resolve) => {
-          let cancelWait = (): void => {}
-          let cancelStop = (): void => {}
-          const done = (): void => {
-            clearTimeout(timer)
-            cancelWait()
-            cancelStop()
-            raw.off('close', done)
-            raw.off('drain', done)
-            resolve()
-          }
-          const timer = setTimeout(done, Math.max(0, Math.min(endsAt, checkpointAt + CHECKPOINT_MS) - Date.now()))
-          cancelWait = hub.wait(project, done)
-          cancelStop = fastify.changes.onStop(done)
-          raw.once('close', done)
-        })
+        await hub.nextWake(project, Math.min(endsAt, checkpointAt + CHECKPOINT_MS), fastify.changes.onStop, raw)
         if (gone) return reply
         if (!hub.isRunning) hub.ready().catch(() => {})
       }

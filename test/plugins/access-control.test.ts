@@ -165,6 +165,33 @@ t.test('a key set that is down, slow, oversized or malformed: 503 AUTH_UNAVAILAB
   t.equal((await get(app, `/projects/${a}/sessions?limit=1`, mint(back, { projects: '*' }))).statusCode, 200, 'once it answers, new keys pass')
 })
 
+t.test('change feeds: a token is needed, a project outside the claim is not found, /projects/changes names only the claim\'s projects', async (t) => {
+  t.equal((await get(fastify, `/projects/${a}/registrations/changes`)).statusCode, 401, 'no token')
+  t.equal((await get(fastify, `/projects/${a}/registrations/changes`, mint(ec, { projects: [a] }))).statusCode, 200, 'a claimed project')
+  const outside = await get(fastify, `/projects/${c}/registrations/changes`, mint(ec, { projects: [a] }))
+  t.equal(outside.statusCode, 404, 'a project outside the claim is answered as one that does not exist')
+  t.equal(outside.json().code, 'PROJECT_NOT_FOUND')
+  const token = mint(ec, { projects: [a, c] })
+  let answer = (await get(fastify, '/projects/changes?limit=1000&fields=name', token)).json() as { events: Array<{ _id: string }>, next: string, synced: boolean }
+  const seen = answer.events.map((event) => event._id)
+  while (!answer.synced || answer.events.length > 0) {
+    answer = (await get(fastify, `/projects/changes?limit=1000&fields=name&since=${answer.next}`, token)).json() as typeof answer
+    seen.push(...answer.events.map((event) => event._id))
+  }
+  t.same(seen.sort(), [a, c].sort(), 'the listing names the claim\'s projects only')
+  // A change to a project outside the claim is no event, not even a remove.
+  const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+  const { ObjectId } = await import('mongodb')
+  await db.collection('projects').updateOne({ _id: new ObjectId(b) }, { $set: { name: 'renamed' } })
+  await db.collection('projects').updateOne({ _id: new ObjectId(a) }, { $set: { name: 'renamed too' } })
+  const after = (await get(fastify, `/projects/changes?fields=name&since=${answer.next}`, token)).json() as typeof answer
+  t.same(after.events.map((event) => event._id), [a], 'only the claimed project\'s change')
+  const tokenOfA = mint(ec, { projects: [a] })
+  const wider = await get(fastify, `/projects/changes?fields=name&since=${answer.next}`, tokenOfA)
+  t.equal(wider.statusCode, 200, 'a token is bound to the feed, not to the caller: a narrower claim reads it')
+  t.notOk((wider.json() as typeof answer).events.some((event) => event._id !== a), 'and sees only its own projects')
+})
+
 t.test('JWT_PUBLIC_KEY instead of a key set', async (t) => {
   const app = await buildWithDemoData(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: ec.publicPem.replaceAll('\n', '\\n'), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
   t.equal((await get(app, '/projects', mint(ec, { projects: '*' }))).statusCode, 200)

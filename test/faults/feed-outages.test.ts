@@ -1,0 +1,56 @@
+// Change feeds while the database misbehaves: every feed request, waiting ones too, answers
+// within the bound (503, never a hang or a 500); after the outage the shared stream follows again
+// and a follower converges on its list, without a change lost in between.
+import type { Db } from 'mongodb'
+import { ObjectId } from 'mongodb'
+import t from 'tap'
+import { FeedCopy, listAll, prepareFeeds } from '../helpers/feeds.js'
+import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
+
+t.setTimeout(120_000)
+
+t.test('outage and silence: feeds answer in bounds, then converge', async (t) => {
+  const proxy = await proxiedDatabase(t)
+  const fastify = await faultApp(t, proxy)
+  const db = fastify.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  const sessions = db.collection('sessions')
+  await sessions.insertMany(Array.from({ length: 5 }, (_, i) => ({ project, name: `s${i}` })))
+  const get = async (url: string) => await fastify.inject(url)
+  const path = `/projects/${String(project)}/sessions/changes`
+  const copy = new FeedCopy(path)
+  await copy.catchUp(get)
+
+  for (const fault of ['outage', 'blackhole'] as const) {
+    const waiting = (async () => {
+      const started = Date.now()
+      const res = await get(copy.url('wait=30'))
+      return { status: res.statusCode, code: res.statusCode === 200 ? undefined : (JSON.parse(res.body) as { code: string }).code, ms: Date.now() - started }
+    })()
+    await sleep(300)
+    proxy[fault]()
+    const polled = Date.now()
+    const res = await get(copy.url())
+    const ms = Date.now() - polled
+    t.equal(res.statusCode, 503, `${fault}: a poll is 503`)
+    t.ok(ms <= ANSWER_BOUND_MS + SLACK_MS, `${fault}: answered in ${ms} ms`)
+    const waited = await waiting
+    t.ok(waited.status === 200 || waited.status === 503, `${fault}: the waiting request answered ${waited.status} ${waited.code ?? ''} after ${waited.ms} ms`)
+    t.ok(waited.ms <= 30_000 + ANSWER_BOUND_MS + SLACK_MS, 'within its wait and the bound')
+    proxy.heal()
+    // Written while the service may not have its stream back yet: the token goes on from before.
+    const recovered = Date.now()
+    let ok = false
+    while (!ok && Date.now() - recovered < RECOVERY_BOUND_MS + 5000) {
+      ok = (await get(copy.url())).statusCode === 200
+      if (!ok) await sleep(200)
+    }
+    t.ok(ok, `${fault}: the feed answers again after ${Date.now() - recovered} ms`)
+    await sessions.insertOne({ project, name: `after ${fault}` })
+    await sessions.deleteOne({ project, name: 's0' })
+    await copy.catchUp(get)
+    t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/sessions`), `${fault}: the copy equals the list`)
+  }
+})
