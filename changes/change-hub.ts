@@ -48,8 +48,6 @@ class StreamInvalidated extends Error {}
 const AWAIT_MS = 1000
 /** After a failure, the stream is opened again this much later. */
 const RETRY_MS = 1000
-/** A feed's own catch-up reads at most this many changes per answer. */
-export const MAX_SCAN = 10_000
 
 const idText = (id: unknown): string => typeof (id as { toHexString?: unknown })?.toHexString === 'function' ? (id as { toHexString: () => string }).toHexString() : JSON.stringify(id)
 
@@ -148,26 +146,31 @@ export class ChangeHub {
 
   /**
    * The same, read by a stream of its own from `point`'s resume token, for a point the recent
-   * changes do not reach back to: it stops at `limit` documents, at MAX_SCAN changes, when it
-   * has caught up, or when `signal` aborts (with what it has). Throws MongoDB's error when the
+   * changes do not reach back to. It reads until it has caught up (an empty batch), or has
+   * `limit` documents, or has some and `softDeadline` (ms since the epoch) has passed. When
+   * `signal` aborts first with nothing found, it throws: an answer without events must not
+   * say "nothing happened" of changes it did not look at. Throws MongoDB's error when the
    * point cannot be resumed (isHistoryLost()).
    */
-  async readFrom (point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal): Promise<Gathered> {
-    const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: Math.min(1000, MAX_SCAN), maxAwaitTimeMS: 10 })
+  async readFrom (point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity): Promise<Gathered> {
+    const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: 1000, maxAwaitTimeMS: 10 })
     const ids = new Map<string, unknown>()
     const committedAt: number[] = []
     let at: StreamPoint = point
     let scanned = 0
+    let caughtUp = false
     const aborted = new Promise<null>((resolve) => {
       if (signal.aborted) resolve(null)
       signal.addEventListener('abort', () => { resolve(null) }, { once: true })
     })
     try {
-      while (scanned < MAX_SCAN && !signal.aborted) {
+      while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
         const event = await Promise.race([stream.tryNext(), aborted])
         if (event === null) {
-          // Caught up (an empty batch), or out of time: the stream stands past what it read.
-          if (!signal.aborted && stream.resumeToken !== undefined && stream.resumeToken !== null) at = { ...at, resumeToken: stream.resumeToken as Document }
+          if (signal.aborted) break
+          // Caught up (an empty batch): the stream stands past what it read.
+          caughtUp = true
+          if (stream.resumeToken !== undefined && stream.resumeToken !== null) at = { ...at, resumeToken: stream.resumeToken as Document }
           break
         }
         scanned++
@@ -184,10 +187,11 @@ export class ChangeHub {
         if (ids.size >= limit) break
       }
     } catch (error) {
-      if (scanned === 0 || isHistoryLost(error)) throw error
+      if (ids.size === 0 || isHistoryLost(error)) throw error
     } finally {
       stream.close().catch(() => {})
     }
+    if (!caughtUp && ids.size === 0) throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
     // No change read: the point stands where it stood (its place among the recent changes too),
     // only its resume token moved on. Else it joins the recent changes when they hold its last change.
     if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }

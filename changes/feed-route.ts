@@ -139,11 +139,13 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       const from = hub.locate(position.point)
       let gathered: Gathered
       try {
-        gathered = from === undefined ? await hub.readFrom(position.point, project, limit, admit, signal) : hub.gather(from, project, limit, admit)
+        // A read of its own leaves half the request's time to read the documents again.
+        const soft = Date.now() + QUERY_TIMEOUT_MS / 2
+        gathered = from === undefined ? await hub.readFrom(position.point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
         // The shared stream brings a change a moment after its commit: before an answer says
         // "nothing", what it has not brought yet is read directly, so that an answer without
         // events is as current as the request.
-        if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await hub.readFrom(gathered.point, project, limit, admit, signal)
+        if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
       } catch (error) {
         throw feedError(error)
       }
