@@ -240,7 +240,10 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
         // The changes are followed from before the listing: nothing written during it is lost.
         await fastify.database.bounded(async (signal) => {
           const aborted = new Promise<never>((_resolve, reject) => { signal.addEventListener('abort', () => { reject(signal.reason) }, { once: true }) })
-          await Promise.race([hub.ready(), aborted]).catch((error: unknown) => { throw feedError(error) })
+          await Promise.race([hub.ready(), aborted]).catch((error: unknown) => {
+            if (fastify.changes.stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
+            throw feedError(error)
+          })
         })
         position = { phase: 'listing', start: hub.position() }
       } else if (!hub.isRunning) {
