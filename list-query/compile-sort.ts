@@ -25,7 +25,10 @@ export function compileSort (text: string | undefined, spec: QuerySpec, problems
       return
     }
     if (prefix !== '+' && prefix !== ' ' && prefix !== '-') {
-      problems.add('sort', pointer, 'INVALID_SORT', `'${item}' needs a direction: +${item} (ascending, %2B in a URL) or -${item} (descending)`)
+      // Both mistakes at once: a field that does not exist is said now, not after the sign is fixed.
+      const named = resolvePath(spec, item, 'sort')
+      const also = 'field' in named ? '' : `; and ${named.message.charAt(0).toLowerCase()}${named.message.slice(1)}`
+      problems.add('sort', pointer, 'INVALID_SORT', `'${item}' needs a direction: +${item} (ascending, %2B in a URL) or -${item} (descending)${also}`)
       return
     }
     const resolved = resolvePath(spec, path, 'sort')

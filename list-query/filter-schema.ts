@@ -92,7 +92,7 @@ const customKey = `^customFields\\.${CUSTOM_FIELD_NAME.source.slice(1, -1)}$`
 const POISONED = ['__proto__', 'constructor', 'prototype'].map((name) => `customFields.${name}`)
 
 export const NOT_EXPRESSED = [
-  'a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text)',
+  'a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript)',
   'strings holding a lone surrogate (\\ud800–\\udfff unpaired)',
   'a key repeated in the same object',
   'an integer written beyond ±2^53 that rounds into that range (9007199254740993)',

@@ -137,6 +137,16 @@ function regex (node: FilterNode, options: string, pointer: string, problems: Pr
     problems.add(PARAM, pointer, 'REGEX_TOO_LONG', `$regex patterns are at most ${MAX_REGEX} characters, not ${codePoints(pattern)}`)
     return undefined
   }
+  // `/yoga/i` is JavaScript's notation: to MongoDB a valid pattern that looks for the slashes
+  // themselves, and so, almost always, silently matches nothing. A pattern with a slash inside,
+  // or without the closing one, is taken as it is.
+  const literal = /^\/([^/]+)\/([A-Za-z]*)$/.exec(pattern)
+  if (literal !== null) {
+    const flags = [...new Set(`${options}${literal[2] as string}`)].filter((letter) => 'imsx'.includes(letter)).join('')
+    const written = JSON.stringify(flags === '' ? { $regex: literal[1] } : { $regex: literal[1], $options: flags })
+    problems.add(PARAM, pointer, 'INVALID_REGEX', `$regex '${pattern}' is refused by this service's own rule: slashes around a pattern are JavaScript's notation, and MongoDB would look for the slashes themselves; write ${written}`)
+    return undefined
+  }
   const verdict = checkPattern(pattern, options)
   if (verdict.ok) return pattern
   problems.add(PARAM, pointer, verdict.code, regexMessage(verdict))

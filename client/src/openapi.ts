@@ -249,7 +249,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -596,7 +596,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -777,7 +777,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -1162,7 +1162,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -1548,7 +1548,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -1939,7 +1939,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -2329,7 +2329,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -2714,7 +2714,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -3100,7 +3100,7 @@ export interface paths {
                          *           "param": "sort",
                          *           "pointer": "/0",
                          *           "code": "INVALID_SORT",
-                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending)"
+                         *           "message": "'nmae' needs a direction: +nmae (ascending, %2B in a URL) or -nmae (descending); and unknown field 'nmae' in sort; did you mean 'name'?"
                          *         },
                          *         {
                          *           "param": "limit",
@@ -3739,7 +3739,7 @@ export interface components {
         };
         /**
          * ActivityFilter
-         * @description A filter on Activity documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Activity documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         ActivityFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -3912,7 +3912,7 @@ export interface components {
         };
         /**
          * CategoryFilter
-         * @description A filter on Category documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Category documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         CategoryFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4031,7 +4031,7 @@ export interface components {
         };
         /**
          * PlaceFilter
-         * @description A filter on Place documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Place documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         PlaceFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4162,7 +4162,7 @@ export interface components {
         };
         /**
          * ProjectFilter
-         * @description A filter on Project documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Project documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         ProjectFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4289,7 +4289,7 @@ export interface components {
         };
         /**
          * RegistrationFilter
-         * @description A filter on Registration documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Registration documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         RegistrationFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4480,7 +4480,7 @@ export interface components {
         };
         /**
          * SessionFilter
-         * @description A filter on Session documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Session documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         SessionFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4669,7 +4669,7 @@ export interface components {
         };
         /**
          * StewardFilter
-         * @description A filter on Steward documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Steward documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         StewardFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4788,7 +4788,7 @@ export interface components {
         };
         /**
          * TeamFilter
-         * @description A filter on Team documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Team documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
          */
         TeamFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */

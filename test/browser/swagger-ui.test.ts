@@ -8,6 +8,8 @@ import { buildWithDemoData, list } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+// A browser rendering the whole OpenAPI document (nine lists and eight feeds) takes its time on a busy 2-core machine.
+t.setTimeout(120_000)
 
 /** The app on demo data in Chromium: Swagger UI open, "Try it out" on the sessions list of a public project. */
 async function sessionsInSwaggerUi (t: Test, options: BuildOptions = {}) {

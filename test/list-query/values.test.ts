@@ -207,3 +207,23 @@ t.test('a refused $regex says who refuses it: MongoDB\'s engine, or the service 
   t.match(message('(?P<y>\\d{4})'), /its own rule.*\(\?<name>…\)/)
   t.match(message('^(a|aa)+$'), /^\$regex is refused by this service's safety rule/)
 })
+
+t.test('messages that teach: a sort key without its sign that names no field says both; a pattern between slashes is refused with the MongoDB form', async (t) => {
+  const problems = (query: string) => {
+    const result = compileFor(Activity, query)
+    return result.ok ? [] : result.problems
+  }
+  const [sort] = problems('sort=nmae')
+  t.match(sort, { param: 'sort', pointer: '/0', code: 'INVALID_SORT' })
+  t.match(sort?.message, /needs a direction: \+nmae .* or -nmae .*; and unknown field 'nmae' in sort; did you mean 'name'\?/)
+  t.notMatch(problems('sort=name')[0]?.message, /unknown field/, 'a known field only lacks its sign')
+  const regex = (pattern: string, options?: string) => problems(`filter=${encodeURIComponent(JSON.stringify({ name: options === undefined ? { $regex: pattern } : { $regex: pattern, $options: options } }))}`)
+  const [slashes] = regex('/yoga/i')
+  t.match(slashes, { param: 'filter', pointer: '/name/$regex', code: 'INVALID_REGEX' })
+  t.ok(slashes?.message.includes('{"$regex":"yoga","$options":"i"}'), slashes?.message)
+  t.ok(regex('/yoga/', 'm')[0]?.message.includes('{"$regex":"yoga","$options":"m"}'), 'options given beside are kept')
+  t.ok(regex('/yoga/')[0]?.message.includes('{"$regex":"yoga"}'))
+  t.same(regex('/a/b/'), [], 'a slash inside: taken as it is')
+  t.same(regex('/path'), [], 'no closing slash: taken as it is')
+  t.same(regex('a/b'), [])
+})
