@@ -7,7 +7,7 @@
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type Document } from 'mongodb'
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT, type FeedQuery } from '../list-query/compile-list-query.js'
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT, compileFeedQuery, type FeedQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { ProblemError, internalError, problemResponse } from '../schemas/problem.js'
@@ -18,7 +18,7 @@ import { decodeFields, type Page } from '../list-endpoint/bson-page.js'
 import { findPage } from '../list-endpoint/find-page.js'
 import type { Misfit } from '../list-endpoint/off-schema.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
-import { FILTER_SCHEMA, filterSchemaId } from '../list-endpoint/describe-query.js'
+import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
 import { isHistoryLost, unavailableReason } from './change-events.js'
 import type { ChangeHub, Gathered, StreamPoint } from './change-hub.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
@@ -29,6 +29,11 @@ export interface FeedRouteOptions {
   schema: TObject
   scoped: boolean
   spec: QuerySpec
+  /** A request every list and feed refuses: the 400 example shows the feed's answer to it. */
+  badRequestExample: string
+  /** The list's own 401 and 404 examples, which the feed answers alike. */
+  unauthenticated: ProblemError
+  unknownProject: ProblemError
   /** The list's path; the feed's is `<url>changes`. */
   url: string
   protectedByToken: boolean
@@ -84,6 +89,9 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
   const transcode = bsonToJson(schema)
   const feedUrl = `${url}changes`
   fastify.changes.declare(collection, scoped)
+  const refused = compileFeedQuery(options.badRequestExample, spec)
+  if (refused.ok) throw new Error(`${options.badRequestExample} must be refused by every feed`)
+  const badRequest = ProblemError.badRequest(refused.problems)
   const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
 
   /**
@@ -181,7 +189,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       tags: ['changes'],
       summary: `Follow the changes of the ${collection}${scoped ? ' of a project' : ''}`,
       ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
-      description: `Keeps a copy of the list in sync (docs/changes.md). Start without \`since\`: the answers list every match as \`upsert\` events (\`synced\` false until the listing is complete), then carry the changes. Always send the last \`next\` as \`since\`. With \`Accept: ${NDJSON}\` the answer is a stream of event lines and \`{ "next", "synced" }\` checkpoints.`,
+      description: `Keeps a copy of the list in sync (docs/changes.md). Start without \`since\`: the answers list every match as \`upsert\` events (\`synced\` false until the listing is complete), then carry the changes. Always send the last \`next\` as \`since\`. With \`Accept: ${NDJSON}\` the answer is a stream of event lines and \`{ "next", "synced" }\` checkpoints. Filter as the list does, with JSON or brackets (\`${bracketExample(spec)}\`).`,
       querystring: Type.Object({
         filter: Type.Optional(Type.String({ description: `The list's filter (same rules, same errors): a JSON object described by the ${filterSchemaId(schema.$id as string)} schema, or filter[<field>] brackets`, [FILTER_SCHEMA]: filterSchemaId(schema.$id as string) })),
         fields: Type.Optional(Type.String({ description: 'The list\'s fields' })),
@@ -199,7 +207,9 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
           }),
           headers: { link: { type: 'string', description: '`<URL with since=next>; rel="next"` (RFC 8288)' } }
         },
-        400: problemResponse('The request breaks a rule of the query language, or since is not a token of this feed', ProblemError.about('since', 400, 'INVALID_CURSOR', 'since is not a cursor of this service, or it was altered')),
+        400: problemResponse('The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH)', badRequest),
+        ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)', options.unauthenticated) } : {}),
+        ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read', options.unknownProject) } : {}),
         410: problemResponse('The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED)', expired()),
         500: problemResponse('Unexpected failure', internalError()),
         503: problemResponse('The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After', unavailable('the database is a standalone server: change feeds need a replica set or a sharded cluster'))

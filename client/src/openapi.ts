@@ -337,7 +337,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the projects
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -385,7 +385,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -396,14 +396,26 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -892,7 +904,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the activities of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[tags][$in]=music,dance`).
          */
         get: {
             parameters: {
@@ -946,7 +958,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -957,14 +969,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1277,7 +1328,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the categories of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -1331,7 +1382,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1342,14 +1393,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1663,7 +1753,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the places of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -1717,7 +1807,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1728,14 +1818,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2054,7 +2183,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the registrations of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -2108,7 +2237,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2119,14 +2248,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2444,7 +2612,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the sessions of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -2498,7 +2666,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2509,14 +2677,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2829,7 +3036,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the stewards of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -2883,7 +3090,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2894,14 +3101,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3215,7 +3461,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the teams of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints.
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -3269,7 +3515,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request breaks a rule of the query language, or since is not a token of this feed */
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3280,14 +3526,53 @@ export interface paths {
                          *       "type": "about:blank",
                          *       "title": "Bad Request",
                          *       "status": 400,
-                         *       "code": "INVALID_CURSOR",
-                         *       "detail": "since is not a cursor of this service, or it was altered",
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait",
                          *       "errors": [
                          *         {
-                         *           "param": "since",
+                         *           "param": "sort",
                          *           "pointer": "",
-                         *           "code": "INVALID_CURSOR",
-                         *           "message": "since is not a cursor of this service, or it was altered"
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are filter, fields, since, limit and wait"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of events per answer: a whole number from 1 to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
