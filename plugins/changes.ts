@@ -55,10 +55,22 @@ async function changesPlugin (fastify: FastifyInstance) {
   let admitted = 0
   const stats: FeedStats = { eventsSent: new Map(), waiting: 0, streams: 0 }
 
+  /** Whether the deployment has change streams at all: asked once for every collection checked together. */
+  let deployment: { reason: Promise<string | undefined>, at: number } | undefined
+  const deploymentReason = (): Promise<string | undefined> => {
+    if (deployment === undefined || Date.now() - deployment.at > AVAILABLE_TTL_MS) {
+      const reason = fastify.database.timed('hello', () => fastify.database.db().admin().command({ hello: 1 }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS })).then((hello) =>
+        typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid' ? 'the database is a standalone server: change feeds need a replica set or a sharded cluster (MongoDB 6.0 or later)' : undefined)
+      deployment = { reason, at: Date.now() }
+      reason.catch(() => { deployment = undefined })
+    }
+    return deployment.reason
+  }
+
   async function check (collection: string, scoped: boolean): Promise<string | undefined> {
     const db = fastify.database.db()
-    const hello = await fastify.database.timed('hello', () => db.admin().command({ hello: 1 }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS }))
-    if (typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid') return 'the database is a standalone server: change feeds need a replica set or a sharded cluster (MongoDB 6.0 or later)'
+    const standalone = await deploymentReason()
+    if (standalone !== undefined) return standalone
     // A project's deleted document is known to be the project's from its pre-image only.
     if (!scoped) return undefined
     const [info] = await fastify.database.timed('listCollections', () => db.listCollections({ name: collection }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS }).toArray())
@@ -144,8 +156,10 @@ async function changesPlugin (fastify: FastifyInstance) {
   // Start-up says once whether feeds can be given (each collection is checked again at its first feed).
   fastify.addHook('onReady', (done) => {
     fastify.database.watchdog.started().then(async () => {
-      const reasons = await Promise.all([...declared].map(async ([collection, scoped]) => await feeds.unavailable(collection, scoped)))
-      if (reasons.every((reason) => reason === undefined)) fastify.log.info('change feeds are available')
+      // One collection at a time: a command each, never a burst beside the pool's warm-up.
+      let available = true
+      for (const [collection, scoped] of declared) if (await feeds.unavailable(collection, scoped) !== undefined) available = false
+      if (available) fastify.log.info('change feeds are available')
     }).catch(() => {
       // The database is not reachable yet: the first feed checks.
     })
