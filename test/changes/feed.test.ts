@@ -110,9 +110,20 @@ t.test('the feed takes the list\'s filter rules and its own parameters only', as
 })
 
 t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE naming it; lists and /ready unaffected', async (t) => {
-  const { fastify, db, project, get } = await setUp(t)
+  // The database is prepared before the service starts, as an operator would have left it.
+  const { uniqueDatabaseName, testDatabase } = await import('../helpers/database.js')
+  const { MongoClient } = await import('mongodb')
+  const name = uniqueDatabaseName('images')
+  const client = await new MongoClient((await testDatabase()).uri).connect()
+  t.teardown(async () => { await client.db(name).dropDatabase(); await client.close() })
+  const db = client.db(name)
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
   await db.collection('teams').insertOne({ project, name: 'T' })
   await db.command({ collMod: 'teams', changeStreamPreAndPostImages: { enabled: false } })
+  const fastify = await build(t, { config: { CURSOR_SECRET: SECRET, MONGODB_DB: name } })
+  const get = async (url: string) => await fastify.inject(url)
   const res = await get(`/projects/${String(project)}/teams/changes`)
   t.equal(res.statusCode, 503)
   const body = JSON.parse(res.body) as { code: string, detail: string }
@@ -120,10 +131,10 @@ t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE namin
   t.match(body.detail, /teams.*pre- and post-images.*collMod/)
   t.ok(Number(res.headers['retry-after']) > 0)
   t.equal((await get(`/projects/${String(project)}/teams`)).statusCode, 200, 'the list answers')
+  t.equal((await get(`/projects/${String(project)}/sessions/changes`)).statusCode, 200, 'the feeds of other collections answer')
   t.equal((await get('/ready')).statusCode, 200, '/ready answers 200')
   await db.command({ collMod: 'teams', changeStreamPreAndPostImages: { enabled: true } })
   t.equal((await get(`/projects/${String(project)}/teams/changes`)).statusCode, 200, 'once enabled, the feed answers at once')
-  t.ok(fastify.changes !== undefined)
 })
 
 t.test('HEAD on a feed answers its headers without a body', async (t) => {
