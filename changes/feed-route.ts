@@ -18,6 +18,7 @@ import { decodeFields, type Page } from '../list-endpoint/bson-page.js'
 import { findPage } from '../list-endpoint/find-page.js'
 import type { Misfit } from '../list-endpoint/off-schema.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
+import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
 import { isHistoryLost, unavailableReason } from './change-events.js'
 import type { ChangeHub, Gathered, StreamPoint } from './change-hub.js'
@@ -116,18 +117,21 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       shared.finally(() => { if (reading.get(key) === shared) reading.delete(key) }).catch(() => {})
     }
     const bytes = await page
-    const events = upserts(request, bytes, bytes.starts.length)
-    for (let i = 0; i < events.length; i++) found.set(idText(idAt(bytes, i)), events[i] as string)
+    const foundIds: unknown[] = []
+    const events = upserts(request, bytes, bytes.starts.length, foundIds)
+    for (let i = 0; i < events.length; i++) found.set(idText(foundIds[i]), events[i] as string)
     return found
   }
 
-  /** The upsert events of a page's first `count` documents, in order, written from their BSON in one pass. */
-  function upserts (request: FastifyRequest, page: Page, count: number): string[] {
+  /** The upsert events of a page's first `count` documents, in order, written from their BSON in one pass; `ids` receives their `_id`s. */
+  function upserts (request: FastifyRequest, page: Page, count: number, ids: unknown[] = []): string[] {
     const bounds: number[] = []
     const json = transcode(count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report(request), '', '', bounds)
     const events: string[] = []
     for (let i = 0; i < count; i++) {
-      events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(idAt(page, i)))},"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
+      const id = idAt(page, i)
+      ids.push(id)
+      events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(id))},"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
     }
     return events
   }
@@ -298,14 +302,5 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     return current
   }
 
-  // Other methods are 405, as on the list.
-  fastify.route({
-    method: fastify.supportedMethods.filter((method) => method !== 'GET' && method !== 'HEAD'),
-    url: feedUrl,
-    schema: { hide: true },
-    onRequest: async (request) => {
-      throw ProblemError.about('method', 405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here: change feeds answer GET and HEAD`, { allow: 'GET, HEAD' })
-    },
-    handler: async () => undefined
-  })
+  getAndHeadOnly(fastify, feedUrl, 'change feeds')
 }

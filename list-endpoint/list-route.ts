@@ -17,6 +17,7 @@ import { findPage, findProjectPage, type PageOptions, type PageQuery } from './f
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
 import { feedRoute } from '../changes/feed-route.js'
+import { getAndHeadOnly } from './get-only.js'
 
 export interface ListRouteOptions {
   /** The MongoDB collection listed. */
@@ -287,15 +288,6 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       })
     }
 
-    // docs/query-language.md, "The lists": other methods on a list are 405, refused before the body is read or the project looked up.
-    fastify.route({
-      method: fastify.supportedMethods.filter((method) => method !== 'GET' && method !== 'HEAD'),
-      url,
-      schema: { hide: true },
-      onRequest: async (request) => {
-        throw ProblemError.about('method', 405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here: lists answer GET and HEAD`, { allow: 'GET, HEAD' })
-      },
-      handler: async () => undefined
-    })
+    getAndHeadOnly(fastify, url, 'lists')
   }
 }
