@@ -1,29 +1,108 @@
 import { textNode, type FilterNode } from './filter-tree.js'
+import { MAX_BRANCHES } from './compile-filter.js'
 import { childPointer, type Problems } from './problems.js'
 import type { RawListParams } from './query-string.js'
 
 const LIST_OPERATORS = new Set(['$in', '$nin', '$all'])
+const INDEX = /^(?:0|[1-9][0-9]*)$/
+
+/** A filter object being built: its entries in order; a `$or`/`$and` holds its branches by index. */
+interface Draft { entries: Map<string, FilterNode | Map<number, Draft>> }
+
+const draft = (): Draft => ({ entries: new Map() })
 
 /**
  * `filter[f]=v` and `filter[f][$op]=v` become the same tree as `filter={"f":…}`;
  * `$in`, `$nin` and `$all` values are comma-separated lists, their items trimmed.
+ * `filter[$or][0][f]=v` writes branch 0 of `$or` (`$and` alike, nested as in JSON): indexes
+ * run from 0 without gaps, so that pointers name the same branch in both notations.
  */
 export function bracketTree (brackets: RawListParams['brackets'], problems: Problems): FilterNode {
-  const fields = new Map<string, FilterNode>()
-  for (const { field, operator, value } of brackets) {
-    const existing = fields.get(field)
+  const root = draft()
+  for (const { key, segments, value } of brackets) {
+    let at = root
+    let pointer = ''
+    let i = 0
+    let placed = true
+    while (placed && i < segments.length && (segments[i] === '$or' || segments[i] === '$and')) {
+      const operator = segments[i] as string
+      const arrayPointer = childPointer(pointer, operator)
+      const index = segments[i + 1]
+      const existing = at.entries.get(operator)
+      if (index === undefined) {
+        // filter[$or]=x: a value where branches belong; the compiler says what $or takes.
+        if (existing === undefined) at.entries.set(operator, textNode(value))
+        else problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; write branches as filter[${operator}][0][<field>]=…`)
+        placed = false
+        break
+      }
+      if (!INDEX.test(index) || Number(index) >= MAX_BRANCHES) {
+        problems.add('filter', arrayPointer, 'INVALID_VALUE', `In '${key}', '${index}' is not a branch of ${operator}: branches are numbered from 0 to ${MAX_BRANCHES - 1}, as in filter[${operator}][0][name]=Yoga`)
+        placed = false
+        break
+      }
+      if (existing !== undefined && !(existing instanceof Map)) {
+        problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; write branches as filter[${operator}][0][<field>]=…`)
+        placed = false
+        break
+      }
+      const branches = existing ?? new Map<number, Draft>()
+      at.entries.set(operator, branches)
+      let branch = branches.get(Number(index))
+      if (branch === undefined) branches.set(Number(index), branch = draft())
+      at = branch
+      pointer = childPointer(arrayPointer, index)
+      i += 2
+    }
+    if (!placed) continue
+    const [field, operator, ...beyond] = segments.slice(i)
+    if (field === undefined) {
+      problems.add('filter', pointer, 'INVALID_VALUE', `'${key}' gives a branch a value: a branch holds conditions, as in ${key}[name]=Yoga`)
+      continue
+    }
+    // A `$` key other than $or/$and (`filter[$nor][0][name]`): the compiler names it, whatever follows.
+    if (beyond.length > 0 && !field.startsWith('$')) {
+      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': a bracket names a field and at most one operator, as in filter[name][$regex]=yoga`)
+      continue
+    }
+    const existing = at.entries.get(field)
+    if (field.startsWith('$')) {
+      if (existing === undefined) at.entries.set(field, textNode(value))
+      continue
+    }
+    if (existing instanceof Map || (existing !== undefined && (operator === undefined || existing.type !== 'object'))) {
+      problems.add('filter', childPointer(pointer, field), 'DUPLICATE_KEY', `'${field}' has both a value and operators; use filter[${field}][$eq]`)
+      continue
+    }
     if (operator === undefined) {
-      if (existing === undefined) fields.set(field, textNode(value))
-      else problems.add('filter', childPointer('', field), 'DUPLICATE_KEY', `'${field}' has both a value and operators; use filter[${field}][$eq]`)
+      at.entries.set(field, textNode(value))
       continue
     }
     const operand: FilterNode = LIST_OPERATORS.has(operator)
       // `music, dance` means `music` and `dance`: items are trimmed (JSON keeps spaces that matter).
       ? { type: 'array', items: value.split(',').map((item) => textNode(item.trim())) }
       : textNode(value)
-    if (existing === undefined) fields.set(field, { type: 'object', entries: [[operator, operand]] })
+    if (existing === undefined) at.entries.set(field, { type: 'object', entries: [[operator, operand]] })
     else if (existing.type === 'object') existing.entries.push([operator, operand])
-    else problems.add('filter', childPointer('', field), 'DUPLICATE_KEY', `'${field}' has both a value and operators; use filter[${field}][$eq]`)
   }
-  return { type: 'object', entries: [...fields] }
+  return toNode(root, '', problems)
+}
+
+/** The tree of a draft; branches whose indexes leave a gap are reported and left out. */
+function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
+  const entries: Array<[string, FilterNode]> = []
+  for (const [key, value] of at.entries) {
+    if (!(value instanceof Map)) {
+      entries.push([key, value])
+      continue
+    }
+    const arrayPointer = childPointer(pointer, key)
+    const indexes = [...value.keys()].sort((a, b) => a - b)
+    if (indexes.some((index, i) => index !== i)) {
+      problems.add('filter', arrayPointer, 'INVALID_VALUE', `The branches of ${key} are numbered from 0 without gaps; given: ${indexes.join(', ')}`)
+      continue
+    }
+    entries.push([key, { type: 'array', items: indexes.map((index) => toNode(value.get(index) as Draft, childPointer(arrayPointer, index), problems)) }])
+  }
+  return { type: 'object', entries }
 }

@@ -27,35 +27,88 @@ class FieldConditions {
   }
 }
 
+/** `$or` and `$and` (docs/query-language.md, "Either or"): their bounds. */
+export const MAX_BRANCHES = 10
+export const MAX_DEPTH = 3
+export const MAX_CONDITIONS = 50
+
+const LOGICAL_EXAMPLE = '[{"name":"Yoga"},{"tags":"yoga"}]'
+
 export function compileFilter (tree: FilterNode, spec: QuerySpec, problems: Problems): Document | undefined {
   if (tree.type !== 'object') {
     problems.add(PARAM, '', 'FILTER_NOT_OBJECT', 'filter must be a JSON object of field conditions, such as {"name":"Yoga"}')
     return undefined
   }
   reportBlocked(tree, '', problems)
+  const size = { conditions: 0 }
+  const filter = compileObject(tree.entries, '', 0, spec, problems, size)
+  if (size.conditions > MAX_CONDITIONS) {
+    problems.add(PARAM, '', 'FILTER_TOO_COMPLEX', `The filter holds ${size.conditions} field conditions; at most ${MAX_CONDITIONS} (a value is one, an object of operators one per operator), counted over all branches`)
+  }
+  return problems.empty ? filter : undefined
+}
+
+/**
+ * One filter object: its field conditions side by side, and its `$or` and `$and` branches, at
+ * `depth` (0 for the filter itself, 1 in a branch of a top-level `$or`/`$and`, …).
+ */
+function compileObject (entries: Array<[string, FilterNode]>, pointer: string, depth: number, spec: QuerySpec, problems: Problems, size: { conditions: number }): Document {
   const filter: Document = {}
   const and: Document[] = []
-  for (const [path, value] of tree.entries) {
+  for (const [path, value] of entries) {
     if (problems.full) break
-    const pointer = childPointer('', path)
+    const at = childPointer(pointer, path)
+    if (path === '$or' || path === '$and') {
+      const branches = compileBranches(path, value, at, depth + 1, spec, problems, size)
+      if (branches === undefined) continue
+      if (path === '$or') filter.$or = branches
+      else and.unshift(...branches)
+      continue
+    }
     if (path.startsWith('$')) {
       if (!BLOCKED_OPERATORS.has(path)) {
-        problems.add(PARAM, pointer, 'UNKNOWN_OPERATOR', `'${path}' is not supported: conditions on several fields are combined by writing them side by side`)
+        problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `'${path}' is not supported: conditions written side by side must all hold; "$or" and "$and" take arrays of filters, such as {"$or":${LOGICAL_EXAMPLE}}`)
       }
       continue
     }
+    size.conditions += value.type === 'object' ? value.entries.length : 1
     const resolved = resolvePath(spec, path, 'filter')
     if (!('field' in resolved)) {
-      problems.add(PARAM, pointer, resolved.code, resolved.message)
+      problems.add(PARAM, at, resolved.code, resolved.message)
       continue
     }
-    const conditions = compileField(resolved.field, value, pointer, problems)
+    const conditions = compileField(resolved.field, value, at, problems)
     if (conditions === undefined) continue
     if (Object.keys(conditions.operators).length > 0) filter[path] = conditions.operators
     and.push(...conditions.clauses)
   }
   if (and.length > 0) filter.$and = and
-  return problems.empty ? filter : undefined
+  return filter
+}
+
+/** The branches of a `$or` or `$and` at nesting level `depth` (1 at the top). */
+function compileBranches (operator: '$or' | '$and', value: FilterNode, pointer: string, depth: number, spec: QuerySpec, problems: Problems, size: { conditions: number }): Document[] | undefined {
+  if (depth > MAX_DEPTH) {
+    problems.add(PARAM, pointer, 'FILTER_TOO_COMPLEX', `This ${operator} is nested ${depth} deep; $or and $and nest at most ${MAX_DEPTH} deep (an $or in an $and in an $or)`)
+    return undefined
+  }
+  if (value.type !== 'array' || value.items.length === 0) {
+    problems.add(PARAM, pointer, 'INVALID_VALUE', `${operator} takes an array of 1 to ${MAX_BRANCHES} filter objects, such as {"${operator}":${LOGICAL_EXAMPLE}}`)
+    return undefined
+  }
+  if (value.items.length > MAX_BRANCHES) {
+    problems.add(PARAM, pointer, 'FILTER_TOO_COMPLEX', `${operator} has ${value.items.length} branches; at most ${MAX_BRANCHES}`)
+  }
+  const branches: Document[] = []
+  value.items.forEach((item, i) => {
+    if (problems.full) return
+    if (item.type !== 'object') {
+      problems.add(PARAM, childPointer(pointer, i), 'INVALID_VALUE', `Each branch of ${operator} is a filter object, such as {"name":"Yoga"} ({} matches every document)`)
+      return
+    }
+    branches.push(compileObject(item.entries, childPointer(pointer, i), depth, spec, problems, size))
+  })
+  return branches
 }
 
 function compileField (field: FieldSpec, value: FilterNode, pointer: string, problems: Problems): FieldConditions | undefined {

@@ -59,7 +59,7 @@ function compileFilterParam (params: RawListParams, spec: QuerySpec, problems: P
       filter = tree === undefined ? undefined : compileFilter(tree, spec, problems)
     }
   } else if (params.brackets.length > 0) {
-    const length = params.brackets.reduce((sum, b) => sum + b.field.length + (b.operator?.length ?? 0) + b.value.length, 0)
+    const length = params.brackets.reduce((sum, b) => b.segments.reduce((n, segment) => n + segment.length, sum) + b.value.length, 0)
     if (length > MAX_FILTER_LENGTH) {
       problems.add('filter', '', 'FILTER_TOO_LARGE', `The filter brackets hold ${length} characters; at most ${MAX_FILTER_LENGTH}`)
     } else {

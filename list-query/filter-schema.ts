@@ -3,11 +3,16 @@
 // operators and operand shapes. Published in the OpenAPI document, it lets standard generators
 // type filters; test/list-query/filter-schema.test.ts checks it against the compiler both ways.
 //
+// `$or` and `$and` are the schema itself again (a $ref to the component), with the nesting bound
+// written out beside the reference: a branch of a top-level `$or` may nest two more levels, and
+// so on, so that the schema refuses a fourth level as the compiler does.
+//
 // What JSON Schema cannot say, and the compiler still refuses (the schema's description lists it):
 // a $regex that PCRE2 does not compile or that could take super-linear time, strings holding a lone
 // surrogate, duplicate keys, integers written beyond ±2^53 that round into range, a filter text
-// over 10,000 characters.
+// over 10,000 characters, more than 50 field conditions in all.
 import { OBJECT_ID_PATTERN, type FieldKind } from '../schemas/fields.js'
+import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from './compile-filter.js'
 import { MAX_FILTER_LENGTH } from './compile-list-query.js'
 import { MAX_ARRAY, MAX_REGEX, MAX_SIZE, MAX_NUMBER } from './operands.js'
 import { OPERATORS_BY_KIND, type Operator } from './operators.js'
@@ -96,19 +101,40 @@ export const NOT_EXPRESSED = [
   'strings holding a lone surrogate (\\ud800–\\udfff unpaired)',
   'a key repeated in the same object',
   'an integer written beyond ±2^53 that rounds into that range (9007199254740993)',
-  `a filter text over ${MAX_FILTER_LENGTH} characters`
+  `a filter text over ${MAX_FILTER_LENGTH} characters`,
+  `more than ${MAX_CONDITIONS} field conditions in all branches together (a value counts one, an object of operators one per operator)`
 ]
 
-/** The JSON Schema of a list's `filter` (JSON notation), named `id` in the OpenAPI components. */
+/** What a branch at `levels` from the deepest may hold: `$or`/`$and` only while levels remain. */
+function nesting (levels: number): JsonSchema {
+  if (levels === 0) return { type: 'object', properties: { $or: false, $and: false } }
+  const inner: JsonSchema = { type: 'array', items: nesting(levels - 1) }
+  return { type: 'object', properties: { $or: inner, $and: inner } }
+}
+
+/** `$or` or `$and` of the filter itself: 1 to 10 filters of the same schema, nested at most MAX_DEPTH deep. */
+function logicalSchema (operator: '$or' | '$and', id: string): JsonSchema {
+  return {
+    description: `${operator === '$or' ? 'At least one' : 'Every one'} of 1 to ${MAX_BRANCHES} filters ${operator === '$or' ? 'matches' : 'match'} ({} matches every document); $or and $and nest at most ${MAX_DEPTH} deep`,
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_BRANCHES,
+    items: { $ref: `#/components/schemas/${id}`, ...nesting(MAX_DEPTH - 1) }
+  }
+}
+
+/** The JSON Schema of a list's `filter` (JSON notation), named `id` in the OpenAPI components (`$or` and `$and` refer to it there). */
 export function filterSchema (spec: QuerySpec, id: string, subject: string): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
   for (const field of spec.fields.values()) {
     properties[field.path] = { description: `${KIND_NAMES[field.kind]}: ${[...field.operators].join(' ')}`, ...conditionSchema(field) }
   }
+  properties.$or = logicalSchema('$or', id)
+  properties.$and = logicalSchema('$and', id)
   return {
     $id: id,
     title: id,
-    description: `A filter on ${subject}: field conditions, ANDed. A condition is a value (equality) or an object of operators. ` +
+    description: `A filter on ${subject}: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. ` +
       `Also refused, beyond what this schema says: ${NOT_EXPRESSED.join('; ')}.`,
     type: 'object',
     properties,

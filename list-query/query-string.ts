@@ -4,8 +4,8 @@ import { Problems } from './problems.js'
 
 export interface RawListParams {
   filter?: string
-  /** `filter[<field>]` / `filter[<field>][<op>]` entries, in order. */
-  brackets: Array<{ field: string, operator?: string, value: string }>
+  /** `filter[…]` entries in order, with the texts between their brackets (`filter[$or][0][name]`: `$or`, `0`, `name`). */
+  brackets: Array<{ key: string, segments: string[], value: string }>
   sort?: string
   limit?: string
   skip?: string
@@ -22,7 +22,7 @@ type ScalarName = Exclude<keyof RawListParams, 'brackets'>
 export const LIST_PARAMS: readonly ScalarName[] = ['filter', 'sort', 'limit', 'skip', 'count', 'fields', 'after']
 /** The parameters of a change feed. */
 export const FEED_PARAMS: readonly ScalarName[] = ['filter', 'fields', 'since', 'limit', 'wait']
-const BRACKET_KEY = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/
+const BRACKET_KEY = /^filter(?:\[[^[\]]+\])+$/
 const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR', since: 'INVALID_CURSOR', wait: 'INVALID_VALUE' } as const
 
 /** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
@@ -78,13 +78,12 @@ export function readQueryString (raw: string, problems: Problems, names: readonl
       else params[name] = value
       continue
     }
-    const bracket = BRACKET_KEY.exec(key)
-    if (bracket === null) {
+    if (!BRACKET_KEY.test(key)) {
       problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}'; the parameters are ${known.words}`)
     } else if (value === undefined) {
       problems.add('filter', '', 'INVALID_VALUE', `The value of '${key}' is not valid percent-encoding`)
     } else {
-      params.brackets.push({ field: bracket[1] as string, operator: bracket[2], value })
+      params.brackets.push({ key, segments: key.slice(7, -1).split(']['), value })
     }
   }
   return params

@@ -160,12 +160,28 @@ function asMingoOperator (build: PredicateBuilder) {
   }
 }
 
+type Logical = typeof $and
+
+/**
+ * `$and`, `$or` and `$nor` take a non-empty array of documents (mongod's MatchExpressionParser:
+ * BadValue "$and/$or/$nor must be a nonempty array", "$or/$and/$nor entries need to be full
+ * objects"; manual: $and, $or, $nor). Stock mingo takes `$or: []` as matching nothing and `$and: []`
+ * as matching everything.
+ */
+function nonEmpty (logical: Logical): Logical {
+  return (selector, operand, options) => {
+    if (!Array.isArray(operand) || operand.length === 0) throw new CommandError(2, 'BadValue', '$and/$or/$nor must be a nonempty array')
+    if (!operand.every(isDocument)) throw new CommandError(2, 'BadValue', '$or/$and/$nor entries need to be full objects')
+    return logical(selector, operand, options)
+  }
+}
+
 export const queryContext = Context.init({
   query: {
     ...Object.fromEntries(Object.entries(PREDICATES).map(([name, build]) => [name, asMingoOperator(build)])),
-    $and,
-    $or,
-    $nor
+    $and: nonEmpty($and),
+    $or: nonEmpty($or),
+    $nor: nonEmpty($nor)
   }
 })
 

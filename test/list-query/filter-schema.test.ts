@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import fc from 'fast-check'
 import t from 'tap'
 import { compileListQuery, type CompileResult } from '../../list-query/compile-list-query.js'
+import { MAX_CONDITIONS } from '../../list-query/compile-filter.js'
 import { DATE_PATTERN, NOT_EXPRESSED, type JsonSchema } from '../../list-query/filter-schema.js'
 import { parseDate } from '../../list-query/dates.js'
 import { OPERATORS } from '../../list-query/operators.js'
@@ -26,7 +27,8 @@ async function publishedKinds (): Promise<Kind[]> {
   const ajv = new Ajv2020({ strict: true, allErrors: false })
   return Object.values(kinds).map((kind) => {
     const name = `${kind.$id as string}Filter`
-    const schema = document.components.schemas[name] as JsonSchema
+    // $or and $and refer to the component itself; compiled alone, it is the document's root.
+    const schema = JSON.parse(JSON.stringify(document.components.schemas[name]).replaceAll(`"#/components/schemas/${name}"`, '"#"')) as JsonSchema
     const scopeField = 'project' in kind.properties ? 'project' : undefined
     return { name, spec: buildQuerySpec(kind, { scopeField }), validate: ajv.compile(schema), schema }
   })
@@ -34,10 +36,36 @@ async function publishedKinds (): Promise<Kind[]> {
 
 const compile = (kind: Kind, filter: unknown): CompileResult => compileListQuery(jsonFilter(filter), kind.spec, LIMITS)
 
-/** A fast-check arbitrary of the JSON values a schema describes, read from the schema itself. */
-function arbitraryOf (schema: JsonSchema): fc.Arbitrary<unknown> {
+/** Field conditions in a filter, as docs/query-language.md counts them: a value one, an object of operators one per operator. */
+function conditionCount (filter: unknown): number {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) return 0
+  let count = 0
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$or' || key === '$and') count += Array.isArray(value) ? value.reduce((sum: number, branch) => sum + conditionCount(branch), 0) : 0
+    else if (!key.startsWith('$')) count += value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).length : 1
+  }
+  return count
+}
+
+/**
+ * A fast-check arbitrary of the JSON values a schema describes, read from the schema itself;
+ * `$ref` is the schema's root (the filter in `$or`/`$and`), followed at most three levels down.
+ */
+const built = new WeakMap<JsonSchema, Map<number, fc.Arbitrary<unknown>>>()
+function arbitraryOf (schema: JsonSchema, root: JsonSchema = schema, depth = 0): fc.Arbitrary<unknown> {
+  // Built once per schema and depth: building stringMatching arbitraries is what costs.
+  const byDepth = built.get(schema) ?? new Map<number, fc.Arbitrary<unknown>>()
+  built.set(schema, byDepth)
+  let arbitrary = byDepth.get(depth)
+  if (arbitrary === undefined) byDepth.set(depth, arbitrary = buildArbitrary(schema, root, depth))
+  return arbitrary
+}
+
+function buildArbitrary (schema: JsonSchema, root: JsonSchema, depth: number): fc.Arbitrary<unknown> {
+  const of = (inner: JsonSchema): fc.Arbitrary<unknown> => arbitraryOf(inner, root, depth)
+  if (schema.$ref === '#') return depth >= 3 ? fc.constant({}) : arbitraryOf(root, root, depth + 1)
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum as unknown[])
-  if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as JsonSchema[]).map(arbitraryOf))
+  if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as JsonSchema[]).map(of))
   switch (schema.type) {
     case 'boolean': return fc.boolean()
     case 'integer': return fc.integer({ min: schema.minimum as number, max: schema.maximum as number })
@@ -60,27 +88,38 @@ function arbitraryOf (schema: JsonSchema): fc.Arbitrary<unknown> {
       return pattern === undefined ? fc.string({ unit: 'binary', maxLength: 12 }) : fc.stringMatching(new RegExp(pattern))
     }
     case 'array': {
-      const items = arbitraryOf(schema.items as JsonSchema)
+      const items = of(schema.items as JsonSchema)
       const max = schema.maxItems as number
+      // Branches: few, so that filters stay near the size people write.
+      if (schema.minItems === 1) return fc.array(items, { minLength: 1, maxLength: depth === 0 ? 3 : 2 })
+      // Lists at their bound at the top only: in branches they would multiply the work, not the cases.
+      if (depth > 0) return fc.array(items, { maxLength: 4 })
       return fc.oneof({ weight: 9, arbitrary: fc.array(items, { maxLength: 4 }) }, { weight: 1, arbitrary: fc.array(items, { minLength: max, maxLength: max }) })
     }
     case 'object': {
-      const properties = Object.fromEntries(Object.entries(schema.properties as Record<string, JsonSchema>).map(([key, value]) => [key, arbitraryOf(value)]))
-      const names = Object.keys(properties)
-      const named = fc.subarray(names, { maxLength: Math.min(3, names.length) }).chain((keys) => fc.record(Object.fromEntries(keys.map((key) => [key, properties[key] as fc.Arbitrary<unknown>]))))
+      const properties = Object.fromEntries(Object.entries(schema.properties as Record<string, JsonSchema>).map(([key, value]) => [key, of(value)]))
+      const record = (keys: string[]): fc.Arbitrary<Record<string, unknown>> => fc.record(Object.fromEntries(keys.map((key) => [key, properties[key] as fc.Arbitrary<unknown>])))
+      const names = Object.keys(properties).filter((key) => key !== '$or' && key !== '$and')
+      const logicalNames = Object.keys(properties).filter((key) => key === '$or' || key === '$and')
+      // $or/$and in one filter of four, not in a branch three levels down (the schema refuses a fourth level).
+      const logical = logicalNames.length === 0 || depth >= 3
+        ? fc.constant({})
+        : fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.subarray(logicalNames, { minLength: 1 }).chain(record) })
+      const named = fc.tuple(fc.subarray(names, { minLength: Math.min(Number(schema.minProperties ?? 0), names.length), maxLength: Math.min(depth === 0 ? 3 : 2, names.length) }).chain(record), logical).map(([a, b]) => ({ ...a, ...b }))
       const patterns = Object.entries((schema.patternProperties ?? {}) as Record<string, JsonSchema>)
       const patterned = patterns.length === 0
         ? fc.constant({})
-        : fc.dictionary(fc.oneof(...patterns.map(([pattern]) => fc.stringMatching(new RegExp(pattern)))), fc.oneof(...patterns.map(([, value]) => arbitraryOf(value))), { maxKeys: 2 })
+        : fc.dictionary(fc.oneof(...patterns.map(([pattern]) => fc.stringMatching(new RegExp(pattern)))), fc.oneof(...patterns.map(([, value]) => of(value))), { maxKeys: 2 })
       return fc.tuple(named, patterned).map(([a, b]) => ({ ...a, ...b }))
     }
   }
   throw new Error(`no arbitrary for ${JSON.stringify(schema).slice(0, 80)}`)
 }
 
-/** The refusals the schema cannot foresee: a $regex PCRE2 or the service's rules refuse, or a text over the length limit. */
-function unexpressed (result: CompileResult): boolean {
-  return !result.ok && result.problems.every((p) => (UNEXPRESSED_CODES.has(p.code) && p.pointer.endsWith('/$regex')) || p.code === 'FILTER_TOO_LARGE')
+/** The refusals the schema cannot foresee: a $regex PCRE2 or the service's rules refuse, a text over the length limit, too many conditions. */
+function unexpressed (result: CompileResult, filter: unknown): boolean {
+  return !result.ok && result.problems.every((p) => (UNEXPRESSED_CODES.has(p.code) && p.pointer.endsWith('/$regex')) || p.code === 'FILTER_TOO_LARGE' ||
+    (p.code === 'FILTER_TOO_COMPLEX' && p.pointer === '' && conditionCount(filter) > MAX_CONDITIONS))
 }
 
 t.test('the schema lists what it cannot say', async (t) => {
@@ -96,7 +135,7 @@ t.test('every filter the published schema allows, the compiler accepts (but for 
     fc.assert(fc.property(arbitraryOf(kind.schema).filter(kind.validate), (filter) => {
       const result = compile(kind, filter)
       if (result.ok) accepted++
-      else if (unexpressed(result)) refusedRegex++
+      else if (unexpressed(result, filter)) refusedRegex++
       else throw new Error(`${kind.name} allows ${JSON.stringify(filter).slice(0, 300)}, the compiler says ${JSON.stringify(result.problems)}`)
     }), { numRuns: RUNS })
     t.ok(accepted > RUNS / 2, `${kind.name}: ${accepted} of ${RUNS} accepted, ${refusedRegex} refused for their $regex`)
@@ -133,16 +172,28 @@ function keysOf (spec: QuerySpec): fc.Arbitrary<string> {
   )
 }
 
+/** Filters of field conditions and of $or/$and, right and wrong: branches of every count and kind, nested up to four deep. */
+function filterOf (spec: QuerySpec, depth = 0, fields = fc.dictionary(keysOf(spec), condition, { maxKeys: 3 })): fc.Arbitrary<unknown> {
+  if (depth >= 4) return fields
+  const branch = filterOf(spec, depth + 1, fields)
+  const branches = fc.oneof(
+    { weight: 12, arbitrary: fc.array(branch, { minLength: 1, maxLength: 3 }) },
+    { weight: 1, arbitrary: fc.constantFrom([], {}, 'x', [1], [null], [[]], Array.from({ length: 10 }, () => ({})), Array.from({ length: 11 }, () => ({}))) }
+  )
+  const logical = fc.dictionary(fc.constantFrom('$or', '$and'), branches, { maxKeys: 2 })
+  return fc.oneof({ weight: depth === 0 ? 1 : 3, arbitrary: fields }, { weight: 2, arbitrary: fc.tuple(fields, logical).map(([a, b]) => ({ ...a, ...b })) })
+}
+
 t.test('every filter the compiler accepts, the published schema allows; every refusal it allows is one it lists', async (t) => {
   for (const kind of await publishedKinds()) {
     let accepted = 0
-    fc.assert(fc.property(fc.dictionary(keysOf(kind.spec), condition, { maxKeys: 3 }), (filter) => {
+    fc.assert(fc.property(filterOf(kind.spec), (filter) => {
       const result = compile(kind, filter)
       const valid = kind.validate(filter)
       if (result.ok) {
         accepted++
         if (!valid) throw new Error(`the compiler accepts ${JSON.stringify(filter)}, ${kind.name} does not`)
-      } else if (valid && !unexpressed(result)) {
+      } else if (valid && !unexpressed(result, filter)) {
         throw new Error(`${kind.name} allows ${JSON.stringify(filter)}, the compiler says ${JSON.stringify(result.problems)}`)
       }
     }), { numRuns: RUNS * 4 })

@@ -86,6 +86,10 @@ export const cases: ConformanceCase[] = [
   // Logical operators
   { name: '$or', manual: `${M}operator/query/or/`, values: [1, 2, 3, 'x'], filter: { $or: [{ v: 1 }, { v: { $gte: 3 } }] }, expect: [0, 2] },
   { name: '$and on the same field', manual: `${M}operator/query/and/`, values: [1, 5, 10], filter: { $and: [{ v: { $gt: 1 } }, { v: { $lt: 10 } }] }, expect: [1] },
+  { name: '$or with an empty branch matches every document', manual: `${M}operator/query/or/`, values: [1, MISSING], filter: { $or: [{ v: 5 }, {}] }, expect: [0, 1] },
+  { name: '$and of one empty branch matches every document', manual: `${M}operator/query/and/`, values: [1, MISSING], filter: { $and: [{}] }, expect: [0, 1] },
+  { name: '$or nested in $and nested in $or', manual: `${M}operator/query/and/`, values: [1, 2, 3, 4, 'x'], filter: { $or: [{ $and: [{ $or: [{ v: 1 }, { v: 4 }] }, { v: { $lt: 3 } }] }, { v: 'x' }] }, expect: [0, 4] },
+  { name: '$or beside a field condition: both must hold', manual: `${M}operator/query/or/`, values: [1, 2, 3], filter: { v: { $gt: 1 }, $or: [{ v: 1 }, { v: 3 }] }, expect: [2] },
   { name: '$nor matches documents without the field', manual: `${M}operator/query/nor/`, values: [1, 2, MISSING], filter: { $nor: [{ v: 1 }] }, expect: [1, 2] },
   { name: '$not matches missing and non-matching values', manual: `${M}operator/query/not/`, values: [1, 2, MISSING, 'x'], filter: { v: { $not: { $gt: 1 } } }, expect: [0, 2, 3] },
   // Sort order

@@ -133,6 +133,10 @@ t.test('errors carry mongod codes', async (t) => {
   t.equal((unknown as MongoServerError).code, 59, 'CommandNotFound (manual: Error Codes)')
   const operator = await db.collection('pages').find({ n: { $frobnicate: 1 } }).toArray().catch((e: unknown) => e)
   t.equal((operator as MongoServerError).code, 2, 'BadValue for an unknown operator')
+  for (const filter of [{ $or: [] }, { $and: [] }, { $nor: [] }, { $or: [1] }, { $and: {} }]) {
+    const error = await db.collection('pages').find(filter as Document).toArray().catch((e: unknown) => e)
+    t.equal((error as MongoServerError).code, 2, `BadValue for ${JSON.stringify(filter)}: $and, $or and $nor take a non-empty array of documents (manual: $or)`)
+  }
   t.equal((await db.command({ ping: 1 })).ok, 1)
   const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
   t.ok(names.includes('pages'), 'listCollections lists what was created')

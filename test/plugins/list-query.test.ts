@@ -38,7 +38,28 @@ const cases: Case[] = [
   ['the scope field', jsonFilter({ project: ID }), 'SCOPE_FIELD', '/project'],
   ['$where', jsonFilter({ $where: 'sleep(1000)' }), 'BLOCKED_OPERATOR', '/$where'],
   ['$near inside a field', jsonFilter({ start: { $near: [1, 2] } }), 'BLOCKED_OPERATOR', '/start/$near'],
-  ['$or', jsonFilter({ $or: [{ name: 'a' }] }), 'UNKNOWN_OPERATOR', '/$or'],
+  ['$nor', jsonFilter({ $nor: [{ name: 'a' }] }), 'UNKNOWN_OPERATOR', '/$nor'],
+  ['$not at the top', jsonFilter({ $not: { name: 'a' } }), 'UNKNOWN_OPERATOR', '/$not'],
+  ['$expr in a branch', jsonFilter({ $or: [{ name: 'a' }, { $expr: { $gt: ['$a', 1] } }] }), 'UNKNOWN_OPERATOR', '/$or/1/$expr'],
+  ['$or inside a field', jsonFilter({ name: { $or: ['a', 'b'] } }), 'UNKNOWN_OPERATOR', '/name/$or'],
+  ['$where in a nested branch', jsonFilter({ $and: [{ $or: [{ $where: '1' }] }] }), 'BLOCKED_OPERATOR', '/$and/0/$or/0/$where'],
+  ['a misspelt field in a branch', jsonFilter({ $or: [{ name: 'a' }, { nmae: 'b' }] }), 'UNKNOWN_FIELD', '/$or/1/nmae'],
+  ['the scope field in a branch', jsonFilter({ $or: [{ name: 'a' }, { project: ID }] }), 'SCOPE_FIELD', '/$or/1/project'],
+  ['an unsafe pattern in a branch', jsonFilter({ $or: [{ name: { $regex: '(a+)+$' } }] }), 'UNSAFE_REGEX', '/$or/0/name/$regex'],
+  ['an impossible date in a branch of $and', jsonFilter({ $and: [{ start: '2024-02-30' }] }), 'INVALID_DATE', '/$and/0/start'],
+  ['$or that is not an array', jsonFilter({ $or: { name: 'a' } }), 'INVALID_VALUE', '/$or'],
+  ['an empty $or', jsonFilter({ $or: [] }), 'INVALID_VALUE', '/$or'],
+  ['a branch that is not an object', jsonFilter({ $and: [{ name: 'a' }, 'b'] }), 'INVALID_VALUE', '/$and/1'],
+  ['a branch that is an array', jsonFilter({ $or: [[{ name: 'a' }]] }), 'INVALID_VALUE', '/$or/0'],
+  ['eleven branches', jsonFilter({ $or: Array.from({ length: 11 }, (_, i) => ({ name: String(i) })) }), 'FILTER_TOO_COMPLEX', '/$or'],
+  ['$or nested four deep', jsonFilter({ $or: [{ $and: [{ $or: [{ $and: [{ name: 'a' }] }] }] }] }), 'FILTER_TOO_COMPLEX', '/$or/0/$and/0/$or/0/$and'],
+  ['51 field conditions', jsonFilter({ $or: Array.from({ length: 10 }, () => ({ name: { $gt: 'a', $lt: 'z', $ne: 'm', $exists: true, $nin: ['q'] } })), email: 'x' }), 'FILTER_TOO_COMPLEX', ''],
+  ['a bracket branch index with a gap', 'filter[$or][0][name]=a&filter[$or][2][name]=b', 'INVALID_VALUE', '/$or'],
+  ['a bracket branch index over 9', 'filter[$or][10][name]=a', 'INVALID_VALUE', '/$or'],
+  ['a bracket branch index that is not a number', 'filter[$and][first][name]=a', 'INVALID_VALUE', '/$and'],
+  ['a bracket branch index with a leading zero', 'filter[$or][00][name]=a', 'INVALID_VALUE', '/$or'],
+  ['a bracket $or with a value', 'filter[$or]=a', 'INVALID_VALUE', '/$or'],
+  ['a bracket $or nested four deep', 'filter[$or][0][$and][0][$or][0][$or][0][name]=a', 'FILTER_TOO_COMPLEX', '/$or/0/$and/0/$or/0/$or'],
   ['$expr inside a field', jsonFilter({ name: { $expr: 1 } }), 'UNKNOWN_OPERATOR', '/name/$expr'],
   ['$regex on a date', jsonFilter({ start: { $regex: '2024' } }), 'OPERATOR_NOT_ALLOWED', '/start/$regex'],
   ['null as a value', jsonFilter({ name: null }), 'INVALID_VALUE', '/name'],
@@ -96,6 +117,33 @@ t.test('every problem is listed, at most 20', async (t) => {
   t.equal(res.json().errors.length, 20)
   const mixed = await fastify.inject(`/test/sessions?${jsonFilter({ nmae: 1, start: 'x' })}&sort=name&limit=-1`)
   t.same(mixed.json().errors.map((e: { code: string }) => e.code), ['UNKNOWN_FIELD', 'INVALID_DATE', 'INVALID_SORT', 'INVALID_LIMIT'])
+})
+
+t.test('every problem of every branch is listed in one answer, with its pointer through the branches', async (t) => {
+  const filter = { nmae: 'a', $or: [{ start: '2024-02-30' }, { name: { $regex: '(a+)+$' } }, 'x'], $and: [{ $or: [{ places: { $in: ['1'] } }, {}] }, { $nor: [] }] }
+  const res = await fastify.inject(`/test/sessions?${jsonFilter(filter)}`)
+  t.equal(res.statusCode, 400)
+  t.same(res.json().errors.map((e: { code: string, pointer: string }) => `${e.code} ${e.pointer}`), [
+    'UNKNOWN_FIELD /nmae',
+    'INVALID_DATE /$or/0/start',
+    'UNSAFE_REGEX /$or/1/name/$regex',
+    'INVALID_VALUE /$or/2',
+    'INVALID_OBJECT_ID /$and/0/$or/0/places/$in/0',
+    'UNKNOWN_OPERATOR /$and/1/$nor'
+  ])
+})
+
+t.test('$or and $and reach the handler compiled, the same from JSON and from brackets', async (t) => {
+  const json = await fastify.inject(`/test/sessions?${jsonFilter({ $or: [{ name: 'Yoga' }, { places: { $in: [ID, ID] } }, {}], $and: [{ start: '2024' }] })}`)
+  t.equal(json.statusCode, 200)
+  const expected = {
+    $or: [{ name: { $eq: 'Yoga' } }, { places: { $in: [ID, ID] } }, {}],
+    $and: [{ start: { $gte: '2024-01-01T00:00:00.000Z', $lt: '2025-01-01T00:00:00.000Z' } }]
+  }
+  t.same(json.json().filter, expected, 'a date-only value is its period inside a branch too')
+  const brackets = await fastify.inject(`/test/sessions?filter[$or][0][name]=Yoga&filter[$or][1][places][$in]=${ID},${ID}&filter[$and][0][start]=2024`)
+  t.equal(brackets.statusCode, 200)
+  t.same(brackets.json().filter, { $or: expected.$or.slice(0, 2), $and: expected.$and })
 })
 
 t.test('"did you mean" suggests a near field name', async (t) => {
