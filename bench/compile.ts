@@ -34,6 +34,11 @@ export const INPUTS = [
     name: '(d) two regexes, one with options',
     spec: buildQuerySpec(Activity, { scopeField: 'project' }),
     query: `${json({ name: { $regex: '^(fest|work)shop\\s+\\d{4}$', $options: 'i' }, tags: { $regex: '^jazz' } })}&sort=-createdAt`
+  },
+  {
+    name: '(e) $or: name or email contains a word',
+    spec: buildQuerySpec(Registration, { scopeField: 'project' }),
+    query: `${json({ $or: [{ name: { $regex: 'dupont', $options: 'i' } }, { email: { $regex: 'dupont', $options: 'i' } }] })}&sort=-createdAt`
   }
 ]
 

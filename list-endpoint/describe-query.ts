@@ -2,6 +2,7 @@
 // rules the compiler enforces, so the docs cannot drift from the code.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { ListLimits } from '../list-query/compile-list-query.js'
+import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from '../list-query/compile-filter.js'
 import { MAX_SORT_FIELDS } from '../list-query/compile-sort.js'
 import { MAX_ARRAY, MAX_REGEX } from '../list-query/operands.js'
 import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
@@ -59,9 +60,11 @@ export function describeList (spec: QuerySpec, limits: ListLimits, jsonExample: 
     '',
     `Filter with JSON (\`filter=${jsonExample}\`) or brackets (\`${bracketExample(spec)}\`), not both. ` +
     'Bracket values are read by the field\'s type; a custom field\'s value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. ' +
-    'Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
+    'Keys are ANDed. ' +
+    `\`$or\` and \`$and\` take arrays of 1 to ${MAX_BRANCHES} filters (\`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}\`, or \`filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates\`), nested at most ${MAX_DEPTH} deep, with at most ${MAX_CONDITIONS} field conditions in all. ` +
+    'Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
     `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +
-    '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. ' +
+    '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. ' +
     (spec.scopeField !== undefined ? `\`${spec.scopeField}\` is fixed by the path. ` : '') +
     `Sort on up to ${MAX_SORT_FIELDS} fields; \`_id\` always ends the sort. limit 0–${limits.maxLimit} (default ${limits.defaultLimit}; 0 counts only), skip 0–${limits.maxSkip}. ` +
     'A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.'
@@ -75,7 +78,7 @@ export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: {
     // A JSON text: plugins/openapi.ts publishes it in OpenAPI's `content` form, typed by the kind's
     // filter schema, so that generators type filters and Swagger UI offers a JSON editor.
     filter: Type.Optional(Type.String({
-      description: `JSON object of conditions, described by the ${filterId} schema; or use \`filter[<field>]=<value>\` / \`filter[<field>][<op>]=<value>\` brackets instead. See the table above.`,
+      description: `JSON object of conditions, described by the ${filterId} schema; or use \`filter[<field>]=<value>\` / \`filter[<field>][<op>]=<value>\` brackets instead (\`filter[$or][<i>][<field>]=…\` for branches). See the table above.`,
       examples: [example.filter],
       [FILTER_SCHEMA]: filterId
     })),

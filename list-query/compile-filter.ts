@@ -39,7 +39,7 @@ export function compileFilter (tree: FilterNode, spec: QuerySpec, problems: Prob
     problems.add(PARAM, '', 'FILTER_NOT_OBJECT', 'filter must be a JSON object of field conditions, such as {"name":"Yoga"}')
     return undefined
   }
-  reportBlocked(tree, '', problems)
+  reportBlocked(tree, [], problems)
   const size = { conditions: 0 }
   const filter = compileObject(tree.entries, '', 0, spec, problems, size)
   if (size.conditions > MAX_CONDITIONS) {
@@ -122,7 +122,8 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
     problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: give a value or operators such as {"$eq": …}`)
     return undefined
   }
-  const options = value.entries.find(([key]) => key === '$options')?.[1]
+  let options: FilterNode | undefined
+  for (const [key, operand] of value.entries) if (key === '$options') options = operand
   const regexOptions = options?.type === 'string' && validOptions(options.value) ? options.value : ''
   for (const [key, operand] of value.entries) {
     const at = childPointer(pointer, key)
@@ -151,7 +152,15 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
   return conditions
 }
 
-const validOptions = (text: string): boolean => /^[imsx]*$/.test(text) && new Set(text).size === text.length
+/** Flags i, m, s and x, each at most once. */
+function validOptions (text: string): boolean {
+  if (text.length > 4) return false
+  for (let i = 0; i < text.length; i++) {
+    const flag = text[i] as string
+    if (!'imsx'.includes(flag) || text.indexOf(flag) !== i) return false
+  }
+  return true
+}
 
 function checkOptions (operand: FilterNode, pointer: string, problems: Problems): void {
   if (operand.type !== 'string' || !validOptions(operand.value)) {
@@ -159,16 +168,27 @@ function checkOptions (operand: FilterNode, pointer: string, problems: Problems)
   }
 }
 
-/** `$where`, `$near`, `$geoWithin` and `$geoIntersects` are refused wherever they appear. */
-function reportBlocked (node: FilterNode, pointer: string, problems: Problems): void {
+/**
+ * `$where`, `$near`, `$geoWithin` and `$geoIntersects` are refused wherever they appear. The
+ * pointer is written only for what is found: `path` holds the keys and indexes on the way.
+ */
+function reportBlocked (node: FilterNode, path: Array<string | number>, problems: Problems): void {
   if (node.type === 'object') {
     for (const [key, value] of node.entries) {
-      if (BLOCKED_OPERATORS.has(key)) problems.add(PARAM, childPointer(pointer, key), 'BLOCKED_OPERATOR', `'${key}' is blocked for security reasons`)
-      else if (value.type === 'object' || value.type === 'array') reportBlocked(value, childPointer(pointer, key), problems)
+      if (BLOCKED_OPERATORS.has(key)) {
+        problems.add(PARAM, [...path, key].reduce<string>(childPointer, ''), 'BLOCKED_OPERATOR', `'${key}' is blocked for security reasons`)
+      } else if (value.type === 'object' || value.type === 'array') {
+        path.push(key)
+        reportBlocked(value, path, problems)
+        path.pop()
+      }
     }
   } else if (node.type === 'array') {
     node.items.forEach((item, i) => {
-      if (item.type === 'object' || item.type === 'array') reportBlocked(item, childPointer(pointer, i), problems)
+      if (item.type !== 'object' && item.type !== 'array') return
+      path.push(i)
+      reportBlocked(item, path, problems)
+      path.pop()
     })
   }
 }

@@ -115,7 +115,7 @@ function nesting (levels: number): JsonSchema {
 /** `$or` or `$and` of the filter itself: 1 to 10 filters of the same schema, nested at most MAX_DEPTH deep. */
 function logicalSchema (operator: '$or' | '$and', id: string): JsonSchema {
   return {
-    description: `${operator === '$or' ? 'At least one' : 'Every one'} of 1 to ${MAX_BRANCHES} filters ${operator === '$or' ? 'matches' : 'match'} ({} matches every document); $or and $and nest at most ${MAX_DEPTH} deep`,
+    description: `${operator === '$or' ? 'Documents that match at least one' : 'Documents that match all'} of 1 to ${MAX_BRANCHES} filters ({} matches every document); $or and $and nest at most ${MAX_DEPTH} deep`,
     type: 'array',
     minItems: 1,
     maxItems: MAX_BRANCHES,

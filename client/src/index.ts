@@ -29,8 +29,19 @@ type GeneratedFilter<L extends ListName> = Schemas[`${Lists[L]}Filter`]
 type Declared<T> = { [P in keyof T as string extends P ? never : P]: T[P] }
 type IndexValue<T> = string extends keyof T ? T[string] : never
 
-/** A filter of the list (JSON notation): field conditions, each a value or an object of the field's operators. */
-export type Filter<L extends ListName> = Declared<GeneratedFilter<L>> & { [P in `customFields.${string}`]?: IndexValue<GeneratedFilter<L>> }
+type Conditions<L extends ListName> = Omit<Declared<GeneratedFilter<L>>, '$or' | '$and'> & { [P in `customFields.${string}`]?: IndexValue<GeneratedFilter<L>> }
+/** How many more levels of `$or`/`$and` a filter at each level may hold (the service takes 3). */
+type Deeper = [never, 0, 1, 2]
+type Branches<L extends ListName, D extends 0 | 1 | 2 | 3> = [D] extends [0]
+  ? { $or?: never, $and?: never }
+  : { $or?: readonly [Filter<L, Deeper[D]>, ...Array<Filter<L, Deeper[D]>>], $and?: readonly [Filter<L, Deeper[D]>, ...Array<Filter<L, Deeper[D]>>] }
+
+/**
+ * A filter of the list (JSON notation): field conditions, each a value or an object of the
+ * field's operators, and `$or`/`$and` of such filters, nested at most 3 deep. (1 to 10 branches
+ * and 50 conditions in all are checked by the service.)
+ */
+export type Filter<L extends ListName, D extends 0 | 1 | 2 | 3 = 3> = Conditions<L> & Branches<L, D>
 
 /** The condition a custom field takes: a string, number or boolean, or any of the thirteen operators. */
 export type CustomFieldCondition = IndexValue<GeneratedFilter<'activities'>>

@@ -177,12 +177,12 @@ export interface paths {
          *     | `public` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the ProjectFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the ProjectFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, public, `customFields.<name>`.
@@ -536,12 +536,12 @@ export interface paths {
          *     | `public` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the ProjectFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the ProjectFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, public, `customFields.<name>`.
@@ -711,12 +711,12 @@ export interface paths {
          *     | `description` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"active":true,"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"active":true,"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the ActivityFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the ActivityFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, category, active, description, `customFields.<name>`.
@@ -1135,12 +1135,12 @@ export interface paths {
          *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$in":["Music","Dance"]}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$in":["Music","Dance"]}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the CategoryFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the CategoryFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, `customFields.<name>`.
@@ -1560,12 +1560,12 @@ export interface paths {
          *     | `maxNumberOfParticipants` | number | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"maxNumberOfParticipants":{"$gte":50}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"maxNumberOfParticipants":{"$gte":50}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the PlaceFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the PlaceFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, maxNumberOfParticipants, `customFields.<name>`.
@@ -1990,12 +1990,12 @@ export interface paths {
          *     | `sessionsSubscriptions.subscribedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | no |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"role":"volunteer","createdAt":{"$gte":"2024"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"createdAt":{"$gte":"2024"},"$or":[{"role":"volunteer"},{"steward":{"$exists":true}}]}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the RegistrationFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the RegistrationFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, user, steward, role, `customFields.<name>`.
@@ -2419,12 +2419,12 @@ export interface paths {
          *     | `stewards` | ObjectId[] | `$eq` `$ne` `$in` `$nin` `$exists` `$all` `$size` | no |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"start":{"$gte":"2024-06-14"},"end":{"$lt":"2024-06-16"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"start":{"$gte":"2024-06-14"},"end":{"$lt":"2024-06-16"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the SessionFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the SessionFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, activity, start, end, `customFields.<name>`.
@@ -2843,12 +2843,12 @@ export interface paths {
          *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"email":{"$regex":"@example.org$"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"email":{"$regex":"@example.org$"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the StewardFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the StewardFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, `customFields.<name>`.
@@ -3268,12 +3268,12 @@ export interface paths {
          *     | `activity` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
          *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
          *
-         *     Filter with JSON (`filter={"name":{"$regex":"^Team"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$or`, `$and`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         *     Filter with JSON (`filter={"name":{"$regex":"^Team"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description JSON object of conditions, described by the TeamFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead. See the table above. */
+                    /** @description JSON object of conditions, described by the TeamFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
                     filter?: string;
                     /**
                      * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, activity, `customFields.<name>`.
@@ -3683,14 +3683,14 @@ export interface components {
             /** @example Bad Request */
             title: string;
             status: number;
-            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
+            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
             detail: string;
             errors: {
                 /** @description The query or path parameter at fault */
                 param: string;
                 /** @description JSON Pointer into the parameter (for filter, into its JSON object; for sort, /<index>) */
                 pointer: string;
-                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
+                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
                 message: string;
             }[];
             /** @description The request id (X-Request-Id) to quote when reporting a problem */
@@ -4024,7 +4024,7 @@ export interface components {
         };
         /**
          * ActivityFilter
-         * @description A filter on Activity documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Activity documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         ActivityFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4173,6 +4173,10 @@ export interface components {
                  */
                 $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["ActivityFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["ActivityFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -4197,7 +4201,7 @@ export interface components {
         };
         /**
          * CategoryFilter
-         * @description A filter on Category documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Category documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         CategoryFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4292,6 +4296,10 @@ export interface components {
                 $nin?: string[];
                 $exists?: boolean;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["CategoryFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["CategoryFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -4316,7 +4324,7 @@ export interface components {
         };
         /**
          * PlaceFilter
-         * @description A filter on Place documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Place documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         PlaceFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4423,6 +4431,10 @@ export interface components {
                 $nin?: number[];
                 $exists?: boolean;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["PlaceFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["PlaceFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -4447,7 +4459,7 @@ export interface components {
         };
         /**
          * ProjectFilter
-         * @description A filter on Project documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Project documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         ProjectFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4550,6 +4562,10 @@ export interface components {
                 $nin?: boolean[];
                 $exists?: boolean;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["ProjectFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["ProjectFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -4574,7 +4590,7 @@ export interface components {
         };
         /**
          * RegistrationFilter
-         * @description A filter on Registration documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Registration documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         RegistrationFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4741,6 +4757,10 @@ export interface components {
                 $nin?: string[];
                 $exists?: boolean;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["RegistrationFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["RegistrationFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -4765,7 +4785,7 @@ export interface components {
         };
         /**
          * SessionFilter
-         * @description A filter on Session documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Session documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         SessionFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -4930,6 +4950,10 @@ export interface components {
                 $all?: string[];
                 $size?: number;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["SessionFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["SessionFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -4954,7 +4978,7 @@ export interface components {
         };
         /**
          * StewardFilter
-         * @description A filter on Steward documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Steward documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         StewardFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -5049,6 +5073,10 @@ export interface components {
                 $nin?: string[];
                 $exists?: boolean;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["StewardFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["StewardFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;
@@ -5073,7 +5101,7 @@ export interface components {
         };
         /**
          * TeamFilter
-         * @description A filter on Team documents: field conditions, ANDed. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters.
+         * @description A filter on Team documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
          */
         TeamFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -5178,6 +5206,10 @@ export interface components {
                 $nin?: string[];
                 $exists?: boolean;
             };
+            /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $or?: components["schemas"]["TeamFilter"][];
+            /** @description Documents that match all of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
+            $and?: components["schemas"]["TeamFilter"][];
         } & {
             [key: string]: string | number | boolean | {
                 $eq?: string | number | boolean;

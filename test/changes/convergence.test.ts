@@ -48,7 +48,8 @@ t.test(`followers converge on their lists (seed ${SEED})`, async (t) => {
     { project: p0, copy: new FeedCopy(`/projects/${p0}/registrations/changes`, q({ role: 'volunteer' })) },
     { project: p0, copy: new FeedCopy(`/projects/${p0}/registrations/changes`, `${q({ role: { $in: ['guest', 'staff'] } })}&fields=role,createdAt`) },
     { project: p0, copy: new FeedCopy(`/projects/${p0}/registrations/changes`) },
-    { project: p1, copy: new FeedCopy(`/projects/${p1}/registrations/changes`, q({ createdAt: { $gte: '2024-07-01' } })) }
+    { project: p1, copy: new FeedCopy(`/projects/${p1}/registrations/changes`, q({ createdAt: { $gte: '2024-07-01' } })) },
+    { project: p1, copy: new FeedCopy(`/projects/${p1}/registrations/changes`, `${q({ $or: [{ role: 'volunteer' }, { $and: [{ role: { $ne: 'guest' } }, { createdAt: { $lt: '2024-04-01' } }] }] })}&fields=role`) }
   ]
   let turn = 0
   const get = async (url: string) => await (replicas[turn++ % replicas.length] as (typeof replicas)[number]).inject(url)

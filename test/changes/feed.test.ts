@@ -58,6 +58,32 @@ t.test('listing, then changes: the copy equals the list, and removes are exact',
   t.same(foreign, [], 'no event named a document of another project (but the one that left)')
 })
 
+t.test('a feed with $or and $and follows the list of the same filter, in both notations', async (t) => {
+  const { db, project, other, get } = await setUp(t)
+  const registrations = db.collection('registrations')
+  await registrations.insertMany(Array.from({ length: 9 }, (_, i) => ({ project, role: ['volunteer', 'guest', 'staff'][i % 3], name: `R${i}`, createdAt: new Date(Date.UTC(2024, i, 1)) })))
+  await registrations.insertMany([{ project: other, role: 'volunteer', name: 'R0' }])
+  const path = `/projects/${String(project)}/registrations/changes`
+  const list = `/projects/${String(project)}/registrations`
+  const filter = { $or: [{ role: 'volunteer' }, { $and: [{ role: 'staff' }, { createdAt: { $gte: '2024-05-01' } }] }, { name: 'R1' }] }
+  const json = `filter=${encodeURIComponent(JSON.stringify(filter))}`
+  const brackets = 'filter[$or][0][role]=volunteer&filter[$or][1][$and][0][role]=staff&filter[$or][1][$and][1][createdAt][$gte]=2024-05-01&filter[$or][2][name]=R1'
+  for (const query of [json, brackets]) {
+    const copy = new FeedCopy(path, query)
+    await copy.catchUp(get, 2)
+    const expected = await listAll(get, list, query)
+    t.ok(expected.length >= 4, `${expected.length} matches`)
+    t.same(copy.sorted(), expected, 'after the listing, the copy is the list')
+    const [first] = await registrations.find({ project, role: 'volunteer' }).sort({ _id: 1 }).limit(1).toArray()
+    await registrations.updateOne({ _id: first?._id }, { $set: { role: 'guest' } }) // leaves every branch
+    await registrations.updateOne({ project, name: 'R4' }, { $set: { name: 'R1' } }) // enters through the third branch
+    await registrations.insertOne({ project, role: 'staff', createdAt: new Date('2024-12-24T00:00:00Z') }) // enters through the nested $and
+    await copy.catchUp(get, 2)
+    t.same(copy.sorted(), await listAll(get, list, query), 'after the changes, the copy is the list')
+    t.notOk(copy.documents.has(String(first?._id)), 'a document that left every branch is removed')
+  }
+})
+
 t.test('an answer without events moves its token on, and says synced', async (t) => {
   const { db, project, get } = await setUp(t)
   const path = `/projects/${String(project)}/sessions/changes`

@@ -111,12 +111,16 @@ t.test('compiled filters contain only allowed operators and declared fields', as
   t.pass(`${RUNS} valid filters`)
 })
 
-const PARAM_NAMES = ['filter', 'sort', 'limit', 'skip', 'count', 'filter[name]', 'filter[start][$gte]', 'filter[tags][$in]', 'filter[__proto__]', 'x']
+const PARAM_NAMES = ['filter', 'sort', 'limit', 'skip', 'count', 'filter[name]', 'filter[start][$gte]', 'filter[tags][$in]', 'filter[__proto__]', 'x',
+  'filter[$or][0][name]', 'filter[$or][1][start][$lt]', 'filter[$and][0][$or][0][places][$in]', 'filter[$or]', 'filter[$or][x][name]', 'filter[$or][0]', 'filter[$nor][0][name]', 'filter[$or][0][__proto__]']
 const junkQuery = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.array(fc.tuple(fc.constantFrom(...PARAM_NAMES), fc.string({ unit: 'binary', maxLength: 40 })), { maxLength: 6 })
     .map((pairs) => pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')),
   fc.jsonValue({ maxDepth: 4 }).map((v) => `filter=${encodeURIComponent(JSON.stringify(v))}`),
+  fc.letrec((tie) => ({
+    filter: fc.dictionary(fc.constantFrom('name', 'start', '$or', '$and', '$nor', '$where'), fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 1 }), fc.array(tie('filter'), { maxLength: 3 })), { maxKeys: 3 })
+  })).filter.map((v) => `filter=${encodeURIComponent(JSON.stringify(v))}`),
   fc.dictionary(fc.constantFrom('name', 'start', 'tags', '$or', '$where', 'category.name', 'customFields.x', 'project', '_id'),
     fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.dictionary(fc.constantFrom('$eq', '$in', '$regex', '$options', '$gt', '$size', '$exists', '$near', '$foo'), fc.jsonValue({ maxDepth: 1 }))))
     .map((v) => `filter=${encodeURIComponent(JSON.stringify(v))}`)

@@ -32,8 +32,17 @@ export async function filters (): Promise<void> {
   await client.list('activities', { projectId, filter: { nmae: 'Yoga' } })
   // @ts-expect-error the project is fixed by the path
   await client.list('activities', { projectId, filter: { project: projectId } })
-  // @ts-expect-error $or is not in the language
+  // $or and $and of filters, beside field conditions, nested up to three deep.
+  await client.list('activities', { projectId, filter: { active: true, $or: [{ name: { $regex: 'yoga', $options: 'i' } }, { tags: { $in: ['yoga', 'pilates'] } }] } })
+  await client.list('sessions', { projectId, filter: { $or: [{ $and: [{ $or: [{ start: '2024' }, { places: { $size: 0 } }] }, { 'customFields.room': 'A' }] }, {}] } })
+  // @ts-expect-error an $or has at least one branch
   await client.list('activities', { projectId, filter: { $or: [] } })
+  // @ts-expect-error a branch follows the field rules: a boolean field takes booleans
+  await client.list('activities', { projectId, filter: { $or: [{ name: 'Yoga' }, { active: 'yes' }] } })
+  // @ts-expect-error $or and $and nest at most three deep
+  await client.list('activities', { projectId, filter: { $or: [{ $and: [{ $or: [{ $and: [{ name: 'Yoga' }] }] }] }] } })
+  // @ts-expect-error $nor is not in the language
+  await client.list('activities', { projectId, filter: { $nor: [{ name: 'Yoga' }] } })
   // @ts-expect-error custom fields are named one by one
   await client.list('activities', { projectId, filter: { customFields: 'x' } })
   // @ts-expect-error an array of documents takes $exists and $size only

@@ -6,5 +6,5 @@ export default listRoute({
   schema: Registration,
   scoped: true,
   summary: 'List the registrations of a project',
-  example: { filter: '{"role":"volunteer","createdAt":{"$gte":"2024"}}', sort: '-createdAt' }
+  example: { filter: '{"createdAt":{"$gte":"2024"},"$or":[{"role":"volunteer"},{"steward":{"$exists":true}}]}', sort: '-createdAt' }
 })
