@@ -9,10 +9,11 @@ import { benchHttp, SECTIONS, type Section } from './http.js'
 import { httpTables } from './http-tables.js'
 import { checkWritable, printTable, writeTables } from './report.js'
 import { benchSerialize, serializeTable } from './serialize.js'
+import { benchSignature, signatureTable } from './signature.js'
 
 const USAGE = `npm run bench [-- options]
 
-Runs the compile and BSON-to-JSON micro-benchmarks, then the HTTP benchmark: the service
+Runs the compile, BSON-to-JSON and signature micro-benchmarks, then the HTTP benchmark: the service
 against two floors, on the demo data. Tables on stdout, JSON in bench/results/latest.json.
 
   --rounds N        interleaved rounds of the HTTP mix (default 5)
@@ -57,7 +58,8 @@ console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGi
 
 const compile = benchCompile()
 const serialize = benchSerialize()
-const tables = [compileTable(compile), serializeTable(serialize)]
+const signature = benchSignature()
+const tables = [compileTable(compile), serializeTable(serialize), signatureTable(signature)]
 tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
 if (http !== undefined) {
@@ -66,7 +68,7 @@ if (http !== undefined) {
   tables.push(...more)
 }
 
-const result = { date: new Date().toISOString(), machine, options, compile, serialize, http }
+const result = { date: new Date().toISOString(), machine, options, compile, serialize, signature, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')

@@ -1,5 +1,6 @@
 // Opaque, signed keyset cursors (docs/paging.md): base64url bytes holding a digest of the query
-// they continue and the sort-key values of a page's last document, signed with HMAC-SHA256.
+// they continue and the sort-key values of a page's last document, signed with HMAC-SHA256
+// (cursor-mac.ts, node:crypto).
 // Any of the configured keys verifies; the first signs (key rotation).
 //
 // Layout: a version byte (2), four 8-byte digests (SHA-256 prefixes of the binding's path,
@@ -8,10 +9,10 @@
 // ObjectId is ~120 characters, and it is written twice per page (body and Link). Version 1
 // cursors (JSON and Extended JSON, signed as text) are still read: a walk started before an
 // upgrade goes on after it.
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { BSON } from 'mongodb'
 import { RecentMap } from '../recent-map.js'
-import { HmacSha256 } from './hmac-sha256.js'
+import { CursorMac } from './cursor-mac.js'
 
 const VERSION = 2
 const PARTS = ['path', 'filter', 'sort', 'fields'] as const
@@ -56,11 +57,11 @@ export function valuesDocument (values: unknown[]): Uint8Array {
 }
 
 export class CursorCodec {
-  private readonly keys: HmacSha256[]
+  private readonly keys: CursorMac[]
 
   constructor (keys: Buffer[]) {
     if (keys.length === 0) throw new Error('a cursor codec needs at least one key')
-    this.keys = keys.map((key) => new HmacSha256(key))
+    this.keys = keys.map((key) => new CursorMac(key))
   }
 
   /** A cursor continuing after a document whose sort keys hold `values` (missing ones undefined). */
@@ -73,7 +74,7 @@ export class CursorCodec {
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
     payload.set(head, 0)
     payload.set(bson, VALUES_AT)
-    return `${payload.toString('base64url')}.${(this.keys[0] as HmacSha256).mac(payload).toString('base64url')}`
+    return `${payload.toString('base64url')}.${(this.keys[0] as CursorMac).mac(payload).toString('base64url')}`
   }
 
   /**
@@ -98,10 +99,9 @@ export class CursorCodec {
     const signature = Buffer.from(text.slice(dot + 1), 'base64url')
     // base64url's last character may carry unused bits: only the one text of the bytes is ours.
     if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return altered(param)
-    const signed = this.keys.some((key) => {
-      const expected = key.mac(version1 ? text64 : payload)
-      return expected.length === signature.length && timingSafeEqual(expected, signature)
-    })
+    // Version 1 signed the base64url text (ASCII), not the bytes.
+    const signedBytes = version1 ? Buffer.from(text64, 'latin1') : payload
+    const signed = this.keys.some((key) => key.verify(signedBytes, signature))
     if (!signed) return altered(param)
     if (version1) return readVersion1(payload, binding)
     if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid(`${param} is a cursor of another version of this service`)

@@ -2,7 +2,7 @@
 // every path its runtime stage copies exists after a build, and that those files alone, with
 // production dependencies only (`npm ci --omit=dev --ignore-scripts`), start and serve with
 // NODE_ENV=production. docs/deployment.md's description of the image is held to the same facts.
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -69,10 +69,19 @@ t.test('the runtime stage: root-owned read-only files, non-root user, production
 
 t.test('npm start and npm run start:dist give node the flags the image gives it', async (t) => {
   t.ok(nodeFlags.length > 0, `the image sets ${nodeFlags.join(' ')}`)
-  for (const flag of nodeFlags) t.match(flag, /^--[a-z-]+=\S+$/, flag)
-  const { scripts } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  for (const flag of nodeFlags) t.match(flag, /^--[a-z-]+(?:=\S+)?$/, flag)
+  t.ok(nodeFlags.includes('--no-allocation-site-pretenuring'), 'pretenuring is off from the command line, never set once the process runs')
+  const { scripts, tap } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>, tap: { 'node-arg': string[] } }
   t.equal(scripts['start:dist'], ['node', ...nodeFlags, 'dist/server.js'].join(' '))
   t.equal(scripts.start, ['tsx', ...nodeFlags, 'server.ts'].join(' '))
+  t.same(tap['node-arg'].filter((arg) => !arg.startsWith('--import')), nodeFlags, 'the tests build the app in processes with the same flags')
+  // The service's own code, that is everything but the embedded database, the tests and the benchmark.
+  const files = execFileSync('git', ['ls-files', '*.ts'], { cwd: ROOT, encoding: 'utf8' }).split('\n')
+    .filter((file) => file !== '' && !/^(offline-mongodb|test|bench|client)\//.test(file))
+  t.ok(files.includes('server.ts'))
+  const setting: string[] = []
+  for (const file of files) if ((await readFile(path.join(ROOT, file), 'utf8')).includes('setFlagsFromString')) setting.push(file)
+  t.same(setting, [], 'no V8 flag is set at run time by the service')
 })
 
 t.test('.dockerignore keeps secrets and local dependencies out of the build context', async (t) => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -22,9 +23,15 @@ export async function freePort (): Promise<number> {
   return port
 }
 
-/** `server.ts` as `npm start` runs it, in its own process, on loopback; resolves once it listens. */
+/** The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`). */
+export function productionFlags (): string[] {
+  const command = [...readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').matchAll(/^CMD (\[.*\])$/gm)].at(-1)?.[1]
+  return command === undefined ? [] : (JSON.parse(command) as string[]).slice(1, -1)
+}
+
+/** `server.ts` as `npm start` runs it (with the image's node flags), in its own process, on loopback; resolves once it listens. */
 export async function startService (env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  return await listening(spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server.ts'], {
+  return await listening(spawn(process.execPath, [...productionFlags(), ...nodeArgs, '--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
     env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
