@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { DeadlineSignal } from '../database/deadline.js'
+import { chooseShims, type Shim } from '../database/driver-shims.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
 import { SlotSet } from '../slot-set.js'
 
@@ -40,6 +41,8 @@ export interface Database {
   /** Calls `attach` with the client now and with every client that replaces it (metrics listen to them). */
   observe: (attach: (client: MongoClient) => void) => void
   readonly watchdog: DatabaseWatchdog
+  /** The driver shims in use (database/driver-shims.ts). */
+  readonly shims: ReadonlySet<Shim>
 }
 
 /** The promise of `work`, rejected rather than thrown when `work` throws before returning one. */
@@ -98,7 +101,8 @@ export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOpt
  * place, with the same add, delete, clear and iteration. Left alone when the driver holds it
  * otherwise (test/plugins/mongodb-sessions.test.ts holds the driver to what is assumed).
  */
-export function withSlotSessions (client: MongoClient): MongoClient {
+export function withSlotSessions (client: MongoClient, on = true): MongoClient {
+  if (!on) return client
   const state = (client as unknown as { s?: { activeSessions?: unknown } }).s
   if (state?.activeSessions instanceof Set && state.activeSessions.size === 0) state.activeSessions = new SlotSet<object>()
   return client
@@ -110,9 +114,12 @@ export function withSlotSessions (client: MongoClient): MongoClient {
  * (database-watchdog.ts) replaces it when it stops recovering by itself.
  */
 async function mongodbPlugin (fastify: FastifyInstance) {
-  const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS } = fastify.config
+  const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS, DRIVER_SHIMS } = fastify.config
   if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
-  const connect = () => withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)))
+  const shims = chooseShims(DRIVER_SHIMS)
+  if (shims.warning !== undefined) fastify.log.warn(shims.warning)
+  const slotSessions = shims.on.has('slot-sessions')
+  const connect = () => withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)), slotSessions)
   const commandListeners: CommandListener[] = []
   // Written with then() rather than as an async function around an await: one promise and one
   // turn of the microtask queue less for every command of every request.
@@ -155,6 +162,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     }
   })
   const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
+  const deadlineSignals = shims.on.has('deadline-signal')
   fastify.decorate('database', {
     collection: (name: string) => {
       let collection = collections.get(name)
@@ -167,8 +175,9 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     db: () => fastify.mongo.db as Db,
     // A DeadlineSignal rather than an AbortController: the driver's listeners on an EventTarget
     // cost 3-6 % of a small page (database/deadline.ts); AbortSignal.timeout() more still.
+    // An AbortController, the driver's public path, when that shim is off (database/driver-shims.ts).
     bounded: (work) => {
-      const deadline = new DeadlineSignal()
+      const deadline = deadlineSignals ? new DeadlineSignal() : new AbortController()
       const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
       return attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)
@@ -189,7 +198,8 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       observers.push(attach)
       attach(fastify.mongo.client)
     },
-    watchdog
+    watchdog,
+    shims: shims.on
   })
   // Not awaited: the service listens at once, and /ready says when the first ping and the
   // pool's warm-up are done (database/watchdog.ts).

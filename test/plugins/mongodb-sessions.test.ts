@@ -4,6 +4,8 @@ import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { withSlotSessions } from '../../plugins/mongodb.js'
 import { SlotSet } from '../../slot-set.js'
+import { chooseShims, driverVersion, VERIFIED_DRIVER } from '../../database/driver-shims.js'
+import { build } from '../helpers/build.js'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
 
 type Sessions = { size: number } & Iterable<unknown>
@@ -39,4 +41,32 @@ t.test('a client whose sessions are already in use is left alone', async (t) => 
   t.equal(withSlotSessions(client), client)
   t.equal(sessionsOf(client), before, 'not swapped under an open session')
   await session.endSession()
+})
+
+t.test('the shims are checked against the driver they were tested with, and can be turned off', async (t) => {
+  const [major, minor] = driverVersion().split('.')
+  t.equal(`${major}.${minor}`, VERIFIED_DRIVER, 'the driver in the lock file is the one the shims were checked with: after an update, run these tests and test/database/deadline.test.ts on it, then move VERIFIED_DRIVER')
+  t.same([...chooseShims('all').on], ['slot-sessions', 'deadline-signal'])
+  t.same([...chooseShims('none').on], [])
+  t.same([...chooseShims('deadline-signal').on], ['deadline-signal'])
+  const newer = chooseShims('all', `${major ?? '0'}.${Number(minor) + 1}.0`)
+  t.same([...newer.on], [], 'another minor version of the driver: every shim off')
+  t.match(newer.warning, /not the version the driver shims were checked with/)
+
+  const logLines: Array<Record<string, unknown>> = []
+  const fastify = await build(t, { config: { DRIVER_SHIMS: 'none' }, logLines })
+  t.same([...fastify.database.shims], [])
+  t.type(sessionsOf(fastify.mongo.client), Set, 'the driver keeps its own Set')
+  let seen: unknown
+  await fastify.database.bounded(async (signal) => {
+    seen = signal
+    return await fastify.database.db().command({ ping: 1 }, { signal })
+  })
+  t.type(seen, AbortSignal, 'operations get a real AbortSignal')
+  t.notOk(logLines.some((line) => String(line.msg).includes('driver shims')), 'turned off by hand: no warning')
+  if (process.env.DRIVER_SHIMS === undefined) {
+    const on = await build(t)
+    t.same([...on.database.shims], ['slot-sessions', 'deadline-signal'], 'on by default')
+    t.type(sessionsOf(on.mongo.client), SlotSet)
+  }
 })
