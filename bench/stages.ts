@@ -58,10 +58,11 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
       { stage: 'project not remembered (PROJECT_CACHE_TTL_MS=0)', server: await harness.service('no project cache', { PROJECT_CACHE_TTL_MS: '0' }) },
       { stage: 'X-Request-Id given by the caller', server: base, headers: { 'x-request-id': 'bench-0123456789abcdef' } },
       { stage: 'cursor signed (a next page exists)', server: base, path: paths.withCursor },
-      // The driver shims (database/driver-shims.ts): what turning each off costs is what it saves.
-      { stage: 'sessions shim off (DRIVER_SHIMS=deadline-signal)', server: await harness.service('no sessions shim', { DRIVER_SHIMS: 'deadline-signal' }) },
-      { stage: 'deadline shim off (DRIVER_SHIMS=slot-sessions)', server: await harness.service('no deadline shim', { DRIVER_SHIMS: 'slot-sessions' }) },
-      { stage: 'every driver shim off (DRIVER_SHIMS=none)', server: await harness.service('no shims', { DRIVER_SHIMS: 'none' }) }
+      // The shims (database/driver-shims.ts): what turning each off costs is what it saves.
+      { stage: 'sessions shim off (SHIMS=deadline-signal)', server: await harness.service('no sessions shim', { SHIMS: 'deadline-signal' }) },
+      { stage: 'deadline shim off (SHIMS=slot-sessions)', server: await harness.service('no deadline shim', { SHIMS: 'slot-sessions' }) },
+      { stage: 'Buffer slices shim off (SHIMS=slot-sessions,deadline-signal)', server: await harness.service('no buffer slices', { SHIMS: 'slot-sessions,deadline-signal' }) },
+      { stage: 'every shim off (SHIMS=none)', server: await harness.service('no shims', { SHIMS: 'none' }) }
     ]
     await harness.warmUp(base, [paths.plain])
     const figures: StageFigure[] = []
@@ -87,7 +88,7 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
 
 export function stagesTable (figures: StageFigure[]): Table {
   return {
-    title: 'The price of each optional stage: CPU µs per request of a 1-document page, the baseline (every optional stage off, every driver shim on) against the same build with one stage on or shims off, interleaved',
+    title: 'The price of each optional stage: CPU µs per request of a 1-document page, the baseline (every optional stage off, every shim on) against the same build with one stage on or shims off, interleaved',
     rows: figures.map((f) => ({
       stage: f.stage,
       'baseline µs': Math.round(f.baseUs),

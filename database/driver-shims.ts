@@ -1,5 +1,6 @@
-// The two places where the service reaches into the MongoDB driver's behaviour for speed
-// (docs/architecture.md, "Reaching into dependencies"), and the guard around them.
+// The places where the service reaches into a dependency's internals for speed
+// (docs/architecture.md, "Reaching into dependencies"), and the guards around them. Two are in
+// the MongoDB driver's behaviour:
 //
 // - `slot-sessions`: the driver's Set of sessions in use (`client.s.activeSessions`, private)
 //   becomes a SlotSet (slot-set.ts), which keeps the young generation's garbage young.
@@ -7,14 +8,19 @@
 //   (database/deadline.ts), an object with the AbortSignal members the driver reads, without
 //   EventTarget's listener costs.
 //
-// Each assumes what the driver does with them, checked by tests against the driver version in
+// One is in Node's Buffer: `buffer-slices`, its undocumented latin1Slice/utf8Slice, called by
+// the BSON reader (list-endpoint/bson-page.ts) instead of toString's dispatch, after a check of
+// their answers at load.
+//
+// Each driver shim assumes what the driver does with them, checked by tests against the driver version in
 // the lock file (test/plugins/mongodb-sessions.test.ts, test/database/deadline.test.ts). At start
 // the installed driver's version is compared with the one those tests last passed on: another
 // major or minor version turns both off, with one warning, until the tests are run on it and
-// VERIFIED_DRIVER is moved. DRIVER_SHIMS turns them off by hand (`none`), or keeps only some.
+// VERIFIED_DRIVER is moved. SHIMS turns them off by hand (`none`), or keeps only some.
 import { createRequire } from 'node:module'
 
-export const SHIMS = ['slot-sessions', 'deadline-signal'] as const
+export const SHIMS = ['slot-sessions', 'deadline-signal', 'buffer-slices'] as const
+const DRIVER_SHIMS: readonly Shim[] = ['slot-sessions', 'deadline-signal']
 export type Shim = typeof SHIMS[number]
 
 /** The driver's major.minor version the shims' tests last passed on. */
@@ -32,9 +38,15 @@ export function driverVersion (): string {
   return (createRequire(import.meta.url)('mongodb/package.json') as { version: string }).version
 }
 
-/** The shims to use, from DRIVER_SHIMS (`all`, `none`, or names) and the installed driver. */
+/** The shims SHIMS asks for (`all`, `none`, or names); names it does not know are not asked for. */
+export function askedShims (setting: string): Shim[] {
+  if (setting === 'all') return [...SHIMS]
+  return setting.split(',').map((name) => name.trim()).filter((name): name is Shim => (SHIMS as readonly string[]).includes(name))
+}
+
+/** The driver shims to use, from SHIMS and the installed driver. */
 export function chooseShims (setting: string, version = driverVersion()): ShimChoice {
-  const asked = setting === 'all' ? [...SHIMS] : setting === 'none' ? [] : setting.split(',').map((name) => name.trim()) as Shim[]
+  const asked = askedShims(setting).filter((shim) => DRIVER_SHIMS.includes(shim))
   if (asked.length === 0) return { on: new Set() }
   const [major, minor] = version.split('.')
   if (`${major}.${minor}` !== VERIFIED_DRIVER) {
@@ -43,5 +55,5 @@ export function chooseShims (setting: string, version = driverVersion()): ShimCh
   return { on: new Set(asked) }
 }
 
-/** What DRIVER_SHIMS takes: all, none, or shim names, comma-separated. */
+/** What SHIMS takes: all, none, or shim names, comma-separated. */
 export const SHIMS_PATTERN = `^(all|none|(${SHIMS.join('|')})(,(${SHIMS.join('|')}))*)$`

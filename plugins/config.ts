@@ -53,7 +53,7 @@ export const ConfigSchema = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, description: 'Origins whose browsers may call the lists, comma-separated, or *. Unset: no CORS headers.' })),
   COMPRESSION: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: answers of 1 KiB or more compressed as Accept-Encoding asks (zstd where the runtime has it, br, gzip); off: never (for an ingress that compresses).' }),
   DEMO_WRITES: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off', description: 'on: with the embedded database only (no MONGODB_URI), the first demo project\'s registrations and sessions change every two seconds, so that change feeds have something to show (`npm run demo:writes`).' }),
-  DRIVER_SHIMS: Type.String({ pattern: SHIMS_PATTERN, default: 'all', description: `Which of the service's reaches into the MongoDB driver to use (docs/architecture.md): all, none, or some of ${SHIMS.join(', ')}, comma-separated. Each is also off when the installed driver is not the version they were checked with. none: the driver's public path only.` }),
+  SHIMS: Type.String({ pattern: SHIMS_PATTERN, default: 'all', description: `Which of the service's reaches into its dependencies' internals to use (docs/architecture.md): all, none, or some of ${SHIMS.join(', ')}, comma-separated. Each is also off when its check at start fails (the driver shims: when the installed driver is not the version they were checked with). none: public APIs only.` }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'Least severe log level written; one line per request only at debug and trace.' })
 })
 
@@ -65,7 +65,7 @@ const PATTERN_WORDS: Record<string, string> = {
   JWT_ALGORITHMS: 'RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, comma-separated; or EdDSA alone',
   JWT_PROJECTS_CLAIM: '1 to 100 of A-Z a-z 0-9 _ : . / -',
   PUBLIC_URL: 'an http:// or https:// URL without query or fragment',
-  DRIVER_SHIMS: `all, none, or some of ${SHIMS.join(', ')}, comma-separated`
+  SHIMS: `all, none, or some of ${SHIMS.join(', ')}, comma-separated`
 }
 
 /** Variables read outside the schema, for the reference and `--help`. */

@@ -114,9 +114,9 @@ export function withSlotSessions (client: MongoClient, on = true): MongoClient {
  * (database-watchdog.ts) replaces it when it stops recovering by itself.
  */
 async function mongodbPlugin (fastify: FastifyInstance) {
-  const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS, DRIVER_SHIMS } = fastify.config
+  const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS, SHIMS } = fastify.config
   if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
-  const shims = chooseShims(DRIVER_SHIMS)
+  const shims = chooseShims(SHIMS)
   if (shims.warning !== undefined) fastify.log.warn(shims.warning)
   const slotSessions = shims.on.has('slot-sessions')
   const connect = () => withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)), slotSessions)

@@ -24,8 +24,8 @@ export interface BuildOptions {
 export async function build (t: Test, { config: overrides = {}, databaseUri, extend, logLines }: BuildOptions = {}): Promise<FastifyInstance> {
   const uri = databaseUri ?? (await testDatabase()).uri
   // No metrics listener unless a test asks for one: test files run in parallel and would share its port.
-  // DRIVER_SHIMS=none in the environment runs the whole suite on the driver's public path (.ci/run does once).
-  const shims = process.env.DRIVER_SHIMS === undefined ? {} : { DRIVER_SHIMS: readConfig({ DRIVER_SHIMS: process.env.DRIVER_SHIMS }).DRIVER_SHIMS }
+  // SHIMS=none in the environment runs the whole suite on the driver's public path (.ci/run does once).
+  const shims = process.env.SHIMS === undefined ? {} : { SHIMS: readConfig({ SHIMS: process.env.SHIMS }).SHIMS }
   const config: Config = { ...readConfig({}), ...shims, LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }

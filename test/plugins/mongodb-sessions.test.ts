@@ -54,7 +54,7 @@ t.test('the shims are checked against the driver they were tested with, and can 
   t.match(newer.warning, /not the version the driver shims were checked with/)
 
   const logLines: Array<Record<string, unknown>> = []
-  const fastify = await build(t, { config: { DRIVER_SHIMS: 'none' }, logLines })
+  const fastify = await build(t, { config: { SHIMS: 'none' }, logLines })
   t.same([...fastify.database.shims], [])
   t.type(sessionsOf(fastify.mongo.client), Set, 'the driver keeps its own Set')
   let seen: unknown
@@ -64,7 +64,7 @@ t.test('the shims are checked against the driver they were tested with, and can 
   })
   t.type(seen, AbortSignal, 'operations get a real AbortSignal')
   t.notOk(logLines.some((line) => String(line.msg).includes('driver shims')), 'turned off by hand: no warning')
-  if (process.env.DRIVER_SHIMS === undefined) {
+  if (process.env.SHIMS === undefined) {
     const on = await build(t)
     t.same([...on.database.shims], ['slot-sessions', 'deadline-signal'], 'on by default')
     t.type(sessionsOf(on.mongo.client), SlotSet)
