@@ -105,6 +105,8 @@ export async function renderErrors (inject: Inject): Promise<string> {
       if (answer.code !== code) throw new Error(`${request.url} answers ${answer.code}, not ${code}`)
       body = answer
       lines.push(`\`${request.method ?? 'GET'} ${example.shown ?? decodeURIComponent(request.url)}\` answers ${res.statusCode}:`)
+      const command = example.shown === undefined ? curlOf(request) : undefined
+      if (command !== undefined) lines.push('', '```sh', command, '```')
     } else {
       body = example.body
       lines.push(`When ${example.when}:`)
@@ -112,6 +114,15 @@ export async function renderErrors (inject: Inject): Promise<string> {
     lines.push('', '```json', json({ ...body, requestId: '3f1c9a2e-…' }), '```')
   }
   return lines.join('\n')
+}
+
+/** A shell command that sends `request` (a plain GET) to $API with curl, each parameter URL-encoded by curl. */
+function curlOf (request: Request): string | undefined {
+  if ((request.method ?? 'GET') !== 'GET' || request.headers !== undefined || request.payload !== undefined) return undefined
+  const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
+  const [path, query = ''] = request.url.split('?') as [string, string?]
+  const pairs = query === '' ? [] : query.split('&').map((pair) => decodeURIComponent(pair.replaceAll('+', ' ')))
+  return [`curl -sG "$API${path}"`, ...pairs.map((pair) => `--data-urlencode ${quote(pair)}`)].join(' ')
 }
 
 /** docs/configuration.md's generated part: every variable, as `npm start -- --help` prints them. */

@@ -91,7 +91,7 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
 
   try {
     const address = await fastify.listen({ port: config.PORT, host: config.HOST })
-    fastify.log.info(`API at ${address}/projects, docs at ${address}/docs`)
+    fastify.log.info(`API at ${address}/projects, docs at ${address}/docs (OpenAPI document ${address}/docs/json), health at ${address}/health and ${address}/ready`)
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException
     await stop(code === 'EADDRINUSE' || code === 'EACCES' ? listenError('PORT', config.PORT, config.HOST, error as NodeJS.ErrnoException) : error, database)

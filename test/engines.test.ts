@@ -30,3 +30,10 @@ t.test('CI runs every major version engines admits, and only those', async (t) =
   const workflow = await readFile(path.join(ROOT, '.github/workflows/ci.yml'), 'utf8')
   for (const [, list] of workflow.matchAll(/node: \[([^\]]*)\]/g)) t.same(list?.split(',').map(Number), majors, 'the GitHub workflow')
 })
+
+t.test('the types of Node are those of the oldest version engines admits', async (t) => {
+  const ours: string = (await json('package.json')).engines.node
+  const oldest = Math.min(...ours.split('||').map((range) => semver.minVersion(range.trim())?.major ?? Infinity))
+  const types: string = (await json('package.json')).devDependencies['@types/node']
+  t.equal(semver.major(types), oldest, `@types/node ${types}: an API newer than Node ${oldest} does not type-check`)
+})

@@ -4,7 +4,7 @@
 // Every address is on loopback; nginx connects to the replicas from 127.0.0.2, the only address
 // the replicas trust (TRUST_PROXY), and clients connect from addresses of their own.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import { tmpdir } from 'node:os'
@@ -48,6 +48,36 @@ export interface Topology {
   restart: (index: number) => Promise<number | null>
   token: (claims?: Record<string, unknown>) => string
   nginxLog: () => string
+}
+
+/** The processes of process group `group` (from /proc). */
+export function groupMembers (group: number): number[] {
+  const members: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // pid (comm) state ppid pgrp …: the fields after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) === group && fields[0] !== 'Z') members.push(Number(entry))
+    } catch {}
+  }
+  return members
+}
+
+/**
+ * Stops nginx as its manual says (SIGQUIT: workers finish, then exit), and checks that its whole
+ * process group is gone within 10 s; else kills the group and throws, failing the test.
+ */
+async function stopNginx (nginx: ChildProcess): Promise<void> {
+  const group = nginx.pid
+  if (group === undefined) return
+  if (nginx.exitCode === null && nginx.signalCode === null) nginx.kill('SIGQUIT')
+  for (let i = 0; i < 100 && groupMembers(group).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  const left = groupMembers(group)
+  if (left.length === 0) return
+  try { process.kill(-group, 'SIGKILL') } catch {}
+  throw new Error(`nginx left processes ${left.join(', ')} running after SIGQUIT`)
 }
 
 /** The nginx configuration users copy (deploy/nginx/), with this topology's values. */
@@ -130,10 +160,11 @@ http {
   include ${dir}/listing-api.conf;
 }
 `)
-  const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off; user root;'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // A process group of its own (detached), so that its workers can be found and none outlives the test.
+  const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off; user root;'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
   let nginxErrors = ''
   nginx.stderr?.setEncoding('utf8').on('data', (chunk: string) => { nginxErrors += chunk })
-  t.teardown(() => { nginx.kill('SIGKILL') })
+  t.teardown(async () => { await stopNginx(nginx) })
 
   const agents = new Map<string, https.Agent>()
   const agentFrom = (from: string): https.Agent => {
