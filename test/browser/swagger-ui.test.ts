@@ -7,6 +7,9 @@ import type { BuildOptions } from '../helpers/build.js'
 import { buildWithDemoData, list } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 
+/** The page's document, in the functions run in the browser (this program is typed for Node, without the DOM library). */
+declare const document: { querySelector: (selector: string) => { textContent: string | null } | null }
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 // A browser rendering the whole OpenAPI document (nine lists and eight feeds) takes its time on a busy 2-core machine.
 t.setTimeout(120_000)
@@ -34,7 +37,7 @@ async function sessionsInSwaggerUi (t: Test, options: BuildOptions = {}) {
 
 if (!existsSync(CHROMIUM)) {
   if (process.env.CI !== undefined) t.fail(`no Chromium at ${CHROMIUM}: .ci/run installs Debian's chromium`)
-  else t.skip(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
+  else t.skip(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`, () => {})
 } else {
   t.test('Try it out on the sessions list answers 200 with data', async (t) => {
     const { fastify, page, operation, projectId } = await sessionsInSwaggerUi(t)

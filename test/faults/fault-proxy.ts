@@ -54,7 +54,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     client.on('error', drop).on('close', drop)
     upstream.on('error', drop).on('close', drop)
 
-    let pending = Buffer.alloc(0)
+    let pending: Buffer = Buffer.alloc(0)
     client.on('data', (chunk: Buffer) => {
       if (link.silent) return
       if (failing === undefined) {

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { MongoClient } from 'mongodb'
 import type { Test } from 'tap'
 import app, { serverOptions } from '../../app.js'
 import { readConfig, type Config } from '../../plugins/config.js'
@@ -33,7 +34,7 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   await fastify.register(app, { config })
   extend?.(fastify)
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
-  fastify.after(() => { fastify.mongo.client.monitorCommands = true })
+  fastify.after(() => { (fastify.mongo.client as MongoClient & { monitorCommands: boolean }).monitorCommands = true })
   await fastify.ready()
   // The first ping, the pool's warm-up and the start-up indexes run in the background: done
   // before the test, so that it starts ready and sees only its own commands.

@@ -9,7 +9,7 @@ import { testDatabase } from '../../helpers/database.js'
 const database = await testDatabase()
 if (database.kind === 'offline-mongodb') {
   t.comment('keyset plan: skipped on the offline stand-in (it scans and has no query plans); run with MONGODB_URI to check')
-  t.skip('keyset plan needs a real MongoDB')
+  t.skip('keyset plan needs a real MongoDB', () => {})
 } else {
   t.test('a deep cursor page is an index range on the sort key, never a SKIP', async (t) => {
     const fastify = await build(t)
