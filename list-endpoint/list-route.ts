@@ -8,6 +8,7 @@ import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, problemResponse } from '../schemas/problem.js'
+import { LIST_EXAMPLES } from '../schemas/list-examples.js'
 import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
 import { EXACT_VALUES, valuesDocument, type CursorBinding } from './cursor.js'
 import { keysetFilter, valueAt } from './keyset.js'
@@ -175,6 +176,8 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         response: {
           200: {
             ...listEnvelope(schema, `The page of ${collection}`),
+            // A real answer (schemas/list-examples.ts), rather than one Swagger UI makes up from the schema.
+            ...(LIST_EXAMPLES[collection] === undefined ? {} : { examples: [{ data: [LIST_EXAMPLES[collection]], limit: limits.defaultLimit, skip: 0 }] }),
             headers: { link: { type: 'string', description: 'When more results follow: `<URL of the next page>; rel="next"` (RFC 8288)' } }
           },
           400: problemResponse('The request breaks a rule of the query language; every problem is listed', badRequestExample(spec, limits)),

@@ -214,6 +214,26 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65cd7e3007370d3300000000",
+                         *           "name": "Festival des Lumières 2024",
+                         *           "email": "contact@lumieres.example.org",
+                         *           "createdAt": "2024-02-15T03:00:00.000Z",
+                         *           "updatedAt": "2024-02-22T03:00:00.000Z",
+                         *           "customFields": {
+                         *             "city": "Lyon",
+                         *             "edition": 12
+                         *           },
+                         *           "public": true
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Project"][];
                             limit: number;
@@ -573,6 +593,26 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65cd7e3007370d3300000000",
+                         *           "name": "Festival des Lumières 2024",
+                         *           "email": "contact@lumieres.example.org",
+                         *           "createdAt": "2024-02-15T03:00:00.000Z",
+                         *           "updatedAt": "2024-02-22T03:00:00.000Z",
+                         *           "customFields": {
+                         *             "city": "Lyon",
+                         *             "edition": 12
+                         *           },
+                         *           "public": true
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Project"][];
                             limit: number;
@@ -754,6 +794,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65d9be203ace873200000045",
+                         *           "name": "Foraging walk",
+                         *           "createdAt": "2024-02-24T10:00:00.000Z",
+                         *           "updatedAt": "2024-03-02T10:00:00.000Z",
+                         *           "customFields": {
+                         *             "level": "beginner",
+                         *             "durationMinutes": 90
+                         *           },
+                         *           "project": "65cd7e3007370d3300000000",
+                         *           "category": "65cde0a0566d3e8600000002",
+                         *           "tags": [
+                         *             "food",
+                         *             "dance"
+                         *           ],
+                         *           "active": false,
+                         *           "description": "Find edible plants with a botanist."
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Activity"][];
                             limit: number;
@@ -1178,6 +1244,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65cd9a50d397b68500000001",
+                         *           "name": "Music",
+                         *           "createdAt": "2024-02-15T05:00:00.000Z",
+                         *           "updatedAt": "2024-03-16T05:00:00.000Z",
+                         *           "customFields": {
+                         *             "color": "green"
+                         *           },
+                         *           "project": "65cd7e3007370d3300000000"
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Category"][];
                             limit: number;
@@ -1603,6 +1687,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65cf94900ff0f39700000009",
+                         *           "name": "Big top 1",
+                         *           "createdAt": "2024-02-16T17:00:00.000Z",
+                         *           "updatedAt": "2024-02-17T17:00:00.000Z",
+                         *           "customFields": {
+                         *             "indoor": false
+                         *           },
+                         *           "project": "65cd7e3007370d3300000000",
+                         *           "maxNumberOfParticipants": 80
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Place"][];
                             limit: number;
@@ -2033,6 +2136,50 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "66242cd03e7f16b9000004d7",
+                         *           "name": "Olga Leroy",
+                         *           "email": "olga.leroy91@example.org",
+                         *           "createdAt": "2024-04-20T21:00:00.000Z",
+                         *           "updatedAt": "2024-05-07T21:00:00.000Z",
+                         *           "customFields": {
+                         *             "ticket": "weekend",
+                         *             "newsletter": true
+                         *           },
+                         *           "project": "65cd7e3007370d3300000000",
+                         *           "user": "66241ec04c0548ab000001b7",
+                         *           "role": "participant",
+                         *           "sessionsSubscriptions": [
+                         *             {
+                         *               "session": "6608d1b01b51d6e90000012a",
+                         *               "subscribedAt": "2024-04-28T17:15:00.000Z"
+                         *             },
+                         *             {
+                         *               "session": "66164700164f09670000016d",
+                         *               "subscribedAt": "2024-05-17T16:30:00.000Z"
+                         *             },
+                         *             {
+                         *               "session": "66095e50be1640ff0000012d",
+                         *               "subscribedAt": "2024-05-25T15:00:00.000Z"
+                         *             },
+                         *             {
+                         *               "session": "661b0060a832445400000187",
+                         *               "subscribedAt": "2024-05-25T14:00:00.000Z"
+                         *             },
+                         *             {
+                         *               "session": "66030d2022354c9d00000110",
+                         *               "subscribedAt": "2024-05-04T20:00:00.000Z"
+                         *             }
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Registration"][];
                             limit: number;
@@ -2462,6 +2609,30 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65e5636029e281ee00000081",
+                         *           "name": "Poetry slam – 06-16",
+                         *           "createdAt": "2024-03-04T06:00:00.000Z",
+                         *           "project": "65cd7e3007370d3300000000",
+                         *           "activity": "65da3cb0a2b4548d00000048",
+                         *           "start": "2024-06-16T16:30:00.000Z",
+                         *           "end": "2024-06-16T17:15:00.000Z",
+                         *           "places": [
+                         *             "65d0add0dae155f40000000f"
+                         *           ],
+                         *           "stewards": [
+                         *             "65d504c0122c2a110000002b",
+                         *             "65d6d4d05c713fdf00000037"
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Session"][];
                             limit: number;
@@ -2886,6 +3057,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "65d2b620de73653c0000001d",
+                         *           "name": "Inès Dubois",
+                         *           "email": "inès.dubois37@example.org",
+                         *           "createdAt": "2024-02-19T02:00:00.000Z",
+                         *           "updatedAt": "2024-03-07T02:00:00.000Z",
+                         *           "customFields": {
+                         *             "shirtSize": "M"
+                         *           },
+                         *           "project": "65cd7e3007370d3300000000"
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Steward"][];
                             limit: number;
@@ -3311,6 +3501,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "_id": "6622167036253e8d000001ad",
+                         *           "name": "Team 1",
+                         *           "createdAt": "2024-04-19T07:00:00.000Z",
+                         *           "customFields": {
+                         *             "radioChannel": 2
+                         *           },
+                         *           "project": "65cd7e3007370d3300000000",
+                         *           "activity": "65e43c10d3a8e60300000079"
+                         *         }
+                         *       ],
+                         *       "limit": 100,
+                         *       "skip": 0
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Team"][];
                             limit: number;

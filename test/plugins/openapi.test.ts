@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser'
 import t from 'tap'
 import { build } from '../helpers/build.js'
+import { buildWithDemoData } from '../helpers/demo-app.js'
 
 t.test('GET /docs/json is a valid OpenAPI 3 document', async (t) => {
   const fastify = await build(t)
@@ -111,4 +112,21 @@ t.test('"Authorize" shows when tokens are required', async (t) => {
   const { requestId: _sent, ...body } = res.json()
   const { requestId: _shown, ...shown } = example
   t.same(body, shown, 'the 401 example is the real answer')
+})
+
+t.test('each list\'s 200 example is the service\'s own answer on the demo data, not one made up from the schema', async (t) => {
+  const fastify = await buildWithDemoData(t)
+  const document = (await fastify.inject('/docs/json')).json()
+  const project = '65cd7e3007370d3300000000'
+  const lists = Object.entries(document.paths as Record<string, { get: { responses: { 200: { content: Record<string, { example?: { data: Array<{ _id: string }> } }> } } } }>)
+    .filter(([url]) => url.startsWith('/projects') && !url.endsWith('/changes'))
+  t.equal(lists.length, 9)
+  for (const [url, item] of lists) {
+    const example = item.get.responses[200].content['application/json']?.example
+    t.ok(example, `${url} has an example`)
+    if (example === undefined) continue
+    const id = example.data[0]?._id as string
+    const res = await fastify.inject(`${url.replace('{projectId}', project)}?filter=${encodeURIComponent(JSON.stringify({ _id: id }))}`)
+    t.same(res.json(), example, `${url}: the answer to filter={"_id":"${id}"}`)
+  }
 })
