@@ -12,7 +12,7 @@
 //   the common ones (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
 // test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
 import type { TObject } from '@sinclair/typebox'
-import { T, cstringEnd, decodeRaw, isDBRefLike, valueSize, type Page } from './bson-page.js'
+import { Elements, T, decodeRaw, isDBRefLike, type Page } from './bson-page.js'
 import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js'
 import { COMMA, Out } from './json-out.js'
 import { putAnyDocument, putCustom, putScalar, putScalarArray } from './json-values.js'
@@ -53,26 +53,21 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
   out.byte(0x7d)
 }
 
+const itemsWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+
 /** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
 function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, report: Report): boolean {
-  const end = at + buf.readInt32LE(at) - 1
-  let i = at + 4
-  while (i < end) {
-    const type = buf[i] as number
-    const valueAt = cstringEnd(buf, i + 1) + 1
-    if (type !== T.Document || isDBRefLike(buf, valueAt)) return false
-    i = valueAt + valueSize(buf, type, valueAt)
+  // isDBRefLike has a walk of its own: this one is not disturbed.
+  for (const e = itemsWalk.reset(buf, at); e.next();) {
+    if (e.type !== T.Document || isDBRefLike(buf, e.valueAt, e.valueEnd)) return false
   }
   const inner = field.inner as Plan
   out.byte(0x5b)
-  i = at + 4
   let first = true
-  while (i < end) {
-    const valueAt = cstringEnd(buf, i + 1) + 1
+  for (const e = new Elements(buf, at); e.next();) {
     if (!first) out.byte(COMMA)
     first = false
-    putDocument(out, inner, buf, valueAt, undefined, report)
-    i = valueAt + buf.readInt32LE(valueAt)
+    putDocument(out, inner, buf, e.valueAt, undefined, report)
   }
   out.byte(0x5d)
   return true

@@ -33,28 +33,108 @@ export const utf8 = BUFFER_SLICES
 /** The driver's defaults for decoding replies (what the schema path sees). */
 export const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false, useBigInt64: false, validation: { utf8: true } } as const
 
-/** The end (the NUL) of the cstring starting at `at`. */
-export function cstringEnd (buf: Buffer, at: number): number {
+/** Raw BSON that does not hold together: a length past its document or buffer, a name without its NUL, an unknown type. */
+export class MalformedBson extends Error {
+  constructor (message: string) {
+    super(`malformed BSON: ${message}`)
+    this.name = 'MalformedBson'
+  }
+}
+
+/** The end (the NUL) of the cstring starting at `at`, which must come before `end`. */
+export function cstringEnd (buf: Buffer, at: number, end: number = buf.length): number {
   let i = at
-  while (buf[i] !== 0) i++
+  while (i < end && buf[i] !== 0) i++
+  if (i >= end) throw new MalformedBson(`a name or pattern at ${at} has no NUL before ${end}`)
   return i
 }
 
-/** The size of the value of an element of type `type` whose value starts at `at`. */
-export function valueSize (buf: Buffer, type: number, at: number): number {
+/** A length prefix at `at` that must lie before `end`. */
+function lengthAt (buf: Buffer, at: number, end: number): number {
+  if (at + 4 > end) throw new MalformedBson(`a length at ${at} runs past ${end}`)
+  return buf.readInt32LE(at)
+}
+
+/** The size of the value of an element of type `type` whose value starts at `at`; it must end by `end`. */
+export function valueSize (buf: Buffer, type: number, at: number, end: number = buf.length): number {
+  let size: number
   switch (type) {
-    case T.Double: case T.Date: case T.Int64: case T.Timestamp: return 8
-    case T.String: case T.Code: case T.Symbol: return 4 + buf.readInt32LE(at)
-    case T.Document: case T.Array: case T.CodeWithScope: return buf.readInt32LE(at)
-    case T.Binary: return 5 + buf.readInt32LE(at)
-    case T.Undefined: case T.Null: case T.MinKey: case T.MaxKey: return 0
-    case T.ObjectId: return 12
-    case T.Boolean: return 1
-    case T.Regex: { const end = cstringEnd(buf, cstringEnd(buf, at) + 1); return end + 1 - at }
-    case T.DBPointer: return 4 + buf.readInt32LE(at) + 12
-    case T.Int32: return 4
-    case T.Decimal128: return 16
-    default: throw new Error(`bson-json: unknown BSON type ${type}`)
+    case T.Double: case T.Date: case T.Int64: case T.Timestamp: size = 8; break
+    case T.String: case T.Code: case T.Symbol: {
+      const length = lengthAt(buf, at, end)
+      if (length < 1) throw new MalformedBson(`a string at ${at} has length ${length}`)
+      size = 4 + length
+      break
+    }
+    case T.Document: case T.Array: case T.CodeWithScope: size = lengthAt(buf, at, end); if (size < 5) throw new MalformedBson(`a document at ${at} has length ${size}`); break
+    case T.Binary: { const length = lengthAt(buf, at, end); if (length < 0) throw new MalformedBson(`a binary at ${at} has length ${length}`); size = 5 + length; break }
+    case T.Undefined: case T.Null: case T.MinKey: case T.MaxKey: size = 0; break
+    case T.ObjectId: size = 12; break
+    case T.Boolean: size = 1; break
+    case T.Regex: size = cstringEnd(buf, cstringEnd(buf, at, end) + 1, end) + 1 - at; break
+    case T.DBPointer: { const length = lengthAt(buf, at, end); if (length < 1) throw new MalformedBson(`a DBPointer at ${at} has length ${length}`); size = 4 + length + 12; break }
+    case T.Int32: size = 4; break
+    case T.Decimal128: size = 16; break
+    default: throw new MalformedBson(`unknown BSON type ${type} at ${at - 1}`)
+  }
+  if (at + size > end) throw new MalformedBson(`a value at ${at} of ${size} bytes runs past ${end}`)
+  return size
+}
+
+/**
+ * The elements of one BSON document or array, in order: the walk every reader of raw BSON here
+ * shares. Each step's offsets are checked against the document's own length, and that length
+ * against `limit` (the enclosing document's end, or the buffer's), so that a truncated or hostile
+ * reply ends in MalformedBson rather than in a read outside it.
+ *
+ *   for (const e = new Elements(buf, at); e.next();) use(e.type, e.nameAt, e.nameEnd, e.valueAt, e.valueEnd)
+ */
+export class Elements {
+  /** The element's type byte. */
+  type = 0
+  /** Its name: from nameAt to nameEnd (its NUL). */
+  nameAt = 0
+  nameEnd = 0
+  /** Its value: from valueAt to valueEnd (exclusive). */
+  valueAt = 0
+  valueEnd = 0
+  /** The document's terminating NUL. */
+  end = 0
+  buf: Buffer
+
+  constructor (buf: Buffer, at: number, limit: number = buf.length) {
+    this.buf = buf
+    this.reset(buf, at, limit)
+  }
+
+  /**
+   * Starts again on the document at `at`. A walk that calls no other walk of the same instance
+   * while it runs keeps one instance (the hot loops do): no object per document.
+   */
+  reset (buf: Buffer, at: number, limit: number = buf.length): this {
+    const size = lengthAt(buf, at, limit)
+    if (size < 5 || at + size > limit) throw new MalformedBson(`a document at ${at} of ${size} bytes does not fit before ${limit}`)
+    const end = at + size - 1
+    if (buf[end] !== 0) throw new MalformedBson(`the document at ${at} does not end with NUL`)
+    this.buf = buf
+    this.end = end
+    this.valueEnd = at + 4
+    return this
+  }
+
+  /** Moves to the next element: false after the last. */
+  next (): boolean {
+    const i = this.valueEnd
+    if (i >= this.end) return false
+    const buf = this.buf
+    const type = buf[i] as number
+    const nameEnd = cstringEnd(buf, i + 1, this.end)
+    this.type = type
+    this.nameAt = i + 1
+    this.nameEnd = nameEnd
+    this.valueAt = nameEnd + 1
+    this.valueEnd = nameEnd + 1 + valueSize(buf, type, nameEnd + 1, this.end)
+    return true
   }
 }
 
@@ -70,22 +150,18 @@ export function int64Value (buf: Buffer, at: number): string | undefined {
  * Whether the embedded document at `at` decodes to a DBRef rather than a plain object
  * (js-bson: `$ref` a string, `$id` present and not null, `$db` absent or a string).
  */
-export function isDBRefLike (buf: Buffer, at: number): boolean {
-  const end = at + buf.readInt32LE(at) - 1
+const dbRefWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+export function isDBRefLike (buf: Buffer, at: number, limit: number = buf.length): boolean {
   let ref = false
   let id = false
   let db = true
-  let i = at + 4
-  while (i < end) {
-    const type = buf[i] as number
-    const nameEnd = cstringEnd(buf, i + 1)
-    if (buf[i + 1] === 0x24 && nameEnd - i - 1 <= 4) { // `$`
-      const name = latin1(buf, i + 1, nameEnd)
-      if (name === '$ref') ref = type === T.String
-      else if (name === '$id') id = type !== T.Null && type !== T.Undefined
-      else if (name === '$db') db = type === T.String
+  for (const e = dbRefWalk.reset(buf, at, limit); e.next();) {
+    if (buf[e.nameAt] === 0x24 && e.nameEnd - e.nameAt <= 4) { // `$`
+      const name = latin1(buf, e.nameAt, e.nameEnd)
+      if (name === '$ref') ref = e.type === T.String
+      else if (name === '$id') id = e.type !== T.Null && e.type !== T.Undefined
+      else if (name === '$db') db = e.type === T.String
     }
-    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
   }
   return ref && id && db
 }
@@ -115,29 +191,19 @@ export function firstBatch (cursor: Buffer): { page: Page, id: bigint } {
   const starts: number[] = []
   let id = 0n
   let batch = false
-  const end = cursor.readInt32LE(0) - 1
-  let i = 4
-  while (i < end) {
-    const type = cursor[i] as number
-    const nameEnd = cstringEnd(cursor, i + 1)
-    const valueAt = nameEnd + 1
-    const name = latin1(cursor, i + 1, nameEnd)
-    if (name === 'firstBatch' && type === T.Array) {
+  for (const e = new Elements(cursor, 0); e.next();) {
+    const name = latin1(cursor, e.nameAt, e.nameEnd)
+    if (name === 'firstBatch' && e.type === T.Array) {
       batch = true
-      const arrayEnd = valueAt + cursor.readInt32LE(valueAt) - 1
-      let j = valueAt + 4
-      while (j < arrayEnd) {
-        if (cursor[j] !== T.Document) throw new Error('bson-page: a cursor batch holds something other than documents')
-        const docAt = cstringEnd(cursor, j + 1) + 1
-        starts.push(docAt)
-        j = docAt + cursor.readInt32LE(docAt)
+      for (const item = new Elements(cursor, e.valueAt, e.valueEnd); item.next();) {
+        if (item.type !== T.Document) throw new MalformedBson('a cursor batch holds something other than documents')
+        starts.push(item.valueAt)
       }
-    } else if (name === 'id' && type === T.Int64) {
-      id = cursor.readBigInt64LE(valueAt)
+    } else if (name === 'id' && e.type === T.Int64) {
+      id = cursor.readBigInt64LE(e.valueAt)
     }
-    i = valueAt + valueSize(cursor, type, valueAt)
   }
-  if (!batch) throw new Error('bson-page: the cursor reply has no firstBatch')
+  if (!batch) throw new MalformedBson('the cursor reply has no firstBatch')
   return { page: { bytes: cursor, starts }, id }
 }
 
@@ -148,16 +214,11 @@ export function firstBatch (cursor: Buffer): { page: Page, id: bigint } {
 export function innerPage ({ bytes, starts }: Page, field: string): Page {
   const inner: number[] = []
   for (const start of starts) {
-    const end = start + bytes.readInt32LE(start) - 1
-    let i = start + 4
-    while (i < end) {
-      const type = bytes[i] as number
-      const nameEnd = cstringEnd(bytes, i + 1)
-      if (type === T.Document && latin1(bytes, i + 1, nameEnd) === field) {
-        inner.push(nameEnd + 1)
+    for (const e = new Elements(bytes, start); e.next();) {
+      if (e.type === T.Document && latin1(bytes, e.nameAt, e.nameEnd) === field) {
+        inner.push(e.valueAt)
         break
       }
-      i = nameEnd + 1 + valueSize(bytes, type, nameEnd + 1)
     }
   }
   return { bytes, starts: inner }
@@ -174,21 +235,14 @@ export function decodeRaw (doc: Buffer): Document {
  * end of its value; -1 when the document has no such element.
  */
 function lastElements ({ bytes, starts }: Page, index: number, names: readonly string[]): Int32Array {
-  const at = starts[index] as number
-  const end = at + bytes.readInt32LE(at) - 1
   const found = new Int32Array(names.length * 3).fill(-1)
-  let i = at + 4
-  while (i < end) {
-    const type = bytes[i] as number
-    const nameEnd = cstringEnd(bytes, i + 1)
-    const next = nameEnd + 1 + valueSize(bytes, type, nameEnd + 1)
-    const k = names.indexOf(utf8(bytes, i + 1, nameEnd))
+  for (const e = new Elements(bytes, starts[index] as number); e.next();) {
+    const k = names.indexOf(utf8(bytes, e.nameAt, e.nameEnd))
     if (k >= 0) {
-      found[3 * k] = i
-      found[3 * k + 1] = nameEnd + 1
-      found[3 * k + 2] = next
+      found[3 * k] = e.nameAt - 1
+      found[3 * k + 1] = e.valueAt
+      found[3 * k + 2] = e.valueEnd
     }
-    i = next
   }
   return found
 }

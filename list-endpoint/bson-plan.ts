@@ -4,7 +4,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { ObjectId } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
-import { T, cstringEnd, utf8, valueSize } from './bson-page.js'
+import { Elements, T, utf8 } from './bson-page.js'
 
 export interface Field {
   index: number
@@ -56,21 +56,19 @@ function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field
   return undefined
 }
 
+// One walk for every call: matchField walks nothing.
+const locateWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+
 /** Records where each declared field's value starts in the document at `at`, and its type. */
 export function locate (plan: Plan, buf: Buffer, at: number): void {
   const { valueAt, types } = plan
   valueAt.fill(-1)
-  const end = at + buf.readInt32LE(at) - 1
-  let i = at + 4
-  while (i < end) {
-    const type = buf[i] as number
-    const nameEnd = cstringEnd(buf, i + 1)
-    const field = matchField(plan, buf, i + 1, nameEnd)
+  for (const e = locateWalk.reset(buf, at); e.next();) {
+    const field = matchField(plan, buf, e.nameAt, e.nameEnd)
     if (field !== undefined) {
-      valueAt[field.index] = nameEnd + 1
-      types[field.index] = type
+      valueAt[field.index] = e.valueAt
+      types[field.index] = e.type
     }
-    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
   }
 }
 

@@ -3,7 +3,7 @@
 // driver would decode it to.
 import { BSON } from 'mongodb'
 import type { FieldKind } from '../schemas/fields.js'
-import { DECODE_OPTIONS, T, cstringEnd, int64Value, isDBRefLike, valueSize } from './bson-page.js'
+import { DECODE_OPTIONS, Elements, T, int64Value, isDBRefLike } from './bson-page.js'
 import { putDate } from './json-date.js'
 import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
 
@@ -40,23 +40,21 @@ export function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number,
   }
 }
 
+// One walk for every call: putScalar walks nothing.
+const scalarWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+
 /** A BSON array of one scalar kind as JSON; false (nothing written) when any element does not fit. */
 export function putScalarArray (out: Out, kind: FieldKind, buf: Buffer, at: number): boolean {
   const mark = out.pos
-  const end = at + buf.readInt32LE(at) - 1
   out.byte(0x5b)
-  let i = at + 4
   let first = true
-  while (i < end) {
-    const type = buf[i] as number
-    const valueAt = cstringEnd(buf, i + 1) + 1
+  for (const e = scalarWalk.reset(buf, at); e.next();) {
     if (!first) out.byte(COMMA)
     first = false
-    if (!putScalar(out, kind, buf, type, valueAt)) {
+    if (!putScalar(out, kind, buf, e.type, e.valueAt)) {
       out.pos = mark
       return false
     }
-    i = valueAt + valueSize(buf, type, valueAt)
   }
   out.byte(0x5d)
   return true
@@ -88,15 +86,10 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
     case T.Boolean: case T.Int32: case T.Int64: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
     case T.Document: return !isDBRefLike(buf, at) && putAnyDocument(out, buf, at)
     case T.Array: {
-      const end = at + buf.readInt32LE(at) - 1
       out.byte(0x5b)
-      let i = at + 4
-      while (i < end) {
-        const itemType = buf[i] as number
-        const valueAt = cstringEnd(buf, i + 1) + 1
-        if (i > at + 4) out.byte(COMMA)
-        if (!putAny(out, buf, itemType, valueAt)) return false
-        i = valueAt + valueSize(buf, itemType, valueAt)
+      for (const e = new Elements(buf, at); e.next();) {
+        if (e.nameAt > at + 5) out.byte(COMMA)
+        if (!putAny(out, buf, e.type, e.valueAt)) return false
       }
       out.byte(0x5d)
       return true
@@ -106,18 +99,13 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
 }
 
 export function putAnyDocument (out: Out, buf: Buffer, at: number): boolean {
-  const end = at + buf.readInt32LE(at) - 1
   out.byte(0x7b)
-  let i = at + 4
-  while (i < end) {
-    const type = buf[i] as number
-    const nameEnd = cstringEnd(buf, i + 1)
-    if (i > at + 4) out.byte(COMMA)
+  for (const e = new Elements(buf, at); e.next();) {
+    if (e.nameAt > at + 5) out.byte(COMMA)
     // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in the first place.)
-    putText(out, buf, i + 1, nameEnd, true)
+    putText(out, buf, e.nameAt, e.nameEnd, true)
     out.byte(0x3a)
-    if (!putAny(out, buf, type, nameEnd + 1)) return false
-    i = nameEnd + 1 + valueSize(buf, type, nameEnd + 1)
+    if (!putAny(out, buf, e.type, e.valueAt)) return false
   }
   out.byte(0x7d)
   return true

@@ -1,0 +1,72 @@
+// The one walk over raw BSON (Elements, list-endpoint/bson-page.ts): every element of a document
+// in order, and on bytes that do not hold together (a reply cut short, a length that lies, a name
+// without its NUL) a MalformedBson, never a read outside the document or a loop without end.
+import { BSON, ObjectId } from 'mongodb'
+import fc from 'fast-check'
+import t from 'tap'
+import { bsonToJson } from '../../list-endpoint/bson-json.js'
+import { Elements, MalformedBson, decodeFields, firstBatch, innerPage, isDBRefLike, pageOf } from '../../list-endpoint/bson-page.js'
+import { Registration } from '../../schemas/kinds.js'
+
+const registration = {
+  _id: new ObjectId(),
+  name: 'Olga Leroy',
+  email: 'olga@example.org',
+  createdAt: new Date('2024-04-20T21:00:00Z'),
+  project: new ObjectId(),
+  role: 'volunteer',
+  sessionsSubscriptions: [{ session: new ObjectId(), subscribedAt: new Date('2024-05-01T00:00:00Z') }, { session: new ObjectId() }],
+  customFields: { ticket: 'weekend', nested: { a: [1, 'two', null] }, re: /a+/i, n: 1.5 }
+}
+const bytes = Buffer.from(BSON.serialize(registration))
+
+t.test('the walk gives every element in order, with its name and value bounds', async (t) => {
+  const names: string[] = []
+  for (const e = new Elements(bytes, 0); e.next();) {
+    names.push(bytes.toString('utf8', e.nameAt, e.nameEnd))
+    t.ok(e.valueAt === e.nameEnd + 1 && e.valueEnd <= e.end, names.at(-1) ?? '')
+  }
+  t.same(names, Object.keys(registration))
+  const e = new Elements(bytes, 0)
+  while (e.next());
+  t.equal(e.valueEnd, bytes.length - 1, 'the last value ends at the document\'s NUL')
+})
+
+const transcode = bsonToJson(Registration)
+/** Every reader of raw BSON, on the bytes. */
+function readAll (buf: Buffer): void {
+  for (const e = new Elements(buf, 0); e.next();) { if (e.type === 3) isDBRefLike(buf, e.valueAt, e.valueEnd) }
+  const page = { bytes: buf, starts: [0] }
+  transcode(page, undefined, () => {})
+  decodeFields(page, 0, ['name', 'customFields'])
+  innerPage(page, 'customFields')
+}
+
+t.test('a document cut short, or with a length, type or NUL changed, is MalformedBson, never an out-of-range read', async (t) => {
+  let refused = 0
+  fc.assert(fc.property(fc.oneof(
+    fc.nat({ max: bytes.length - 1 }).map((cut) => { const b = Buffer.from(bytes.subarray(0, cut)); if (b.length >= 4) b.writeInt32LE(bytes.length, 0); return b }),
+    fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, value]) => { const b = Buffer.from(bytes); b[at] = value; return b }),
+    fc.tuple(fc.nat({ max: bytes.length - 4 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })).map(([at, value]) => { const b = Buffer.from(bytes); b.writeInt32LE(value, at); return b })
+  ), (mutated) => {
+    try {
+      readAll(mutated)
+    } catch (error) {
+      // js-bson's own decoder (decodeFields) refuses in its words; every walk of ours in ours.
+      if (error instanceof MalformedBson || (error as Error).name === 'BSONError') { refused++; return }
+      throw error
+    }
+  }), { numRuns: 3000 })
+  t.ok(refused > 300, `${refused} of 3000 mutations refused cleanly`)
+})
+
+t.test('a cursor reply whose batch lies about its length is refused', async (t) => {
+  const reply = Buffer.from(BSON.serialize({ firstBatch: [{ a: 1 }, { a: 2 }], id: BSON.Long.fromNumber(0), ns: 'db.c' }))
+  t.same(firstBatch(reply).page.starts.length, 2)
+  const lying = Buffer.from(reply)
+  lying.writeInt32LE(1000, 4 + 1 + 'firstBatch'.length + 1)
+  t.throws(() => firstBatch(lying), MalformedBson)
+  t.throws(() => new Elements(Buffer.from([5, 0, 0, 0, 1]), 0), MalformedBson, 'a document that does not end with NUL')
+  t.throws(() => new Elements(Buffer.from([4, 0, 0, 0]), 0), MalformedBson, 'shorter than the smallest document')
+  t.same(pageOf([bytes]).starts, [0])
+})
