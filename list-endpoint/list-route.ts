@@ -1,7 +1,7 @@
 // The one implementation of a list endpoint: a route file states its path, kind and
 // collection; validation, scoping, projection, paging, counting and docs come from here.
 import { Type, type TObject } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BSON, MongoNetworkError, ObjectId, type Document } from 'mongodb'
 import { compileListQuery, listLimits, type ListLimits, type ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
@@ -191,81 +191,118 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
       // The list-query plugin and the project hook check the query string and path themselves.
       validatorCompiler: () => () => true
     }, async function list (request, reply) {
-      const { filter, sort, skip, limit, count, fields, after } = request.listQuery as ListQuery
-      const projectId = request.projectId
-      // The id as the path gave it, in the lower case String(projectId) would write: the key of
-      // the claim's ids and of the remembered projects.
-      const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : ''
-      const readable = request.principal?.projects ?? '*'
-      // A project outside the caller's claim is answered exactly as one that does not exist, before any query.
-      if (scoped && readable !== '*' && !readable.has(projectKey)) throw projectNotFound(projectId as ObjectId)
-      const where = whereOf(request, filter)
-      const sortKeys = Object.keys(sort)
+      const query = request.listQuery as ListQuery
+      const { limit } = query
+      const projectId = request.projectId as ObjectId
+      const projectKey = readableProjectKey(request)
+      const where = whereOf(request, query.filter)
       // What a cursor is bound to; built once, and only when a cursor is read or written.
       let bound: CursorBinding | undefined
-      const binding = (): CursorBinding => (bound ??= {
+      const binding = (): CursorBinding => (bound ??= bindingOf(query, projectId))
+      const pageWhere = query.after === undefined ? where : { $and: [where, afterCursor(query, binding())] }
+      // What is read: the fields asked for, and the sort keys a cursor needs (`extra`, not answered).
+      const { projection: read, extra } = pageProjection(projection, query.fields, Object.keys(query.sort))
+      if (varies) varyOnEncoding(reply)
+      const { page, total } = await readList(projectId, projectKey, query, read, where, pageWhere)
+      let next: string | undefined
+      if (page.starts.length > limit) {
+        page.starts.length = limit
+        next = nextCursor(request, reply, page, query, projectKey, binding)
+      }
+      return answer(request, reply, page, query, extra, total, next)
+    })
+
+    /** The project key of the path (its id in lower case), when the caller may read it; else 404, before any query. */
+    function readableProjectKey (request: FastifyRequest): string {
+      if (!scoped) return ''
+      const projectKey = (request.params as { projectId: string }).projectId.toLowerCase()
+      const readable = request.principal?.projects ?? '*'
+      // A project outside the caller's claim is answered exactly as one that does not exist.
+      if (readable !== '*' && !readable.has(projectKey)) throw projectNotFound(request.projectId as ObjectId)
+      return projectKey
+    }
+
+    function bindingOf (query: ListQuery, projectId: ObjectId | undefined): CursorBinding {
+      return {
         path: `${collection} ${url} ${String(projectId)}`,
-        filter: filterText(request.listQuery as ListQuery),
-        sort: JSON.stringify(sort),
-        fields: fields === undefined ? '*' : [...fields].sort().join(',')
-      })
-      let pageWhere = where
-      if (after !== undefined) {
-        const cursor = fastify.cursors.decode(after, binding())
-        if (!cursor.ok) throw cursorProblem(cursor.code, cursor.message)
-        if (cursor.values.length !== sortKeys.length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
-        pageWhere = { $and: [where, keysetFilter(sort, cursor.values)] }
+        filter: filterText(query),
+        sort: JSON.stringify(query.sort),
+        fields: query.fields === undefined ? '*' : [...query.fields].sort().join(',')
       }
-      const { projection: read, extra } = pageProjection(projection, fields, sortKeys)
-      if (varies) {
-        const vary = reply.getHeader('vary')
-        reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
-      }
-      // A project remembered as existing costs no query; one remembered as absent is 404 at once.
+    }
+
+    /** The range of the documents after the cursor of `after`: checked against its signature and this very query. */
+    function afterCursor (query: ListQuery, binding: CursorBinding): Document {
+      const cursor = fastify.cursors.decode(query.after as string, binding)
+      if (!cursor.ok) throw cursorProblem(cursor.code, cursor.message)
+      if (cursor.values.length !== Object.keys(query.sort).length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
+      return keysetFilter(query.sort, cursor.values)
+    }
+
+    function varyOnEncoding (reply: FastifyReply): void {
+      const vary = reply.getHeader('vary')
+      reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
+    }
+
+    /**
+     * The page, one document more than asked (it tells whether a next page exists; limit=0 reads
+     * none), and the count when asked, within the query's time; 404 when the project does not
+     * exist. A project remembered as existing costs no query, one remembered as absent none either.
+     */
+    async function readList (projectId: ObjectId, projectKey: string, query: ListQuery, read: Document, where: Document, pageWhere: Document): Promise<PageRead> {
+      const { sort, skip, limit, count } = query
       const known = scoped ? fastify.projectCache.get(projectKey) : true
-      if (known === false) throw projectNotFound(projectId as ObjectId)
-      const { exists, page: found, total } = await fastify.database.bounded((signal): Promise<PageRead> => {
+      if (known === false) throw projectNotFound(projectId)
+      const result = await fastify.database.bounded((signal): Promise<PageRead> => {
         const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
-        // One more than the page tells whether a next page exists; limit=0 reads nothing.
         // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
         const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }
-        const reading = readPage(fastify, collection, projectId as ObjectId, known, limit === 0, pageQuery, options)
+        const reading = readPage(fastify, collection, projectId, known, limit === 0, pageQuery, options)
         if (!count) return reading
         // countDocuments runs an aggregate ($match, $group), beside the page.
         const counting = fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, options))
         return Promise.all([reading, counting]).then(([pageRead, counted]) => ({ ...pageRead, total: counted }))
       })
-      if (known === undefined) fastify.projectCache.set(projectKey, exists)
-      if (!exists) throw projectNotFound(projectId as ObjectId)
-      let next: string | undefined
-      if (found.starts.length > limit) {
-        found.starts.length = limit
-        // The last document's sort keys as they are stored: copied from its bytes when they are
-        // top-level fields, else only they are decoded.
-        const values = topLevelValues(found, limit - 1, sortKeys) ?? valuesDocument(sortValues(found, limit - 1, sortKeys))
-        let head = heads.get(request.listQuery as ListQuery)
-        if (head === undefined || head.projectKey !== projectKey) {
-          head = { projectKey, bytes: fastify.cursors.head(binding()), kept: keptPairs(request.raw.url ?? '') }
-          heads.set(request.listQuery as ListQuery, head)
-        }
-        next = fastify.cursors.encodeBson(head.bytes, values)
-        reply.header('link', `<${nextUrl(request, next, PUBLIC_URL, head.kept)}>; rel="next"`)
+      if (known === undefined) fastify.projectCache.set(projectKey, result.exists)
+      if (!result.exists) throw projectNotFound(projectId)
+      return result
+    }
+
+    /** The cursor of the next page, from the page's last document, and its Link header. */
+    function nextCursor (request: FastifyRequest, reply: FastifyReply, page: Page, query: ListQuery, projectKey: string, binding: () => CursorBinding): string {
+      const sortKeys = Object.keys(query.sort)
+      const last = query.limit - 1
+      // The last document's sort keys as they are stored: copied from its bytes when they are
+      // top-level fields, else only they are decoded.
+      const values = topLevelValues(page, last, sortKeys) ?? valuesDocument(sortValues(page, last, sortKeys))
+      let head = heads.get(query)
+      if (head === undefined || head.projectKey !== projectKey) {
+        head = { projectKey, bytes: fastify.cursors.head(binding()), kept: keptPairs(request.raw.url ?? '') }
+        heads.set(query, head)
       }
+      const next = fastify.cursors.encodeBson(head.bytes, values)
+      reply.header('link', `<${nextUrl(request, next, PUBLIC_URL, head.kept)}>; rel="next"`)
+      return next
+    }
+
+    /** The answer: written from the page's BSON, or from decoded documents when a nested path was read only for the cursor. */
+    function answer (request: FastifyRequest, reply: FastifyReply, page: Page, query: ListQuery, extra: string[], total: number | undefined, next: string | undefined): string | Buffer | Document {
+      const { limit, skip } = query
       const report = (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
       // A nested path read only for the cursor (`customFields.x` with fields=name) is cut out of
       // decoded documents; every other page goes from BSON to JSON directly.
       if (extra.some((path) => path.includes('.'))) {
-        const page = guard(withoutExtra(found.starts.map((_, i) => decodeAt(found, i)), extra), report)
-        const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data: page, limit, skip }
+        const data = guard(withoutExtra(page.starts.map((_, i) => decodeAt(page, i)), extra), report)
+        const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data, limit, skip }
         if (total !== undefined) body.total = total
         if (next !== undefined) body.next = next
         return body
       }
       const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
       reply.type('application/json; charset=utf-8')
-      const json = transcode(found, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
+      const json = transcode(page, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
       return json.length < SMALL_ANSWER ? json.toString('utf8') : json
-    })
+    }
 
     if (!open) {
       feedRoute(fastify, {
