@@ -34,7 +34,9 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-COPY --from=build /app/dist/server.js /app/dist/service.js /app/dist/app.js /app/dist/choose-database.js /app/dist/package-info.js /app/dist/recent-map.js /app/dist/slot-set.js /app/dist/series-histogram.js /app/dist/command-line.js ./dist/
+COPY --from=build /app/dist/server.js /app/dist/app.js ./dist/
+COPY --from=build /app/dist/process ./dist/process
+COPY --from=build /app/dist/lib ./dist/lib
 COPY --from=build /app/dist/plugins ./dist/plugins
 COPY --from=build /app/dist/routes ./dist/routes
 COPY --from=build /app/dist/schemas ./dist/schemas

@@ -18,7 +18,7 @@ export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /** Fastify options shared by server.ts and the test helper, so tests run the server as deployed. */
 export function serverOptions (config: Config, { pretty = false } = {}): FastifyHttpOptions<Server> {
   return {
-    // pino-pretty (a development dependency) on a terminal outside production: service.ts decides.
+    // pino-pretty (a development dependency) on a terminal outside production: process/service.ts decides.
     logger: pretty ? { level: config.LOG_LEVEL, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : { level: config.LOG_LEVEL },
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
     logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace', requestIdLogLabel: 'requestId' }),

@@ -1,7 +1,7 @@
 // The entry point. OpenTelemetry instrumentation patches the MongoDB driver as it loads, so when
 // tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) it starts before the service is imported; when it
 // is off, none of its modules load. OTEL_SDK_DISABLED=true turns it off as in every OpenTelemetry SDK.
-import { readOptions } from './command-line.js'
+import { readOptions } from './lib/command-line.js'
 import { configHelp } from './plugins/config.js'
 import type { Tracing } from './telemetry/tracing.js'
 
@@ -14,5 +14,5 @@ if (endpoint !== undefined && endpoint !== '' && disabled?.toLowerCase() !== 'tr
   const { startTracing } = await import('./telemetry/tracing.js')
   tracing = startTracing()
 }
-const { runService } = await import('./service.js')
+const { runService } = await import('./process/service.js')
 await runService({ onClosed: tracing?.shutdown, tracingEndpoint: tracing === undefined ? undefined : endpoint })

@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createSigner } from 'fast-jwt'
-import { readOptions, usageError } from '../command-line.js'
+import { readOptions, usageError } from '../lib/command-line.js'
 import { OBJECT_ID } from '../schemas/fields.js'
 
 const USAGE = `usage: npm run token -- --projects <id,id,…|*> [--ttl 1h] [--sub developer]

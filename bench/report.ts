@@ -1,7 +1,7 @@
 // The benchmark's tables, printed to the terminal or written into a Markdown page
 // (`npm run bench -- --write docs/performance.md` replaces what lies between the page's markers).
 import { readFile, writeFile } from 'node:fs/promises'
-import { readSection, replaceSection } from '../generated-section.js'
+import { readSection, replaceSection } from '../lib/generated-section.js'
 
 export type Row = Record<string, string | number>
 

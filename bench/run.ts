@@ -3,7 +3,7 @@
 // bench/results/ and, with --write, the tables in a Markdown page.
 import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
-import { readOptions, usageError } from '../command-line.js'
+import { readOptions, usageError } from '../lib/command-line.js'
 import { benchCompile, compileTable } from './compile.js'
 import { benchHttp, SECTIONS, type Section } from './http.js'
 import { httpTables } from './http-tables.js'

@@ -1,5 +1,5 @@
 // `npm run seed [-- --scale 5]`: (re)loads the demo data into MONGODB_URI / MONGODB_DB.
-import { readOptions, usageError } from '../command-line.js'
+import { readOptions, usageError } from '../lib/command-line.js'
 import { readConfig } from '../plugins/config.js'
 import { seedDemoData } from './seed.js'
 

@@ -11,7 +11,7 @@
 // upgrade goes on after it.
 import { createHash } from 'node:crypto'
 import { BSON } from 'mongodb'
-import { RecentMap } from '../recent-map.js'
+import { RecentMap } from '../lib/recent-map.js'
 import { CursorMac } from './cursor-mac.js'
 
 const VERSION = 2

@@ -1,6 +1,6 @@
 import { findAmbiguity } from './ambiguity.js'
 import { readPattern, type RefusedBy } from './read-pattern.js'
-import { RecentMap } from '../recent-map.js'
+import { RecentMap } from '../lib/recent-map.js'
 
 export type PatternVerdict =
   | { ok: true }

@@ -1,6 +1,6 @@
 // `npm run db [-- --port 27017 --host 127.0.0.1]`: an offline MongoDB that mongosh-style
 // tools, or the service through MONGODB_URI, can connect to. It prints its URI.
-import { readOptions, usageError } from '../command-line.js'
+import { readOptions, usageError } from '../lib/command-line.js'
 import { start } from './server.js'
 
 const USAGE = `usage: npm run db [-- --port 27017 --host 127.0.0.1]

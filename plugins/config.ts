@@ -256,7 +256,7 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
   return config
 }
 
-/** A listener that cannot open its port, as one line naming the variable (service.ts prints it and exits 1). */
+/** A listener that cannot open its port, as one line naming the variable (process/service.ts prints it and exits 1). */
 export function listenError (variable: 'PORT' | 'METRICS_PORT', port: number, host: string, error: NodeJS.ErrnoException, hint = ''): Error {
   const why = error.code === 'EADDRINUSE'
     ? 'is already in use (another instance of the service, or another program)'

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ProblemError } from '../schemas/problem.js'
-import { SlotSet } from '../slot-set.js'
+import { SlotSet } from '../lib/slot-set.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fast
 import fp from 'fastify-plugin'
 import { compileFeedQuery, compileListQuery, listLimits, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
-import { RecentMap } from '../recent-map.js'
+import { RecentMap } from '../lib/recent-map.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {

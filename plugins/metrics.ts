@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { MongoClient } from 'mongodb'
 import { listenError } from './config.js'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import { SeriesHistogram } from '../series-histogram.js'
+import { SeriesHistogram } from '../lib/series-histogram.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

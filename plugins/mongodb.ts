@@ -6,7 +6,7 @@ import { classifyDatabaseError } from '../database/classify-error.js'
 import { DeadlineSignal } from '../database/deadline.js'
 import { chooseShims, type Shim } from '../database/driver-shims.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
-import { SlotSet } from '../slot-set.js'
+import { SlotSet } from '../lib/slot-set.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,7 +3,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { FILTER_SCHEMA, filterSchemas } from '../list-endpoint/describe-query.js'
-import { PACKAGE } from '../package-info.js'
+import { PACKAGE } from '../lib/package-info.js'
 
 interface Parameter { in: string, schema?: Record<string, unknown>, content?: Record<string, unknown>, example?: unknown }
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { PACKAGE } from '../package-info.js'
+import { PACKAGE } from '../lib/package-info.js'
 
 const Link = (description: string) => Type.String({ description })
 

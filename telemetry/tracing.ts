@@ -6,7 +6,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources'
 import { SpanKind, SpanStatusCode, type SpanStatus } from '@opentelemetry/api'
 import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
-import { PACKAGE } from '../package-info.js'
+import { PACKAGE } from '../lib/package-info.js'
 
 export const SHUTDOWN_FLUSH_MS = 2000
 

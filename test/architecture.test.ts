@@ -10,13 +10,13 @@ const ROOT = path.resolve(import.meta.dirname, '..')
  * (the stand-in, the demo data), and only the process floor may reach it.
  */
 const FLOORS: string[][] = [
-  ['server.ts', 'service.ts', 'choose-database.ts'],
+  ['server.ts', 'process'],
   ['app.ts', 'routes'],
   ['plugins'],
   ['list-endpoint', 'changes'],
   ['list-query', 'mongodb-regex'],
   ['database', 'access-control', 'telemetry'],
-  ['schemas', 'package-info.ts', 'recent-map.ts', 'slot-set.ts', 'series-histogram.ts', 'command-line.ts', 'generated-section.ts']
+  ['schemas', 'lib']
 ]
 const floorOf = (room: string): number => FLOORS.findIndex((rooms) => rooms.includes(room))
 const roomOf = (file: string): string => path.relative(ROOT, file).split(path.sep)[0] as string

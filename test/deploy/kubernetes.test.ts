@@ -121,7 +121,7 @@ t.test('the Deployment fits the service: probes, drain, hardening, metrics, sett
   t.equal(container.startupProbe.httpGet.path, '/health')
   t.ok(container.readinessProbe.timeoutSeconds <= 2, 'a short readiness probe: /ready answers at once from what the service knows')
   t.ok(container.readinessProbe.timeoutSeconds * 1000 < Number(config.QUERY_TIMEOUT_MS), 'shorter than a query: the probe learns of a silent database, it does not wait on it')
-  // service.ts: serving SHUTDOWN_DELAY_MS more, then in-flight requests (QUERY_TIMEOUT_MS), then 4 s to close.
+  // process/service.ts: serving SHUTDOWN_DELAY_MS more, then in-flight requests (QUERY_TIMEOUT_MS), then 4 s to close.
   const drainSeconds = (Number(config.SHUTDOWN_DELAY_MS) + Number(config.QUERY_TIMEOUT_MS) + 4000) / 1000
   t.ok(pod.terminationGracePeriodSeconds > drainSeconds, `grace ${pod.terminationGracePeriodSeconds} s > drain ${drainSeconds} s`)
   t.equal(pod.securityContext.runAsNonRoot, true)

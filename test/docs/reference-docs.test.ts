@@ -3,8 +3,8 @@
 // this fails when either page is behind the code.
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
-import { readSection } from '../../generated-section.js'
-import { COMMAND, PAGES, renderPages } from '../../reference-docs.js'
+import { readSection } from '../../lib/generated-section.js'
+import { COMMAND, PAGES, renderPages } from '../../tools/reference-docs.js'
 import { ConfigSchema } from '../../plugins/config.js'
 import { ERROR_CODES } from '../../schemas/problem.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb'
 import tap from 'tap'
-import { chooseDatabase, describeDatabase, type ChosenDatabase } from '../../choose-database.js'
+import { chooseDatabase, describeDatabase, type ChosenDatabase } from '../../process/choose-database.js'
 
 let chosen: Promise<ChosenDatabase> | undefined
 

@@ -3,7 +3,7 @@
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { withSlotSessions } from '../../plugins/mongodb.js'
-import { SlotSet } from '../../slot-set.js'
+import { SlotSet } from '../../lib/slot-set.js'
 import { chooseShims, driverVersion, VERIFIED_DRIVER } from '../../database/driver-shims.js'
 import { build } from '../helpers/build.js'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'

@@ -45,7 +45,7 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
 })
 
 t.test('what a reader sees is right: version, error examples, path parameter first, customFields.<name>', async (t) => {
-  const { PACKAGE } = await import('../../package-info.js')
+  const { PACKAGE } = await import('../../lib/package-info.js')
   const { ERROR_CODES } = await import('../../schemas/problem.js')
   const fastify = await build(t)
   const document = (await fastify.inject('/docs/json')).json()

@@ -58,7 +58,7 @@ t.test('/ready logs a change of state once, at info, and no fault for its 503s',
 })
 
 t.test('GET / points to the docs, the OpenAPI document, the lists and the probes', async (t) => {
-  const { PACKAGE } = await import('../../package-info.js')
+  const { PACKAGE } = await import('../../lib/package-info.js')
   const fastify = await build(t)
   const res = await fastify.inject('/')
   t.equal(res.statusCode, 200)

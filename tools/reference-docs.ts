@@ -3,12 +3,12 @@
 // configuration schema). test/docs/reference-docs.test.ts fails when either page is behind.
 import { readFile, writeFile } from 'node:fs/promises'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { replaceSection } from './generated-section.js'
-import { classifyDatabaseError } from './database/classify-error.js'
-import { NO_TOKEN_MESSAGE } from './list-endpoint/list-route.js'
-import { expired, unavailable } from './changes/feed-route.js'
-import { OTHER_VARIABLES, configReference } from './plugins/config.js'
-import { ERRORS, ERROR_CODES, ProblemError, internalError, problem, type ErrorCodeName, type Problem } from './schemas/problem.js'
+import { replaceSection } from '../lib/generated-section.js'
+import { classifyDatabaseError } from '../database/classify-error.js'
+import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-route.js'
+import { expired, unavailable } from '../changes/feed-route.js'
+import { OTHER_VARIABLES, configReference } from '../plugins/config.js'
+import { ERRORS, ERROR_CODES, ProblemError, internalError, problem, type ErrorCodeName, type Problem } from '../schemas/problem.js'
 import { MongoNetworkError, MongoOperationTimeoutError } from 'mongodb'
 
 export const COMMAND = 'npm run docs'
@@ -143,7 +143,7 @@ async function withDemoService<T> (use: (fastify: FastifyInstance) => Promise<T>
   // Run from the sources through tsx, which @fastify/autoload cannot detect by itself.
   if (import.meta.url.endsWith('.ts')) process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
   const [{ default: Fastify }, { default: app, serverOptions }, { readConfig }, { start }, { seedDemoData }] = await Promise.all([
-    import('fastify'), import('./app.js'), import('./plugins/config.js'), import('./offline-mongodb/server.js'), import('./demo-data/seed.js')
+    import('fastify'), import('../app.js'), import('../plugins/config.js'), import('../offline-mongodb/server.js'), import('../demo-data/seed.js')
   ])
   const database = await start()
   const config = { ...readConfig({}), LOG_LEVEL: 'silent' as const, METRICS_PORT: 0, MONGODB_URI: database.uri }

@@ -19,7 +19,7 @@ export interface ChooseOptions {
   downloadTimeoutMs?: number
   /** How long the download site has to answer at all: a machine without internet learns it this soon. */
   probeTimeoutMs?: number
-  /** Hears what is being tried, as it is tried (service.ts logs it). */
+  /** Hears what is being tried, as it is tried (process/service.ts logs it). */
   onProgress?: (message: string) => void
   /** Where a failed download is remembered. */
   failureMark?: string
@@ -62,7 +62,7 @@ export async function chooseDatabase (options: ChooseOptions = {}): Promise<Chos
       close: async () => { await server.stop() }
     }
   }
-  const { start } = await import('./offline-mongodb/server.js')
+  const { start } = await import('../offline-mongodb/server.js')
   const offline = await start({ port: 0 })
   return {
     uri: offline.uri,

@@ -2,7 +2,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { Histogram, Registry } from 'prom-client'
-import { SeriesHistogram } from '../series-histogram.js'
+import { SeriesHistogram } from '../../lib/series-histogram.js'
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 

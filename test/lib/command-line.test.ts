@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
 
-const ROOT = path.join(import.meta.dirname, '..')
+const ROOT = path.join(import.meta.dirname, '..', '..')
 // Twelve processes, each starting tsx: more than tap's 30 s on a busy machine.
 t.setTimeout(120_000)
 const SCRIPTS: Array<[string, string, string[]]> = [

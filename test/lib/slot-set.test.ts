@@ -1,6 +1,6 @@
 // SlotSet: what a Set does for the objects it holds, without a hash table.
 import t from 'tap'
-import { SlotSet } from '../slot-set.js'
+import { SlotSet } from '../../lib/slot-set.js'
 
 t.test('add, has, delete and size as a Set', async (t) => {
   const set = new SlotSet<{ n: number }>()

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
-import { chooseDatabase, describeDatabase, ProductionNeedsMongoError } from '../choose-database.js'
+import { chooseDatabase, describeDatabase, ProductionNeedsMongoError } from '../../process/choose-database.js'
 
 t.test('MONGODB_URI wins', async (t) => {
   const db = await chooseDatabase({ env: { MONGODB_URI: 'mongodb://db.internal:27017' } })

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module'
 import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
-import app, { serverOptions } from './app.js'
+import app, { serverOptions } from '../app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
-import { ConfigError, listenError, readConfig } from './plugins/config.js'
-import { CLIENT_MARGIN_MS } from './plugins/mongodb.js'
+import { ConfigError, listenError, readConfig } from '../plugins/config.js'
+import { CLIENT_MARGIN_MS } from '../plugins/mongodb.js'
 
 /** Human-readable logs when a person is watching: stdout a terminal, not production, pino-pretty installed. */
 function prettyLogs (): boolean {
@@ -48,13 +48,13 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
   // The embedded databases start empty: fill them so that the API has something to list.
   if (database.embedded) {
     // Imported here: production images carry no demo data (they always have MONGODB_URI).
-    const { seedDemoData } = await import('./demo-data/seed.js')
+    const { seedDemoData } = await import('../demo-data/seed.js')
     const counts = await seedDemoData(database.uri, config.MONGODB_DB)
     fastify.log.info({ documents: counts }, 'demo data loaded into the embedded database')
   }
   let writer: { stop: () => Promise<void> } | undefined
   if (config.DEMO_WRITES === 'on' && database.embedded) {
-    const { startDemoWriter } = await import('./demo-data/writer.js')
+    const { startDemoWriter } = await import('../demo-data/writer.js')
     const started = await startDemoWriter(database.uri, config.MONGODB_DB, (message) => { fastify.log.info(message) })
     writer = started
     fastify.log.info(`demo writes on: a project changes every two seconds; follow /projects/${started.project}/registrations/changes`)
