@@ -24,7 +24,7 @@ const f = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.m
 export function httpTables (result: HttpResult): Table[] {
   const replay = result.database.replay
   const tables: Table[] = []
-  const { mix, growth, driver, compression, stages } = result
+  const { mix, growth, driver, compression, stages, baseline } = result
   if (mix !== undefined) {
     const rounds = mix.runs.length / 3
     tables.push({
@@ -56,6 +56,13 @@ export function httpTables (result: HttpResult): Table[] {
         'service/floor': f(g.ratio),
         'p99 ms service/floor': `${g.serviceP99}/${g.floorP99}`
       }))
+    })
+  }
+  if (baseline !== undefined && baseline.length > 0) {
+    const spreadText = (s: { median: number, min: number, max: number }): string => `${s.median.toFixed(2)} (${s.min.toFixed(2)}–${s.max.toFixed(2)})`
+    tables.push({
+      title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds: CPU µs per request, and ratios this / that, median (min–max)`,
+      rows: baseline.map((b) => ({ load: b.load, 'this µs': Math.round(b.serviceCpuUs), 'that µs': Math.round(b.baselineCpuUs), 'CPU ratio': spreadText(b.cpu), 'p99 ratio': spreadText(b.p99), 'rps ratio': spreadText(b.rps) }))
     })
   }
   if (driver !== undefined) {

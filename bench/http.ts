@@ -12,7 +12,7 @@ import autocannon from 'autocannon'
 import { MongoClient } from 'mongodb'
 import { seedDemoData } from '../demo-data/seed.js'
 import type { DriverFigure } from './driver-process.js'
-import { buildGrowth, buildMix } from './mix.js'
+import { buildGrowth, buildMix, type MixEntry } from './mix.js'
 import { ENCODINGS } from '../plugins/compression.js'
 import { benchCompressionLevels, type LevelFigure } from './compression.js'
 import { median } from './timing.js'
@@ -31,9 +31,9 @@ const OTHER_CORES = '0'
 export const SECTIONS = ['mix', 'driver', 'growth', 'compression', 'stages', 'feeds'] as const
 export type Section = typeof SECTIONS[number]
 
-export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section> }
+export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section>, baseline?: { dist: string, name: string } }
 
-type Target = 'service' | 'floor' | 'raw floor' | `stage: ${string}`
+type Target = 'service' | 'floor' | 'raw floor' | 'baseline' | `stage: ${string}`
 
 export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number, duration: number, gc?: GcFigures }
 
@@ -54,7 +54,11 @@ export interface HttpResult {
   driver?: DriverFigure[]
   compression?: { levels: LevelFigure[], encodings: EncodingFigure[] }
   feeds?: FeedsResult
+  baseline?: BaselineFigure[]
 }
+
+/** This build against another (--baseline): one load at a time, interleaved, CPU per request and p99. */
+export interface BaselineFigure { load: string, baselineName: string, serviceCpuUs: number, baselineCpuUs: number, cpu: Spread, p99: Spread, rps: Spread }
 
 /**
  * The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`):
@@ -324,6 +328,34 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
         measure: async (paths) => await measure(feedService, paths, options.duration, options.connections),
         cpuMicros
       })
+    }
+
+    if (options.baseline !== undefined) {
+      // Another build of the service (its dist/), with the same flags, database and load: the mix
+      // and the 1-document page, each in interleaved rounds against this build.
+      console.log(`baseline: node ${deployed.join(' ')} ${options.baseline.dist}/server.js (${options.baseline.name})`)
+      const baseline = await server('baseline', `${options.baseline.dist}/server.js`, { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, deployed)
+      const loads = [{ name: 'the query mix', paths: mix.map((entry) => entry.path) }, { name: (growth.pageSize[0] as MixEntry).name, paths: [(growth.pageSize[0] as MixEntry).path] }]
+      result.baseline = []
+      for (const load of loads) {
+        await warmUp(service, load.paths, options.connections)
+        await warmUp(baseline, load.paths, options.connections)
+        const pairs: Array<[RunFigure, RunFigure]> = []
+        for (let round = 0; round < Math.max(3, options.rounds); round++) {
+          const order = round % 2 === 0 ? [service, baseline] : [baseline, service]
+          const [first, second] = [await measure(order[0] as Server, load.paths, options.duration, options.connections), await measure(order[1] as Server, load.paths, options.duration, options.connections)]
+          pairs.push(round % 2 === 0 ? [first, second] : [second, first])
+        }
+        result.baseline.push({
+          load: load.name,
+          baselineName: options.baseline.name,
+          serviceCpuUs: median(pairs.map(([a]) => a.cpuUsPerRequest)),
+          baselineCpuUs: median(pairs.map(([, b]) => b.cpuUsPerRequest)),
+          cpu: spread(pairs.map(([a, b]) => a.cpuUsPerRequest / b.cpuUsPerRequest)),
+          p99: spread(pairs.map(([a, b]) => a.p99 / b.p99)),
+          rps: spread(pairs.map(([a, b]) => a.rps / b.rps))
+        })
+      }
     }
 
     if (replay !== undefined) {

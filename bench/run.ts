@@ -2,7 +2,9 @@
 // --only mix,stages --write docs/performance.md]`: every benchmark of the project, tables on stdout, a JSON result in
 // bench/results/ and, with --write, the tables in a Markdown page.
 import { mkdir, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
 import os from 'node:os'
+import path from 'node:path'
 import { readOptions, usageError } from '../lib/command-line.js'
 import { benchCompile, compileTable } from './compile.js'
 import { benchHttp, SECTIONS, type Section } from './http.js'
@@ -25,11 +27,23 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
   --skip-http       micro-benchmarks only
   --only LIST       only these parts of the HTTP benchmark, comma-separated: ${SECTIONS.join(', ')}
                     (e.g. --only mix --rounds 5 --duration 60: five long runs of the mix)
+  --baseline DIR    also measure another build of the service side by side with this one: DIR is
+                    a checkout with its dist/ built (npm ci && npm run build there); the mix and
+                    the 1-document page, interleaved
   --write FILE      also write the tables into FILE, between its lines
                     <!-- npm run bench: begin --> and <!-- npm run bench: end -->
   --help            this text
 
 The database is MONGODB_URI when set, else the offline stand-in in its own process.`
+
+/** A build's name: its commit, when it is a git checkout. */
+function baselineName (dir: string): string {
+  try {
+    return `commit ${execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h'], { encoding: 'utf8' }).trim()}`
+  } catch {
+    return dir
+  }
+}
 
 const values = readOptions(USAGE, {
   rounds: { type: 'string', default: '5' },
@@ -39,6 +53,7 @@ const values = readOptions(USAGE, {
   database: { type: 'string', default: 'replay' },
   'skip-http': { type: 'boolean', default: false },
   only: { type: 'string' },
+  baseline: { type: 'string' },
   write: { type: 'string' }
 })
 const sections = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((part) => part.trim())
@@ -50,7 +65,8 @@ const numbers = { rounds: Number(values.rounds), duration: Number(values.duratio
 if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
   usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct')
 }
-const options = { ...numbers, database: values.database as 'replay' | 'direct', sections: new Set(sections as Section[]) }
+const baseline = values.baseline === undefined ? undefined : { dist: path.resolve(values.baseline, 'dist'), name: baselineName(values.baseline) }
+const options = { ...numbers, database: values.database as 'replay' | 'direct', sections: new Set(sections as Section[]), ...(baseline === undefined ? {} : { baseline }) }
 if (values.write !== undefined) await checkWritable(values.write)
 
 const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }

@@ -14,7 +14,9 @@ import * as kinds from '../../schemas/kinds.js'
 import { build } from '../helpers/build.js'
 import { jsonFilter, LIMITS } from '../helpers/list-query.js'
 
-const RUNS = Number(process.env.FILTER_SCHEMA_RUNS ?? 250)
+const RUNS = Number(process.env.FILTER_SCHEMA_RUNS ?? 200)
+// Eight kinds, both ways, filters with $or/$and: beyond tap's 30 s when the whole suite shares the machine.
+t.setTimeout(120_000)
 
 /** What the compiler may refuse although the schema allows it: the regex rules (NOT_EXPRESSED). */
 const UNEXPRESSED_CODES = new Set(['INVALID_REGEX', 'UNSAFE_REGEX'])
@@ -196,8 +198,8 @@ t.test('every filter the compiler accepts, the published schema allows; every re
       } else if (valid && !unexpressed(result, filter)) {
         throw new Error(`${kind.name} allows ${JSON.stringify(filter)}, the compiler says ${JSON.stringify(result.problems)}`)
       }
-    }), { numRuns: RUNS * 4 })
-    t.ok(accepted > RUNS / 4, `${kind.name}: ${accepted} of ${RUNS * 4} random filters accepted`)
+    }), { numRuns: RUNS * 3 })
+    t.ok(accepted > RUNS / 4, `${kind.name}: ${accepted} of ${RUNS * 3} random filters accepted`)
   }
 })
 
