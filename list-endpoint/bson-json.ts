@@ -12,7 +12,7 @@
 //   the common ones (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
 // test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
 import type { TObject } from '@sinclair/typebox'
-import { Elements, T, decodeRaw, isDBRefLike, type Page } from './bson-page.js'
+import { Elements, T, decodeRaw, isDBRefLike, reusableWalk, type Page } from './bson-page.js'
 import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js'
 import { COMMA, Out } from './json-out.js'
 import { putAnyDocument, putCustom, putScalar, putScalarArray } from './json-values.js'
@@ -53,7 +53,7 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
   out.byte(0x7d)
 }
 
-const itemsWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+const itemsWalk = reusableWalk()
 
 /** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
 function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, report: Report): boolean {

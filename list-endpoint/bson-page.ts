@@ -146,11 +146,17 @@ export function int64Value (buf: Buffer, at: number): string | undefined {
   return String(hi * 4294967296 + lo)
 }
 
+const EMPTY_DOCUMENT = Buffer.from([5, 0, 0, 0, 0])
+/** A walk for a loop that starts it again on each document (`reset`), made once. */
+export function reusableWalk (): Elements {
+  return new Elements(EMPTY_DOCUMENT, 0)
+}
+
 /**
  * Whether the embedded document at `at` decodes to a DBRef rather than a plain object
  * (js-bson: `$ref` a string, `$id` present and not null, `$db` absent or a string).
  */
-const dbRefWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+const dbRefWalk = reusableWalk()
 export function isDBRefLike (buf: Buffer, at: number, limit: number = buf.length): boolean {
   let ref = false
   let id = false

@@ -4,7 +4,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { ObjectId } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
-import { Elements, T, utf8 } from './bson-page.js'
+import { T, reusableWalk, utf8 } from './bson-page.js'
 
 export interface Field {
   index: number
@@ -57,7 +57,7 @@ function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field
 }
 
 // One walk for every call: matchField walks nothing.
-const locateWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+const locateWalk = reusableWalk()
 
 /** Records where each declared field's value starts in the document at `at`, and its type. */
 export function locate (plan: Plan, buf: Buffer, at: number): void {

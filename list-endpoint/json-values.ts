@@ -3,7 +3,7 @@
 // driver would decode it to.
 import { BSON } from 'mongodb'
 import type { FieldKind } from '../schemas/fields.js'
-import { DECODE_OPTIONS, Elements, T, int64Value, isDBRefLike } from './bson-page.js'
+import { DECODE_OPTIONS, Elements, T, int64Value, isDBRefLike, reusableWalk } from './bson-page.js'
 import { putDate } from './json-date.js'
 import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
 
@@ -41,7 +41,7 @@ export function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number,
 }
 
 // One walk for every call: putScalar walks nothing.
-const scalarWalk = new Elements(Buffer.from([5, 0, 0, 0, 0]), 0)
+const scalarWalk = reusableWalk()
 
 /** A BSON array of one scalar kind as JSON; false (nothing written) when any element does not fit. */
 export function putScalarArray (out: Out, kind: FieldKind, buf: Buffer, at: number): boolean {

@@ -193,21 +193,22 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     }, async function list (request, reply) {
       const query = request.listQuery as ListQuery
       const { limit } = query
+      const sortKeys = Object.keys(query.sort)
       const projectId = request.projectId as ObjectId
       const projectKey = readableProjectKey(request)
       const where = whereOf(request, query.filter)
       // What a cursor is bound to; built once, and only when a cursor is read or written.
       let bound: CursorBinding | undefined
       const binding = (): CursorBinding => (bound ??= bindingOf(query, projectId))
-      const pageWhere = query.after === undefined ? where : { $and: [where, afterCursor(query, binding())] }
+      const pageWhere = query.after === undefined ? where : { $and: [where, afterCursor(query, sortKeys, binding())] }
       // What is read: the fields asked for, and the sort keys a cursor needs (`extra`, not answered).
-      const { projection: read, extra } = pageProjection(projection, query.fields, Object.keys(query.sort))
+      const { projection: read, extra } = pageProjection(projection, query.fields, sortKeys)
       if (varies) varyOnEncoding(reply)
       const { page, total } = await readList(projectId, projectKey, query, read, where, pageWhere)
       let next: string | undefined
       if (page.starts.length > limit) {
         page.starts.length = limit
-        next = nextCursor(request, reply, page, query, projectKey, binding)
+        next = nextCursor(request, reply, page, query, sortKeys, projectKey, binding)
       }
       return answer(request, reply, page, query, extra, total, next)
     })
@@ -232,10 +233,10 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     }
 
     /** The range of the documents after the cursor of `after`: checked against its signature and this very query. */
-    function afterCursor (query: ListQuery, binding: CursorBinding): Document {
+    function afterCursor (query: ListQuery, sortKeys: string[], binding: CursorBinding): Document {
       const cursor = fastify.cursors.decode(query.after as string, binding)
       if (!cursor.ok) throw cursorProblem(cursor.code, cursor.message)
-      if (cursor.values.length !== Object.keys(query.sort).length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
+      if (cursor.values.length !== sortKeys.length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
       return keysetFilter(query.sort, cursor.values)
     }
 
@@ -269,8 +270,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
     }
 
     /** The cursor of the next page, from the page's last document, and its Link header. */
-    function nextCursor (request: FastifyRequest, reply: FastifyReply, page: Page, query: ListQuery, projectKey: string, binding: () => CursorBinding): string {
-      const sortKeys = Object.keys(query.sort)
+    function nextCursor (request: FastifyRequest, reply: FastifyReply, page: Page, query: ListQuery, sortKeys: string[], projectKey: string, binding: () => CursorBinding): string {
       const last = query.limit - 1
       // The last document's sort keys as they are stored: copied from its bytes when they are
       // top-level fields, else only they are decoded.

@@ -24,7 +24,7 @@ export function bracketTree (brackets: RawListParams['brackets'], problems: Prob
     let pointer = ''
     let i = 0
     let placed = true
-    while (placed && i < segments.length && (segments[i] === '$or' || segments[i] === '$and')) {
+    while (i < segments.length && (segments[i] === '$or' || segments[i] === '$and')) {
       const operator = segments[i] as string
       const arrayPointer = childPointer(pointer, operator)
       const index = segments[i + 1]
