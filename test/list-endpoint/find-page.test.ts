@@ -4,19 +4,24 @@
 import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ObjectId, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-page.js'
-import { findCommand, findPage, findProjectPage } from '../../list-endpoint/find-page.js'
+import { findCommand, findPage, findProjectPage, type PageQuery } from '../../list-endpoint/find-page.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
 
 const { client, db } = await clientOfTestDatabase('find_page', { monitorCommands: true })
 
-await db.collection('things').insertMany(Array.from({ length: 150 }, (_, i) => ({ _id: i, n: i % 7, name: `thing ${i}`, at: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000) })))
+interface Thing { _id: number, n: number, name: string, at: Date }
+interface Item { _id: number, project: ObjectId, n: number, name: string, secret: string }
+/** A query of the tests below, before the projection each adds. */
+type Unprojected = Omit<PageQuery, 'projection'>
+
+await db.collection<Thing>('things').insertMany(Array.from({ length: 150 }, (_, i) => ({ _id: i, n: i % 7, name: `thing ${i}`, at: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000) })))
 
 t.test('the documents are the driver find\'s, for skips, sorts and limits around the batch sizes, and no cursor stays open', async (t) => {
   const commands: string[] = []
   const listener = (event: CommandStartedEvent): void => { commands.push(event.commandName) }
   client.on('commandStarted', listener)
   t.teardown(() => { client.off('commandStarted', listener) })
-  const queries = [
+  const queries: Unprojected[] = [
     { filter: {}, sort: { _id: 1 }, skip: 0, limit: 21 },
     { filter: { n: 3 }, sort: { name: -1, _id: 1 }, skip: 2, limit: 5 },
     { filter: { n: { $gte: 1 } }, sort: { at: -1, _id: 1 }, skip: 0, limit: 102 },
@@ -25,7 +30,7 @@ t.test('the documents are the driver find\'s, for skips, sorts and limits around
   ]
   const projection = { _id: 1, name: 1, at: 1 }
   for (const query of queries) {
-    const expected = await db.collection('things').find(query.filter, { ...query, projection }).toArray()
+    const expected = await db.collection<Thing>('things').find(query.filter, { ...query, projection }).toArray()
     commands.length = 0
     const page = await findPage(db, 'things', { ...query, projection }, { maxTimeMS: 5000, signal: new AbortController().signal })
     t.same(commands, ['find'], `${JSON.stringify(query)}: one find, no getMore, no killCursors`)
@@ -34,7 +39,7 @@ t.test('the documents are the driver find\'s, for skips, sorts and limits around
 })
 
 t.test('the command: find first, one more in the batch than the limit, and the read concern the driver would send', async (t) => {
-  const query = { filter: { n: 1 }, sort: { _id: 1 }, projection: { _id: 1 }, skip: 3, limit: 11 }
+  const query: PageQuery = { filter: { n: 1 }, sort: { _id: 1 }, projection: { _id: 1 }, skip: 3, limit: 11 }
   const command = findCommand(db, 'things', query, 700)
   t.equal(Object.keys(command)[0], 'find')
   t.strictSame(command, { find: 'things', filter: { n: 1 }, sort: { _id: 1 }, projection: { _id: 1 }, skip: 3, limit: 11, batchSize: 12, maxTimeMS: 700 })
@@ -61,7 +66,7 @@ function fakeDb (answer: (command: Document, call: number) => Document, retryRea
 
 const cursorReply = (docs: Document[], id: number): Document => ({ cursor: Buffer.from(BSON.serialize({ firstBatch: docs, id: Long.fromNumber(id), ns: 'x.things' })), ok: 1 })
 const options = { maxTimeMS: 1000, signal: new AbortController().signal }
-const query = { filter: {}, sort: { _id: 1 }, projection: { _id: 1 }, skip: 0, limit: 2 }
+const query: PageQuery = { filter: {}, sort: { _id: 1 }, projection: { _id: 1 }, skip: 0, limit: 2 }
 
 t.test('a cursor left open after the whole limit was returned is killed, and the page kept', async (t) => {
   const { db, sent } = fakeDb((command) => command.find !== undefined ? cursorReply([{ _id: 1 }, { _id: 2 }], 77) : { ok: 1 })
@@ -92,18 +97,19 @@ t.test('a failover error is retried once; a second one, or any error with retryR
 t.test('a project not remembered: its page and its existence in one aggregate, the same documents as find', async (t) => {
   const projectId = new ObjectId()
   await db.collection('projects').insertOne({ _id: projectId, name: 'p' })
-  await db.collection('items').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: i, project: projectId, n: i % 5, name: `item ${i}`, secret: 'x' })))
+  await db.collection<Item>('items').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: i, project: projectId, n: i % 5, name: `item ${i}`, secret: 'x' })))
   const commands: string[] = []
   const listener = (event: CommandStartedEvent): void => { commands.push(event.commandName) }
   client.on('commandStarted', listener)
   t.teardown(() => { client.off('commandStarted', listener) })
   const projection = { _id: 1, name: 1, n: 1 }
-  for (const query of [
+  const queries: Unprojected[] = [
     { filter: { project: projectId }, sort: { _id: 1 }, skip: 0, limit: 11 },
     { filter: { project: projectId, n: { $gte: 2 } }, sort: { name: -1, _id: 1 }, skip: 3, limit: 6 },
     { filter: { project: projectId }, sort: { n: 1, _id: -1 }, skip: 35, limit: 101 }
-  ]) {
-    const expected = await db.collection('items').find(query.filter, { ...query, projection }).toArray()
+  ]
+  for (const query of queries) {
+    const expected = await db.collection<Item>('items').find(query.filter, { ...query, projection }).toArray()
     commands.length = 0
     const { exists, page } = await findProjectPage(db, 'items', projectId, { ...query, projection }, options)
     t.same(commands, ['aggregate'], `${JSON.stringify(query.sort)}: one command`)

@@ -10,7 +10,7 @@ import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
 import { nextEvents, opMsg, rawConnection, standIn, within } from './stand-in.js'
 
-const codeOf = async (run: Promise<unknown>): Promise<number | undefined> => ((await run.then(() => undefined, (e: unknown) => e)) as MongoServerError | undefined)?.code
+const codeOf = async (run: Promise<unknown>): Promise<number | string | undefined> => ((await run.then(() => undefined, (e: unknown) => e)) as MongoServerError | undefined)?.code
 
 t.test('hello presents the primary of a one-member replica set; replies carry operationTime and $clusterTime (manual: hello; "Causal Consistency")', async (t) => {
   const { server, client } = await standIn(t, { replicaSet: 'rs0' })
@@ -39,7 +39,7 @@ t.test('through a TCP forwarder on another port, with directConnection=true, the
   const stream = collection.watch([], { maxAwaitTimeMS: 200 })
   t.teardown(async () => { await stream.close() })
   await stream.tryNext()
-  await client.db('forwarded').collection('coll').insertOne({ _id: 1 })
+  await client.db('forwarded').collection<{ _id: number }>('coll').insertOne({ _id: 1 })
   t.match(await nextEvents(stream, 1), [{ operationType: 'insert', documentKey: { _id: 1 } }], 'watch() works through the forwarder')
   t.ok(seen.length > 0)
   t.same([...new Set(seen.map((e) => e.address))], [`127.0.0.1:${proxy.port}`], 'only the forwarder was ever contacted, not the advertised host')
@@ -66,7 +66,7 @@ t.test('an empty getMore answers within maxAwaitTimeMS with a token that moved o
   t.ok(moved._data > first._data, `the token moved on (${first._data} → ${moved._data})`)
   const resumed = db.collection('watched').watch([], { maxAwaitTimeMS: 200, resumeAfter: moved as ResumeToken })
   t.teardown(async () => { await resumed.close() })
-  await db.collection('watched').insertOne({ _id: 'next' })
+  await db.collection<{ _id: string }>('watched').insertOne({ _id: 'next' })
   t.match(await nextEvents(resumed, 1), [{ documentKey: { _id: 'next' } }], 'resuming from it gives what came after')
 })
 
@@ -77,7 +77,7 @@ t.test('a waiting getMore wakes at the first write, and waits 1 s without maxTim
   const id = opened.cursor.id as Long
   const started = Date.now()
   const waiting = db.command({ getMore: id, collection: 'coll', maxTimeMS: 10_000 })
-  setTimeout(() => { db.collection('coll').insertOne({ _id: 1 }).catch(() => {}) }, 100)
+  setTimeout(() => { db.collection<{ _id: number }>('coll').insertOne({ _id: 1 }).catch(() => {}) }, 100)
   const woken = await within(waiting, 5000, 'the getMore')
   t.match(woken.cursor.nextBatch, [{ operationType: 'insert', documentKey: { _id: 1 } }])
   t.ok(Date.now() - started < 2000, 'answered at the write, not after maxTimeMS')
@@ -156,7 +156,7 @@ t.test('the commands of one connection are answered one at a time, in order, whi
 
 t.test('history older than the oplog is lost: ChangeStreamHistoryLost (manual: Change Streams, "Resume a Change Stream"; error 286)', async (t) => {
   const { client } = await standIn(t, { oplogEntries: 20 })
-  const collection = client.db('lost').collection('coll')
+  const collection = client.db('lost').collection<{ _id: string | number }>('coll')
   const behind = collection.watch([], { maxAwaitTimeMS: 100, batchSize: 1 })
   t.teardown(async () => { await behind.close() })
   await behind.tryNext()

@@ -5,7 +5,7 @@
 // source/change-streams/tests/unified/).
 import { MongoServerError, Timestamp, type ChangeStreamDocument, type Document, type MongoError, type ResumeToken } from 'mongodb'
 import t from 'tap'
-import { startFaultProxy } from '../faults/fault-proxy.js'
+import { startFaultProxy, type ErrorReply } from '../faults/fault-proxy.js'
 import { nextEvents, standIn, within } from './stand-in.js'
 
 const SPEC = 'specifications: source/change-streams/tests/unified/'
@@ -15,7 +15,7 @@ const codeOf = async (run: Promise<unknown>): Promise<number | undefined> => ((a
 
 t.test(`insert, update, replace and delete, in order and in their shapes (${SPEC}change-streams.yml "Test insert, update, replace, and delete event types")`, async (t) => {
   const db = client.db(dbName())
-  const collection = db.collection('coll')
+  const collection = db.collection<{ _id: number, x: number }>('coll')
   const stream = collection.watch([], watchOptions)
   t.teardown(async () => { await stream.close() })
   await stream.tryNext()
@@ -43,7 +43,7 @@ t.test(`insert, update, replace and delete, in order and in their shapes (${SPEC
 })
 
 t.test('the update description: set, removed, created and appended fields (manual: Change Events, "update")', async (t) => {
-  const collection = client.db(dbName()).collection('coll')
+  const collection = client.db(dbName()).collection<{ _id: number, a: number, b: { c: number }, tags: string[], gone?: boolean, n?: { m: number } }>('coll')
   await collection.insertOne({ _id: 1, a: 1, b: { c: 1 }, tags: ['x'], gone: true })
   const stream = collection.watch([], watchOptions)
   t.teardown(async () => { await stream.close() })
@@ -92,7 +92,7 @@ t.test(`a database's and the cluster's streams (${SPEC}change-streams.yml "Execu
 })
 
 t.test('fullDocument: updateLookup gives the document as it is when the event is read, null once deleted (manual: $changeStream, fullDocument)', async (t) => {
-  const collection = client.db(dbName()).collection('coll')
+  const collection = client.db(dbName()).collection<{ _id: number, v: number }>('coll')
   await collection.insertMany([{ _id: 1, v: 0 }, { _id: 2, v: 0 }])
   const stream = collection.watch([], { ...watchOptions, fullDocument: 'updateLookup' })
   t.teardown(async () => { await stream.close() })
@@ -113,7 +113,7 @@ t.test('fullDocument: updateLookup gives the document as it is when the event is
 
 t.test(`point-in-time images: fullDocument whenAvailable/required and fullDocumentBeforeChange (${SPEC}change-streams-pre_and_post_images.yml)`, async (t) => {
   const db = client.db(dbName())
-  const collection = db.collection('test')
+  const collection = db.collection<{ _id: number, x?: number }>('test')
   await collection.insertOne({ _id: 1 })
   const images = async (options: Document, enabled: boolean): Promise<Document> => {
     await db.command({ collMod: 'test', changeStreamPreAndPostImages: { enabled } })
@@ -134,7 +134,7 @@ t.test(`point-in-time images: fullDocument whenAvailable/required and fullDocume
 })
 
 t.test('fullDocumentBeforeChange: required gives the document before each update, replace and delete (manual: Change Events)', async (t) => {
-  const collection = client.db(dbName()).collection('coll')
+  const collection = client.db(dbName()).collection<{ _id: number, v?: number, w?: number }>('coll')
   await collection.insertOne({ _id: 1, v: 1 })
   const stream = collection.watch([], { ...watchOptions, fullDocumentBeforeChange: 'required' })
   t.teardown(async () => { await stream.close() })
@@ -149,7 +149,7 @@ t.test('fullDocumentBeforeChange: required gives the document before each update
 })
 
 t.test('resumeAfter and startAfter a saved token give exactly the events after it (manual: Change Streams, "Resume a Change Stream")', async (t) => {
-  const collection = client.db(dbName()).collection('coll')
+  const collection = client.db(dbName()).collection<{ _id: number }>('coll')
   const stream = collection.watch([], watchOptions)
   await stream.tryNext()
   await collection.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }, { _id: 4 }])
@@ -166,7 +166,7 @@ t.test('resumeAfter and startAfter a saved token give exactly the events after i
 })
 
 t.test('startAtOperationTime starts at the write of that cluster time (manual: $changeStream, startAtOperationTime)', async (t) => {
-  const collection = client.db(dbName()).collection('coll')
+  const collection = client.db(dbName()).collection<{ _id: number }>('coll')
   const stream = collection.watch([], watchOptions)
   t.teardown(async () => { await stream.close() })
   await stream.tryNext()
@@ -178,7 +178,7 @@ t.test('startAtOperationTime starts at the write of that cluster time (manual: $
 })
 
 t.test(`$match on operationType and on fullDocument fields (${SPEC}change-streams.yml "Change Stream should allow valid aggregate pipeline stages")`, async (t) => {
-  const collection = client.db(dbName()).collection('collection0')
+  const collection = client.db(dbName()).collection<{ _id: number, y?: number, z?: number }>('collection0')
   const byField = collection.watch([{ $match: { 'fullDocument.z': 3 } }], watchOptions)
   const byType = collection.watch([{ $match: { operationType: { $in: ['delete', 'replace'] } } }], watchOptions)
   t.teardown(async () => {
@@ -197,7 +197,7 @@ t.test(`$match on operationType and on fullDocument fields (${SPEC}change-stream
 
 t.test(`$project on events (${SPEC}change-streams.yml "Test projection in change stream returns expected fields", "Test server error on projecting out _id")`, async (t) => {
   const db = client.db(dbName())
-  const collection = db.collection('collection0')
+  const collection = db.collection<{ _id: number, a: number }>('collection0')
   const projected = collection.watch([{ $project: { optype: '$operationType', ns: 1, newField: 'value' } }], watchOptions)
   const withoutId = collection.watch([{ $project: { _id: 0 } }], watchOptions)
   t.teardown(async () => {
@@ -216,7 +216,7 @@ t.test(`$project on events (${SPEC}change-streams.yml "Test projection in change
 
 t.test(`drop and invalidate events (${SPEC}change-streams.yml "Test drop and invalidate event types")`, async (t) => {
   const db = client.db(dbName())
-  const collection = db.collection('collection0')
+  const collection = db.collection<{ _id: number }>('collection0')
   await collection.insertOne({ _id: 1 })
   const stream = collection.watch([], watchOptions)
   const ofDatabase = db.watch([], watchOptions)
@@ -257,11 +257,11 @@ t.test(`resumable errors: the driver resumes from its cached token, and sees eve
   const proxied = await new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 2000 }).connect()
   t.teardown(async () => { await proxied.close() })
   const collection = proxied.db('resume').collection('collection0')
-  const cases = [
+  const cases: Array<[name: string, reply: ErrorReply, resumes: boolean]> = [
     ['CursorNotFound', { code: 43, codeName: 'CursorNotFound', errmsg: 'cursor id 1 not found' }, true],
     ['"change stream resumes if error contains ResumableChangeStreamError"', { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit', errorLabels: ['ResumableChangeStreamError'] }, true],
     ['"change stream does not resume if error does not contain ResumableChangeStreamError"', { code: 6, codeName: 'HostUnreachable', errmsg: 'host unreachable' }, false]
-  ] as const
+  ]
   for (const [name, reply, resumes] of cases) {
     const stream = collection.watch([], watchOptions)
     t.teardown(async () => { await stream.close() })
@@ -306,7 +306,7 @@ t.test('refusals carry mongod codes (manual: $changeStream; document_source_chan
 })
 
 t.test('the events of a stream that is not read wait for it (manual: Change Streams, "Availability")', async (t) => {
-  const collection = client.db(dbName()).collection('coll')
+  const collection = client.db(dbName()).collection<{ _id: number }>('coll')
   const stream = collection.watch([], { ...watchOptions, batchSize: 2 })
   t.teardown(async () => { await stream.close() })
   await stream.tryNext()

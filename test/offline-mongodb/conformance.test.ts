@@ -6,6 +6,12 @@ import { refusedUpdates, updateCases } from './update-cases.js'
 
 const { client, db } = await clientOfTestDatabase('conformance', { monitorCommands: true })
 
+/**
+ * A document of the update cases (update-cases.ts): a numeric `_id`, optional here because
+ * the cases type their documents as plain `Document`s.
+ */
+interface CaseDocument { _id?: number }
+
 const documentsOf = (values: unknown[]): Document[] =>
   values.map((v, _id) => v === MISSING ? { _id } : { _id, v })
 
@@ -13,15 +19,16 @@ for (const [index, c] of cases.entries()) {
   t.test(`${c.name} (${c.manual})`, async (t) => {
     const collection = db.collection(`case_${index}`)
     await collection.insertMany(c.docs ?? documentsOf(c.values ?? []))
-    const found = await collection.find(c.filter ?? {}, { projection: { _id: 1 } }).sort(c.sort ?? {}).toArray()
-    const ids = found.map((doc) => doc._id as number)
+    // The cases' documents have numeric `_id`s, and the projection keeps only those.
+    const found = await collection.find<{ _id: number }>(c.filter ?? {}, { projection: { _id: 1 } }).sort(c.sort ?? {}).toArray()
+    const ids = found.map((doc) => doc._id)
     if (c.sort === undefined) t.same(ids.sort((a, b) => a - b), c.expect)
     else t.same(ids, c.expect)
   })
 }
 
 t.test('pagination', async (t) => {
-  const collection = db.collection('pages')
+  const collection = db.collection<{ _id: number, n: number }>('pages')
   await collection.insertMany(Array.from({ length: 250 }, (_, i) => ({ _id: i, n: i % 7 })))
 
   t.test('skip and limit take the documented slice of the sorted sequence (cursor.skip/limit pages)', async (t) => {
@@ -72,7 +79,7 @@ t.test('pagination', async (t) => {
 })
 
 t.test('a batch is the lesser of batchSize documents or 16 MiB of them (manual: cursor.batchSize)', async (t) => {
-  const collection = db.collection('big')
+  const collection = db.collection<{ _id: number, text: string }>('big')
   const text = 'x'.repeat(6 * 1024 * 1024)
   await collection.insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: i, text })))
   const first = await db.command({ find: 'big', filter: {}, sort: { _id: 1 }, batchSize: 10, projection: { _id: 1, text: 1 } }, { promoteLongs: false })
@@ -86,7 +93,7 @@ t.test('a batch is the lesser of batchSize documents or 16 MiB of them (manual: 
 })
 
 t.test('projection keeps only the named fields, with _id unless excluded (manual: Project Fields to Return)', async (t) => {
-  const collection = db.collection('projection')
+  const collection = db.collection<{ _id: number, name: string, secret: string, nested: { keep: number, drop: number }, list: Array<{ keep: number, drop: number }> }>('projection')
   await collection.insertOne({ _id: 1, name: 'a', secret: 'x', nested: { keep: 1, drop: 2 }, list: [{ keep: 1, drop: 2 }] })
   t.same(await collection.findOne({}, { projection: { name: 1, 'nested.keep': 1, 'list.keep': 1 } }), { _id: 1, name: 'a', nested: { keep: 1 }, list: [{ keep: 1 }] })
   t.same(await collection.findOne({}, { projection: { _id: 0, name: 1 } }), { name: 'a' })
@@ -118,7 +125,7 @@ t.test('refused regexes carry mongod codes (manual: $regex; error codes 51091, 5
 })
 
 t.test('a regex that backtracks without bound gives up within maxTimeMS instead of blocking the server', async (t) => {
-  const slow = db.collection('slow_regex')
+  const slow = db.collection<{ _id: number, v: string }>('slow_regex')
   await slow.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, v: `${'a'.repeat(5000)}!` })))
   const started = Date.now()
   const outcome = await slow.find({ v: { $regex: '^(a|aa)+$' } }, { maxTimeMS: 1000 }).toArray().catch((e: unknown) => e)
@@ -143,8 +150,8 @@ t.test('errors carry mongod codes', async (t) => {
 })
 
 t.test('aggregation stages the lists use: $project, $lookup with a pipeline, $unwind (manual: each stage\'s page)', async (t) => {
-  const owners = db.collection('lookup_owners')
-  const items = db.collection('lookup_items')
+  const owners = db.collection<{ _id: number, name: string, tags?: string[] | string | null }>('lookup_owners')
+  const items = db.collection<{ _id: number, k: number }>('lookup_items')
   await owners.insertMany([{ _id: 1, name: 'a', tags: ['x', 'y'] }, { _id: 2, name: 'b', tags: [] }, { _id: 3, name: 'c', tags: null }, { _id: 4, name: 'd' }, { _id: 5, name: 'e', tags: 'z' }])
   await items.insertMany([{ _id: 10, k: 1 }, { _id: 11, k: 2 }, { _id: 12, k: 1 }])
   t.strictSame(await owners.find({}, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 2 }).toArray(), [{ _id: 1 }, { _id: 2 }], 'find: {_id: 1} returns _id alone (Projection)')
@@ -166,7 +173,7 @@ t.test('aggregation stages the lists use: $project, $lookup with a pipeline, $un
 
 for (const [index, c] of updateCases.entries()) {
   t.test(`update: ${c.name} (${c.manual})`, async (t) => {
-    const collection = db.collection(`update_case_${index}`)
+    const collection = db.collection<CaseDocument>(`update_case_${index}`)
     await collection.insertOne(c.doc)
     const result = await collection.updateOne({ _id: 1 }, c.update)
     t.equal(result.matchedCount, 1)
@@ -178,7 +185,7 @@ for (const [index, c] of updateCases.entries()) {
 
 t.test('refused updates carry mongod codes and change nothing (manual: Error Codes)', async (t) => {
   for (const [index, c] of refusedUpdates.entries()) {
-    const collection = db.collection(`refused_update_${index}`)
+    const collection = db.collection<CaseDocument>(`refused_update_${index}`)
     await collection.insertOne(c.doc)
     const error = await collection.updateOne({ _id: 1 }, c.update).catch((e: unknown) => e)
     t.equal((error as MongoServerError).code, c.code, c.name)
@@ -187,24 +194,24 @@ t.test('refused updates carry mongod codes and change nothing (manual: Error Cod
 })
 
 t.test('new fields are added in lexicographic order (manual: Update Operators, "Behavior")', async (t) => {
-  const collection = db.collection('update_order')
+  const collection = db.collection<{ _id: number, z: number, a?: number, b?: number, c?: number }>('update_order')
   await collection.insertOne({ _id: 1, z: 0 })
   await collection.updateOne({ _id: 1 }, { $set: { b: 1, a: 1 }, $inc: { c: 1 } })
   t.same(Object.keys(await collection.findOne({ _id: 1 }) ?? {}), ['_id', 'z', 'a', 'b', 'c'])
 })
 
 t.test('$currentDate sets the date of the update (manual: $currentDate)', async (t) => {
-  const collection = db.collection('update_current_date')
+  const collection = db.collection<{ _id: number, seen?: Date, log?: { at: Date } }>('update_current_date')
   await collection.insertOne({ _id: 1 })
   const before = Date.now()
   await collection.updateOne({ _id: 1 }, { $currentDate: { seen: true, 'log.at': { $type: 'date' } } })
   const doc = await collection.findOne({ _id: 1 })
   t.ok(doc?.seen instanceof Date && doc.seen.getTime() >= before - 1000, 'a Date')
-  t.ok(doc?.log.at instanceof Date)
+  t.ok(doc?.log?.at instanceof Date)
 })
 
 t.test('upserts insert the equality fields of the query with the update (manual: update, "Upsert Behavior")', async (t) => {
-  const collection = db.collection('upserts')
+  const collection = db.collection<{ _id: ObjectId | number, name: string, n?: number, meta?: { kind: string }, score?: number, s?: number, created?: boolean, v?: number }>('upserts')
   const inserted = await collection.updateOne({ name: 'a', n: { $eq: 1 }, 'meta.kind': 'x', score: { $gt: 3 } }, { $set: { s: 1 }, $setOnInsert: { created: true } }, { upsert: true })
   t.equal(inserted.upsertedCount, 1)
   t.equal(inserted.matchedCount, 0)
@@ -220,7 +227,7 @@ t.test('upserts insert the equality fields of the query with the update (manual:
 })
 
 t.test('multi updates every match; an update that changes nothing counts as matched, not modified (manual: update)', async (t) => {
-  const collection = db.collection('multi')
+  const collection = db.collection<{ _id: number, g: string, v: number }>('multi')
   await collection.insertMany([{ _id: 1, g: 'a', v: 1 }, { _id: 2, g: 'a', v: 2 }, { _id: 3, g: 'b', v: 1 }])
   const many = await collection.updateMany({ g: 'a' }, { $set: { v: 1 } })
   t.same([many.matchedCount, many.modifiedCount], [2, 1])
@@ -232,7 +239,7 @@ t.test('multi updates every match; an update that changes nothing counts as matc
 })
 
 t.test('updates keep unique indexes (manual: Unique Indexes)', async (t) => {
-  const collection = db.collection('unique_updates')
+  const collection = db.collection<{ _id: number, email: string }>('unique_updates')
   await collection.createIndex({ email: 1 }, { unique: true })
   await collection.insertMany([{ _id: 1, email: 'a' }, { _id: 2, email: 'b' }])
   const duplicate = await collection.updateOne({ _id: 2 }, { $set: { email: 'a' } }).catch((e: unknown) => e)
@@ -243,7 +250,7 @@ t.test('updates keep unique indexes (manual: Unique Indexes)', async (t) => {
 })
 
 t.test('findAndModify: sort, new, fields, upsert and remove (manual: findAndModify)', async (t) => {
-  const collection = db.collection('find_and_modify')
+  const collection = db.collection<{ _id: number, q?: number, n: number }>('find_and_modify')
   await collection.insertMany([{ _id: 1, q: 1, n: 5 }, { _id: 2, q: 1, n: 3 }])
   const before = await collection.findOneAndUpdate({ q: 1 }, { $inc: { n: 1 } }, { sort: { n: 1 }, returnDocument: 'before' })
   t.strictSame(before, { _id: 2, q: 1, n: 3 }, 'the first by sort, as it was')
@@ -261,7 +268,7 @@ t.test('findAndModify: sort, new, fields, upsert and remove (manual: findAndModi
 
 t.test('what the offline database refuses in an update rather than approximate', async (t) => {
   if ((await testDatabase()).kind !== 'offline-mongodb') return
-  const collection = db.collection('refusals')
+  const collection = db.collection<{ _id: number, a?: Array<{ b: number }>, c?: number, n?: number }>('refusals')
   await collection.insertOne({ _id: 1, a: [{ b: 1 }] })
   const code = async (run: Promise<unknown>) => ((await run.catch((e: unknown) => e)) as MongoServerError).code
   t.equal(await code(collection.updateOne({ _id: 1 }, { $set: { 'a.$[x].b': 2 } }, { arrayFilters: [{ 'x.b': 1 }] })), 2, 'arrayFilters')
