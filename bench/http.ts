@@ -17,6 +17,7 @@ import { ENCODINGS } from '../plugins/compression.js'
 import { benchCompressionLevels, type LevelFigure } from './compression.js'
 import { median } from './timing.js'
 import { benchStages, type StageFigure } from './stages.js'
+import { imageCommand } from '../lib/image-command.js'
 import type { GcFigures } from './gc-observer.js'
 import { benchFeeds, type FeedsResult } from './feeds.js'
 
@@ -64,13 +65,6 @@ export interface BaselineFigure { load: string, baselineName: string, serviceCpu
  * The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`):
  * the service is measured as it is deployed. test/dockerfile.test.ts holds npm start to them.
  */
-function deployedNodeFlags (): string[] {
-  const dockerfile = readFileSync(new URL('../Dockerfile', DIST), 'utf8')
-  const command = [...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].at(-1)?.[1]
-  if (command === undefined) throw new Error('the Dockerfile has no CMD in exec form')
-  return (JSON.parse(command) as string[]).slice(1, -1)
-}
-
 function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
   const args = [...nodeArgs, new URL(script, DIST).pathname]
   const [command, argv] = TASKSET !== undefined && cores !== undefined ? [TASKSET, ['-c', cores, process.execPath, ...args]] : [process.execPath, args]
@@ -165,7 +159,8 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     if (TASKSET !== undefined) execSync(`${TASKSET} -cp ${OTHER_CORES} ${process.pid}`, { stdio: 'ignore' })
     let db = { uri: process.env.MONGODB_URI ?? '', kind: 'external', reason: 'MONGODB_URI is set' }
     if (process.env.MONGODB_URI === undefined) {
-      const database = await start('bench/database-process.js', {}, /^\{/, OTHER_CORES)
+      // The stand-in's regex bound needs this flag on its command line (offline-mongodb/regex.ts).
+      const database = await start('bench/database-process.js', {}, /^\{/, OTHER_CORES, ['--allow-natives-syntax'])
       children.push(database.child)
       db = JSON.parse(database.line)
     }
@@ -196,7 +191,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     }
     // The service runs with the image's node flags; BENCH_NODE_ARGS, after them, reaches the
     // measured service only (e.g. --cpu-prof to profile it). The floors run on node's defaults.
-    const deployed = deployedNodeFlags()
+    const deployed = imageCommand(new URL('../Dockerfile', DIST)).nodeFlags
     console.log(`service: node ${deployed.join(' ')} dist/server.js`)
     const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, [...deployed, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)])
     const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)

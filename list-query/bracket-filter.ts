@@ -29,20 +29,19 @@ export function bracketTree (brackets: RawListParams['brackets'], problems: Prob
       const arrayPointer = childPointer(pointer, operator)
       const index = segments[i + 1]
       const existing = at.entries.get(operator)
-      if (index === undefined) {
+      if (index === undefined && existing === undefined) {
         // filter[$or]=x: a value where branches belong; the compiler says what $or takes.
-        if (existing === undefined) at.entries.set(operator, textNode(value))
-        else problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; write branches as filter[${operator}][0][<field>]=…`)
+        at.entries.set(operator, textNode(value))
+        placed = false
+        break
+      }
+      if (index === undefined || (existing !== undefined && !(existing instanceof Map))) {
+        problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; write branches as filter[${operator}][0][<field>]=…`)
         placed = false
         break
       }
       if (!INDEX.test(index) || Number(index) >= MAX_BRANCHES) {
         problems.add('filter', arrayPointer, 'INVALID_VALUE', `In '${key}', '${index}' is not a branch of ${operator}: branches are numbered from 0 to ${MAX_BRANCHES - 1}, as in filter[${operator}][0][name]=Yoga`)
-        placed = false
-        break
-      }
-      if (existing !== undefined && !(existing instanceof Map)) {
-        problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; write branches as filter[${operator}][0][<field>]=…`)
         placed = false
         break
       }

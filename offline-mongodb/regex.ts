@@ -1,6 +1,5 @@
 // `$regex` as mongod runs it: PCRE2 10.42 in UTF mode. The pattern is read with MongoDB's
 // rules (mongodb-regex/), refused with mongod's codes, and run as the equivalent JavaScript.
-import v8 from 'node:v8'
 import { BSONRegExp } from 'bson'
 import { readPattern } from '../mongodb-regex/read-pattern.js'
 import { toJavaScript } from '../mongodb-regex/to-javascript.js'
@@ -14,11 +13,15 @@ export const BACKTRACK_LIMIT = 1_000_000
 
 type MakeRegExp = (source: string, flags: string) => RegExp
 
-/** V8's own backtrack limit (`%NewRegExpWithBacktrackLimit`); a plain RegExp where it is missing. */
+/**
+ * V8's own backtrack limit (`%NewRegExpWithBacktrackLimit`), where the process was started with
+ * `--allow-natives-syntax` on its command line (`npm run db`, the test runner, and the stand-in
+ * process `npm start` runs); a plain RegExp elsewhere. The flag is never set at run time.
+ */
 function boundedRegExpFactory (): { make: MakeRegExp, bounded: boolean } {
   const plain: MakeRegExp = (source, flags) => new RegExp(source, flags)
   try {
-    v8.setFlagsFromString('--allow-natives-syntax')
+    // A SyntaxError without the flag.
     // eslint-disable-next-line no-new-func
     const native = new Function('source', 'flags', 'limit', 'return %NewRegExpWithBacktrackLimit(source, flags, limit)') as (s: string, f: string, l: number) => RegExp
     const probe = native('^(a|aa)+$', 'v', 1000)
@@ -26,8 +29,6 @@ function boundedRegExpFactory (): { make: MakeRegExp, bounded: boolean } {
     return { make: (source, flags) => native(source, flags, BACKTRACK_LIMIT), bounded: true }
   } catch {
     return { make: plain, bounded: false }
-  } finally {
-    v8.setFlagsFromString('--no-allow-natives-syntax')
   }
 }
 

@@ -1,7 +1,10 @@
 // The one place that decides which MongoDB the service and its tests talk to.
+import { spawn } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { extname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 
 export interface ChosenDatabase {
   uri: string
@@ -23,6 +26,8 @@ export interface ChooseOptions {
   onProgress?: (message: string) => void
   /** Where a failed download is remembered. */
   failureMark?: string
+  /** The offline stand-in in a process of its own (as `npm start` runs it), rather than in this one. */
+  standInProcess?: boolean
 }
 
 /** A failed download is remembered for an hour, so that each test process does not retry it. */
@@ -62,14 +67,42 @@ export async function chooseDatabase (options: ChooseOptions = {}): Promise<Chos
       close: async () => { await server.stop() }
     }
   }
-  const { start } = await import('../offline-mongodb/server.js')
-  const offline = await start({ port: 0 })
+  const offline = options.standInProcess === true
+    ? await startStandInProcess()
+    : await (await import('../offline-mongodb/server.js')).start({ port: 0 })
   return {
     uri: offline.uri,
     kind: 'offline-mongodb',
     reason: `no MONGODB_URI and no mongod binary (${binary.why})`,
     embedded: true,
     close: offline.close
+  }
+}
+
+/**
+ * The stand-in as `npm run db` runs it, in a process of its own: with `--allow-natives-syntax`
+ * on its command line, which its regex bound needs (offline-mongodb/regex.ts), while this
+ * process keeps the flags it was given. It stops with this process (its standard input ends).
+ */
+async function startStandInProcess (): Promise<{ uri: string, close: () => Promise<void> }> {
+  const cli = fileURLToPath(new URL(`../offline-mongodb/cli${extname(import.meta.filename)}`, import.meta.url))
+  // This process's node options (tsx's loader when run from the sources), without a debugger port.
+  const nodeOptions = process.execArgv.filter((arg) => !arg.startsWith('--inspect'))
+  const child = spawn(process.execPath, [...nodeOptions, '--allow-natives-syntax', cli, '--port', '0', '--with-stdin'], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
+  const uri = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('the offline stand-in did not print its URI within 30 s')) }, 30_000)
+    createInterface({ input: child.stdout }).once('line', (line) => { clearTimeout(timer); resolve(line) })
+    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`the offline stand-in exited with ${String(code ?? signal)} before it listened`)) })
+  })
+  return {
+    uri,
+    close: async () => {
+      child.kill('SIGTERM')
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000)
+      await exited
+      clearTimeout(killer)
+    }
   }
 }
 

@@ -37,7 +37,7 @@ export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions 
   const fastify = Fastify(serverOptions(config, { pretty: prettyLogs() }))
   let database
   try {
-    database = await chooseDatabase({ onProgress: (message) => { fastify.log.info(message) } })
+    database = await chooseDatabase({ standInProcess: true, onProgress: (message) => { fastify.log.info(message) } })
   } catch (error) {
     fastify.log.fatal((error as Error).message)
     process.exit(1)

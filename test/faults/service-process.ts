@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import { imageCommand } from '../../lib/image-command.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
@@ -24,10 +24,7 @@ export async function freePort (): Promise<number> {
 }
 
 /** The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`). */
-export function productionFlags (): string[] {
-  const command = [...readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').matchAll(/^CMD (\[.*\])$/gm)].at(-1)?.[1]
-  return command === undefined ? [] : (JSON.parse(command) as string[]).slice(1, -1)
-}
+export const productionFlags = (): string[] => imageCommand(path.join(ROOT, 'Dockerfile')).nodeFlags
 
 /** `server.ts` as `npm start` runs it (with the image's node flags), in its own process, on loopback; resolves once it listens. */
 export async function startService (env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {

@@ -1,10 +1,14 @@
-import { mkdtemp } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdtemp, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { chooseDatabase, describeDatabase, ProductionNeedsMongoError } from '../../process/choose-database.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
 
 t.test('MONGODB_URI wins', async (t) => {
   const db = await chooseDatabase({ env: { MONGODB_URI: 'mongodb://db.internal:27017' } })
@@ -58,4 +62,40 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
   const again = await chooseDatabase({ env, probeTimeoutMs: 500, failureMark })
   t.teardown(again.close)
   t.match(again.reason, /download failed recently/, 'the failure is remembered: the next start does not ask again')
+})
+
+t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tests there, and stops with its parent', async (t) => {
+  const failureMark = join(await mkdtemp(join(tmpdir(), 'choose-')), 'mark')
+  // A download that failed a moment ago: the stand-in, without a probe.
+  await writeFile(failureMark, `${Date.now()}\nno download in this test`)
+  const db = await chooseDatabase({ env: {}, failureMark, standInProcess: true })
+  t.teardown(db.close)
+  if (db.kind !== 'offline-mongodb') {
+    t.comment(`a mongod binary is here (${db.reason}): no stand-in`)
+    return
+  }
+  const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 3000 }).connect()
+  t.teardown(() => client.close())
+  const collection = client.db('choose').collection<{ v: string }>('regex')
+  await collection.insertOne({ v: `${'a'.repeat(5000)}!` })
+  // Exponential in the subject: answered only because the process has V8's backtrack limit.
+  const started = Date.now()
+  t.same(await collection.find({ v: { $regex: '^(a|aa)+$' } }).toArray(), [], 'the catastrophic regex is a non-match')
+  t.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`)
+  await client.close()
+  await db.close()
+  const error = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 500 }).connect().catch((e: unknown) => e)
+  t.ok(error instanceof Error, 'closed: nothing listens any more')
+})
+
+t.test('the stand-in\'s process ends when its standard input does (its parent has gone)', async (t) => {
+  const child = spawn(process.execPath, [...process.execArgv, 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill('SIGKILL') })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const uri = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve))
+  t.match(uri, /^mongodb:\/\/127\.0\.0\.1:\d+/)
+  child.stdin.end()
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  t.equal(await exited, 0, 'exits 0')
+  clearTimeout(timer)
 })
