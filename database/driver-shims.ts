@@ -1,26 +1,22 @@
 // The places where the service reaches into a dependency's internals for speed
-// (docs/architecture.md, "Reaching into dependencies"), and the guards around them. Two are in
-// the MongoDB driver's behaviour:
-//
-// - `slot-sessions`: the driver's Set of sessions in use (`client.s.activeSessions`, private)
-//   becomes a SlotSet (slot-set.ts), which keeps the young generation's garbage young.
-// - `deadline-signal`: the `signal` option of every operation is a DeadlineSignal
-//   (database/deadline.ts), an object with the AbortSignal members the driver reads, without
-//   EventTarget's listener costs.
+// (docs/architecture.md, "Reaching into dependencies"), and the guards around them. One is in
+// the MongoDB driver: `slot-sessions`, the driver's Set of sessions in use
+// (`client.s.activeSessions`, private) becomes a SlotSet (slot-set.ts), which keeps the young
+// generation's garbage young.
 //
 // One is in Node's Buffer: `buffer-slices`, its undocumented latin1Slice/utf8Slice, called by
 // the BSON reader (list-endpoint/bson-page.ts) instead of toString's dispatch, after a check of
 // their answers at load.
 //
-// Each driver shim assumes what the driver does with them, checked by tests against the driver version in
-// the lock file (test/plugins/mongodb-sessions.test.ts, test/database/deadline.test.ts). At start
-// the installed driver's version is compared with the one those tests last passed on: another
-// major or minor version turns both off, with one warning, until the tests are run on it and
-// VERIFIED_DRIVER is moved. SHIMS turns them off by hand (`none`), or keeps only some.
+// The driver shim assumes what the driver does with its Set, checked by tests against the driver
+// version in the lock file (test/plugins/mongodb-sessions.test.ts). At start the installed
+// driver's version is compared with the one those tests last passed on: another major or minor
+// version turns it off, with one warning, until the tests are run on it and VERIFIED_DRIVER is
+// moved. SHIMS turns them off by hand (`none`), or keeps only some.
 import { createRequire } from 'node:module'
 
-export const SHIMS = ['slot-sessions', 'deadline-signal', 'buffer-slices'] as const
-const DRIVER_SHIMS: readonly Shim[] = ['slot-sessions', 'deadline-signal']
+export const SHIMS = ['slot-sessions', 'buffer-slices'] as const
+const DRIVER_SHIMS: readonly Shim[] = ['slot-sessions']
 export type Shim = typeof SHIMS[number]
 
 /** The driver's major.minor version the shims' tests last passed on. */
@@ -50,7 +46,7 @@ export function chooseShims (setting: string, version = driverVersion()): ShimCh
   if (asked.length === 0) return { on: new Set() }
   const [major, minor] = version.split('.')
   if (`${major}.${minor}` !== VERIFIED_DRIVER) {
-    return { on: new Set(), warning: `MongoDB driver ${version} is not the version the driver shims were checked with (${VERIFIED_DRIVER}.x): ${asked.join(' and ')} off, the driver's own Set and AbortSignal in use` }
+    return { on: new Set(), warning: `MongoDB driver ${version} is not the version the driver shims were checked with (${VERIFIED_DRIVER}.x): ${asked.join(' and ')} off, the driver's own Set in use` }
   }
   return { on: new Set(asked) }
 }

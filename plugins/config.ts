@@ -36,7 +36,7 @@ export const ConfigSchema = Type.Object({
   SEND_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a written answer may wait for its client to read it: a client that reads slower is disconnected and the answer dropped, so that it holds no memory (checked four times a second).'),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'After SIGTERM, /ready answers 503 and requests are still served this long, so that load balancers stop sending.' }),
   METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464, description: 'Port of the Prometheus listener (GET /metrics) on HOST, never the API\'s; 0 turns it off.' }),
-  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: PositiveInteger(1000, 60_000, 'Event-loop delay beyond which lists and /ready answer 503 OVERLOADED.'),
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000, description: 'Event-loop delay beyond which lists and /ready answer 503 OVERLOADED. 0: never (no load shedding on this replica).' }),
   CHANGES_MAX_WAITING: Type.Integer({ minimum: 0, maximum: 100_000, default: 1000, description: 'Change-feed requests that may wait (`wait` above 0) or stream at once on one replica; beyond it, 503 OVERLOADED with Retry-After. 0: feeds answer only without waiting.' }),
   CHANGES_STREAM_SECONDS: PositiveInteger(300, 86_400, 'How long a change feed\'s stream (Accept: application/x-ndjson) stays open before it ends with a checkpoint; the client then resumes from it.'),
   RATE_LIMIT_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'List requests per caller and minute, per replica. Unset: no limit.' })),

@@ -15,15 +15,17 @@ const isList = (request: FastifyRequest): boolean => request.routeOptions.config
  */
 async function loadSheddingPlugin (fastify: FastifyInstance) {
   const { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: maxDelay, RATE_LIMIT_PER_MINUTE: perMinute } = fastify.config
-  await fastify.register(underPressure, {
-    maxEventLoopDelay: maxDelay,
-    // One sample per allowed delay (at most a second): a lag shows for at least that long.
-    sampleInterval: Math.min(1000, Math.max(10, maxDelay)),
-    pressureHandler: async (request) => {
-      if (!isList(request) && request.routeOptions.url !== '/ready') return
-      throw new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.')
-    }
-  })
+  if (maxDelay > 0) {
+    await fastify.register(underPressure, {
+      maxEventLoopDelay: maxDelay,
+      // One sample per allowed delay (at most a second): a lag shows for at least that long.
+      sampleInterval: Math.min(1000, Math.max(10, maxDelay)),
+      pressureHandler: async (request) => {
+        if (!isList(request) && request.routeOptions.url !== '/ready') return
+        throw new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.')
+      }
+    })
+  }
   if (perMinute === undefined) return
   // One budget per caller for all the lists together. A route with a `rateLimit` config of its
   // own gets a store of its own (@fastify/rate-limit's onRoute: `store.child()`), which would

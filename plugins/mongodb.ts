@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
 import { classifyDatabaseError } from '../database/classify-error.js'
-import { DeadlineSignal } from '../database/deadline.js'
 import { chooseShims, type Shim } from '../database/driver-shims.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
 import { SlotSet } from '../lib/slot-set.js'
@@ -162,7 +161,6 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     }
   })
   const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
-  const deadlineSignals = shims.on.has('deadline-signal')
   fastify.decorate('database', {
     collection: (name: string) => {
       let collection = collections.get(name)
@@ -173,11 +171,9 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       return collection
     },
     db: () => fastify.mongo.db as Db,
-    // A DeadlineSignal rather than an AbortController: the driver's listeners on an EventTarget
-    // cost 3-6 % of a small page (database/deadline.ts); AbortSignal.timeout() more still.
-    // An AbortController, the driver's public path, when that shim is off (database/driver-shims.ts).
+    // The request's deadline reaches every operation as the driver's public `signal` option.
     bounded: (work) => {
-      const deadline = deadlineSignals ? new DeadlineSignal() : new AbortController()
+      const deadline = new AbortController()
       const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
       return attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)

@@ -11,6 +11,7 @@ import t from 'tap'
 import { testDatabase, uniqueDatabaseName } from './helpers/database.js'
 import { listening } from './faults/service-process.js'
 import { imageCommand } from '../lib/image-command.js'
+import { NODE, nodeArgs, npmArgs } from './helpers/node-child.js'
 
 t.setTimeout(300_000)
 const run = promisify(execFile)
@@ -113,7 +114,7 @@ t.test('the copied files start with production dependencies only, and serve', as
   // The build stage's `npm run build`, into a directory of our own. Without source maps: the
   // coverage of this process would otherwise be mapped onto the sources and merged, wrongly,
   // with the coverage of the TypeScript run (c8 follows child processes).
-  await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', ROOT, '--outDir', path.join(work, 'build', 'dist'), '--sourceMap', 'false'], { cwd: ROOT })
+  await run(NODE, nodeArgs([path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', ROOT, '--outDir', path.join(work, 'build', 'dist'), '--sourceMap', 'false'], { coverage: false }), { cwd: ROOT })
   const app = path.join(work, 'app')
   for (const file of ['package.json', 'package-lock.json']) await cp(path.join(ROOT, file), path.join(app, file))
   for (const [source, destination] of fromBuild) {
@@ -122,10 +123,10 @@ t.test('the copied files start with production dependencies only, and serve', as
     const to = destination.endsWith('/') ? path.join(app, destination, path.basename(source)) : path.join(app, destination)
     await cp(from, to, { recursive: true })
   }
-  await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: app, maxBuffer: 1 << 24 })
+  await run(NODE, npmArgs(['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund']), { cwd: app, maxBuffer: 1 << 24 })
 
   const { uri } = await testDatabase()
-  const child = spawn(process.execPath, [...nodeFlags, 'dist/server.js'], {
+  const child = spawn(NODE, nodeArgs([...nodeFlags, 'dist/server.js']), {
     cwd: app,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), AUTH_MODE: 'none', CURSOR_SECRET: 'a-test-cursor-secret-of-32-bytes!!', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', SHUTDOWN_DELAY_MS: '0' },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -5,11 +5,12 @@ import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { NODE, nodeArgs } from '../../test/helpers/node-child.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
 t.test('tsc accepts every typed call and refuses every marked one', async (t) => {
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-  const result = await promisify(execFile)(process.execPath, [tsc, '-p', path.join(import.meta.dirname, 'types')]).then(() => ({ stdout: '', ok: true }), (error: { stdout: string }) => ({ stdout: error.stdout, ok: false }))
+  const result = await promisify(execFile)(NODE, nodeArgs([tsc, '-p', path.join(import.meta.dirname, 'types')], { coverage: false })).then(() => ({ stdout: '', ok: true }), (error: { stdout: string }) => ({ stdout: error.stdout, ok: false }))
   t.ok(result.ok, result.stdout)
 })

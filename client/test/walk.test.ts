@@ -12,6 +12,7 @@ import { proxiedDatabase } from '../../test/faults/fault-app.js'
 import { startService } from '../../test/faults/service-process.js'
 import { uniqueDatabaseName } from '../../test/helpers/database.js'
 import { createClient, type ListName, type RetryEvent } from '../src/index.js'
+import { NODE, nodeArgs } from '../../test/helpers/node-child.js'
 
 t.setTimeout(180_000)
 const ROOT = path.join(import.meta.dirname, '..', '..')
@@ -85,8 +86,8 @@ t.test('the sync job of examples/ copies a project\'s registrations', async (t) 
   const state = path.join(mkdtempSync(path.join(tmpdir(), 'sync-')), 'registrations.json')
   // The example imports the package as a user would: from its build. Child processes are awaited,
   // never run synchronously: the fault proxy in this process must keep forwarding meanwhile.
-  await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'client')])
-  const sync = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'examples', 'sync-registrations.ts')], {
+  await run(NODE, nodeArgs([path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'client')], { coverage: false }))
+  const sync = await run(NODE, nodeArgs(['--import', 'tsx', path.join(ROOT, 'examples', 'sync-registrations.ts')]), {
     env: { ...process.env, LISTING_API_URL: service.url, PROJECT_ID: projectId, STATE_FILE: state },
     timeout: 60_000
   })

@@ -10,6 +10,7 @@ import { INDEXES } from '../../plugins/indexes.js'
 import { startFaultProxy } from './fault-proxy.js'
 import { freePort, get, startService, untilReady } from './service-process.js'
 import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 t.setTimeout(120_000)
 
@@ -131,7 +132,7 @@ t.test('a busy port stops start-up with one line naming its variable, exit code 
   t.teardown(() => { busy.close() })
   const port = String((busy.address() as net.AddressInfo).port)
   for (const variable of ['PORT', 'METRICS_PORT']) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'server.ts']), {
       cwd: path.join(import.meta.dirname, '..', '..'),
       env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', [variable]: port },
       stdio: ['ignore', 'pipe', 'pipe']

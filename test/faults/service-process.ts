@@ -3,6 +3,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { imageCommand } from '../../lib/image-command.js'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
@@ -27,8 +28,8 @@ export async function freePort (): Promise<number> {
 export const productionFlags = (): string[] => imageCommand(path.join(ROOT, 'Dockerfile')).nodeFlags
 
 /** `server.ts` as `npm start` runs it (with the image's node flags), in its own process, on loopback; resolves once it listens. */
-export async function startService (env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  return await listening(spawn(process.execPath, [...productionFlags(), ...nodeArgs, '--import', 'tsx', 'server.ts'], {
+export async function startService (env: Record<string, string>, flags: string[] = []): Promise<ServiceProcess> {
+  return await listening(spawn(NODE, nodeArgs([...productionFlags(), ...flags, '--import', 'tsx', 'server.ts']), {
     cwd: ROOT,
     env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -27,7 +27,9 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   // No metrics listener unless a test asks for one: test files run in parallel and would share its port.
   // SHIMS=none in the environment runs the whole suite on the driver's public path (.ci/run does once).
   const shims = process.env.SHIMS === undefined ? {} : { SHIMS: readConfig({ SHIMS: process.env.SHIMS }).SHIMS }
-  const config: Config = { ...readConfig({}), ...shims, LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), ...overrides }
+  // No load shedding unless a test asks: the app shares its event loop with the test's own work
+  // (generating cases, computing expected pages), and test files run side by side.
+  const config: Config = { ...readConfig({}), ...shims, LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, ...overrides }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
   const fastify = Fastify(options)

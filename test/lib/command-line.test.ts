@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 // Twelve processes, each starting tsx: more than tap's 30 s on a busy machine.
@@ -15,7 +16,7 @@ const SCRIPTS: Array<[string, string, string[]]> = [
 ]
 
 function run (script: string, args: string[]): { status: number | null, stdout: string, stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' } })
+  const result = spawnSync(NODE, nodeArgs(['--import', 'tsx', script, ...args]), { cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' } })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 

@@ -6,6 +6,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import { bsonToJson } from '../../list-endpoint/bson-json.js'
 import { Elements, MalformedBson, decodeFields, firstBatch, innerPage, isDBRefLike, pageOf } from '../../list-endpoint/bson-page.js'
+import { EXACT_VALUES } from '../../list-endpoint/cursor.js'
 import { Registration } from '../../schemas/kinds.js'
 
 const registration = {
@@ -38,7 +39,8 @@ function readAll (buf: Buffer): void {
   for (const e = new Elements(buf, 0); e.next();) { if (e.type === 3) isDBRefLike(buf, e.valueAt, e.valueEnd) }
   const page = { bytes: buf, starts: [0] }
   transcode(page, undefined, () => {})
-  decodeFields(page, 0, ['name', 'customFields'])
+  // As the service decodes sort keys and ids: regexes stay BSON regexes (a JavaScript RegExp may refuse the pattern).
+  decodeFields(page, 0, ['name', 'customFields'], EXACT_VALUES)
   innerPage(page, 'customFields')
 }
 

@@ -14,7 +14,7 @@ import * as kinds from '../../schemas/kinds.js'
 import { build } from '../helpers/build.js'
 import { jsonFilter, LIMITS } from '../helpers/list-query.js'
 
-const RUNS = Number(process.env.FILTER_SCHEMA_RUNS ?? 200)
+const RUNS = Number(process.env.FILTER_SCHEMA_RUNS ?? 100)
 // Eight kinds, both ways, filters with $or/$and: beyond tap's 30 s when the whole suite shares the machine.
 t.setTimeout(120_000)
 

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { ConfigError, ConfigSchema, configReference, readConfig } from '../../plugins/config.js'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 t.test('defaults are those of the configuration reference (docs/configuration.md)', async (t) => {
   t.same(readConfig({}), {
@@ -94,7 +95,7 @@ t.test('every variable has a meaning and words for what it takes', async (t) => 
   }
 })
 
-const runServer = (env: Record<string, string>) => spawnSync(process.execPath, ['--import=tsx', 'server.ts'], {
+const runServer = (env: Record<string, string>) => spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts']), {
   env: { PATH: process.env.PATH, METRICS_PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000
 })
 
@@ -121,11 +122,11 @@ t.test('production with the three required variables missing: one start names al
 })
 
 t.test('npm start -- --help prints every variable and exits without starting', async (t) => {
-  const run = spawnSync(process.execPath, ['--import=tsx', 'server.ts', '--help'], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
+  const run = spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts', '--help']), { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
   t.equal(run.status, 0)
   for (const name of Object.keys(ConfigSchema.properties)) t.match(run.stdout, new RegExp(`^  ${name}\\b`, 'm'), name)
   t.notMatch(run.stdout, /listening/i, 'nothing started')
-  const wrong = spawnSync(process.execPath, ['--import=tsx', 'server.ts', '--port', '1'], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
+  const wrong = spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts', '--port', '1']), { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
   t.equal(wrong.status, 2, 'an unknown option is a usage error')
   t.match(wrong.stderr, /Unknown option '--port'/)
 })

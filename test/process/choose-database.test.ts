@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { chooseDatabase, describeDatabase, ProductionNeedsMongoError } from '../../process/choose-database.js'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -89,7 +90,7 @@ t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tes
 })
 
 t.test('the stand-in\'s process ends when its standard input does (its parent has gone)', async (t) => {
-  const child = spawn(process.execPath, [...process.execArgv, 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin']), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   const uri = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve))

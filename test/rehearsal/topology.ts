@@ -1,6 +1,6 @@
 // The production topology on one machine, with real parts: Debian's nginx terminating TLS (a
-// throw-away certificate made with openssl), in front of two service processes started from the
-// built output as production starts them, a JWKS server, and the database behind the fault proxy.
+// throw-away certificate made with openssl), in front of two service processes started with the
+// production environment and the image's node flags, a JWKS server, and the database behind the fault proxy.
 // Every address is on loopback; nginx connects to the replicas from 127.0.0.2, the only address
 // the replicas trust (TRUST_PROXY), and clients connect from addresses of their own.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
@@ -15,7 +15,8 @@ import { uniqueDatabaseName } from '../helpers/database.js'
 import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer, type JwksServer, type TestKey } from '../helpers/tokens.js'
 import { proxiedDatabase } from '../faults/fault-app.js'
 import type { FaultProxy } from '../faults/fault-proxy.js'
-import { freePort, listening, untilReady, type ServiceProcess } from '../faults/service-process.js'
+import { freePort, listening, productionFlags, untilReady, type ServiceProcess } from '../faults/service-process.js'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 export const NGINX_ADDRESS = '127.0.0.2'
@@ -87,8 +88,6 @@ function renderTemplate (values: Record<string, string>): string {
 }
 
 export async function startTopology (t: Test): Promise<Topology> {
-  // The replicas run the built output, as the image does.
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', ROOT], { stdio: 'inherit' })
   const dir = mkdtempSync(path.join(tmpdir(), 'listing-rehearsal-'))
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
     '-subj', `/CN=${SERVER_NAME}`, '-addext', `subjectAltName=DNS:${SERVER_NAME}`, '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' })
@@ -126,7 +125,8 @@ export async function startTopology (t: Test): Promise<Topology> {
   }
   // A replica listens at once and opens its pool meanwhile: it is started when /ready says so.
   const startReplica = async (port: number): Promise<ServiceProcess> => {
-    const replica = await listening(spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { cwd: ROOT, env: environment(port), stdio: ['ignore', 'pipe', 'pipe'] }))
+    // server.ts as `npm start` runs it, with the image's node flags (test/dockerfile.test.ts runs the built output).
+    const replica = await listening(spawn(NODE, nodeArgs([...productionFlags(), '--import', 'tsx', 'server.ts']), { cwd: ROOT, env: environment(port), stdio: ['ignore', 'pipe', 'pipe'] }))
     await untilReady(replica.url)
     return replica
   }
