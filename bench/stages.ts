@@ -58,10 +58,8 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
       { stage: 'project not remembered (PROJECT_CACHE_TTL_MS=0)', server: await harness.service('no project cache', { PROJECT_CACHE_TTL_MS: '0' }) },
       { stage: 'X-Request-Id given by the caller', server: base, headers: { 'x-request-id': 'bench-0123456789abcdef' } },
       { stage: 'cursor signed (a next page exists)', server: base, path: paths.withCursor },
-      // The shims (database/driver-shims.ts): what turning each off costs is what it saves.
-      { stage: 'sessions shim off (SHIMS=buffer-slices)', server: await harness.service('no sessions shim', { SHIMS: 'buffer-slices' }) },
-      { stage: 'Buffer slices shim off (SHIMS=slot-sessions)', server: await harness.service('no buffer slices', { SHIMS: 'slot-sessions' }) },
-      { stage: 'every shim off (SHIMS=none)', server: await harness.service('no shims', { SHIMS: 'none' }) }
+      // The shim (database/driver-shims.ts): what turning it off costs is what it saves.
+      { stage: 'sessions shim off (SHIMS=none)', server: await harness.service('no sessions shim', { SHIMS: 'none' }) }
     ]
     await harness.warmUp(base, [paths.plain])
     const figures: StageFigure[] = []

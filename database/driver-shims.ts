@@ -1,21 +1,16 @@
-// The places where the service reaches into a dependency's internals for speed
-// (docs/architecture.md, "Reaching into dependencies"), and the guards around them. One is in
-// the MongoDB driver: `slot-sessions`, the driver's Set of sessions in use
-// (`client.s.activeSessions`, private) becomes a SlotSet (slot-set.ts), which keeps the young
-// generation's garbage young.
+// The place where the service reaches into a dependency's internals for speed
+// (docs/architecture.md, "Reaching into dependencies"), and the guards around it:
+// `slot-sessions`, the MongoDB driver's Set of sessions in use (`client.s.activeSessions`,
+// private) becomes a SlotSet (slot-set.ts), which keeps the young generation's garbage young.
 //
-// One is in Node's Buffer: `buffer-slices`, its undocumented latin1Slice/utf8Slice, called by
-// the BSON reader (list-endpoint/bson-page.ts) instead of toString's dispatch, after a check of
-// their answers at load.
-//
-// The driver shim assumes what the driver does with its Set, checked by tests against the driver
+// The shim assumes what the driver does with its Set, checked by tests against the driver
 // version in the lock file (test/plugins/mongodb-sessions.test.ts). At start the installed
 // driver's version is compared with the one those tests last passed on: another major or minor
 // version turns it off, with one warning, until the tests are run on it and VERIFIED_DRIVER is
-// moved. SHIMS turns them off by hand (`none`), or keeps only some.
+// moved. SHIMS=none turns it off by hand.
 import { createRequire } from 'node:module'
 
-export const SHIMS = ['slot-sessions', 'buffer-slices'] as const
+export const SHIMS = ['slot-sessions'] as const
 const DRIVER_SHIMS: readonly Shim[] = ['slot-sessions']
 export type Shim = typeof SHIMS[number]
 

@@ -3,33 +3,14 @@
 // (bson-json.ts) cannot be used. No JavaScript object is built until something is decoded.
 import { isUtf8 } from 'node:buffer'
 import { BSON, type Document } from 'mongodb'
-import { askedShims } from '../database/driver-shims.js'
 
 export const enum T { Double = 1, String = 2, Document = 3, Array = 4, Binary = 5, Undefined = 6, ObjectId = 7, Boolean = 8, Date = 9, Null = 10, Regex = 11, DBPointer = 12, Code = 13, Symbol = 14, CodeWithScope = 15, Int32 = 16, Timestamp = 17, Int64 = 18, Decimal128 = 19, MinKey = 255, MaxKey = 127 }
 
 export const MAX_DATE_MS = 8.64e15
 
-// Buffer's own slice methods (what buf.toString(encoding, start, end) dispatches to), called
-// directly: the dispatch was a tenth of the transcoder's time. They are not documented: used only
-// when they are there and give toString's answers (checked here, at load), and not with
-// SHIMS=none (database/driver-shims.ts). Else toString itself.
-interface Slices { latin1Slice: (start: number, end: number) => string, utf8Slice: (start: number, end: number) => string }
-function slicesWork (): boolean {
-  if (!askedShims(process.env.SHIMS ?? 'all').includes('buffer-slices')) return false
-  const slices = Buffer.prototype as unknown as Partial<Slices>
-  if (typeof slices.latin1Slice !== 'function' || typeof slices.utf8Slice !== 'function') return false
-  const probe = Buffer.from('x\u00e9\u{1f600}\u00ffz', 'utf8')
-  const own = probe as unknown as Slices
-  return own.utf8Slice(1, probe.length - 1) === probe.toString('utf8', 1, probe.length - 1) && own.latin1Slice(0, probe.length) === probe.toString('latin1')
-}
-/** Whether the BSON reader calls Buffer's slice methods directly (else toString). */
-export const BUFFER_SLICES = slicesWork()
-export const latin1 = BUFFER_SLICES
-  ? (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).latin1Slice(start, end)
-  : (buf: Buffer, start: number, end: number): string => buf.toString('latin1', start, end)
-export const utf8 = BUFFER_SLICES
-  ? (buf: Buffer, start: number, end: number): string => (buf as unknown as Slices).utf8Slice(start, end)
-  : (buf: Buffer, start: number, end: number): string => buf.toString('utf8', start, end)
+/** A name or a string of raw BSON as text. */
+export const latin1 = (buf: Buffer, start: number, end: number): string => buf.toString('latin1', start, end)
+export const utf8 = (buf: Buffer, start: number, end: number): string => buf.toString('utf8', start, end)
 /** The driver's defaults for decoding replies (what the schema path sees). */
 export const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false, useBigInt64: false, validation: { utf8: true } } as const
 

@@ -52,12 +52,3 @@ t.test('dotted keys and text that is not UTF-8 are left to decoding', async (t) 
   bad.writeInt32LE(bad.length, 0)
   t.equal(topLevelValues(pageOf([bad]), 0, ['name']), undefined)
 })
-
-t.test('Buffer\'s slice methods are used only when there and right, and never with SHIMS=none', async (t) => {
-  const { BUFFER_SLICES, latin1, utf8 } = await import('../../list-endpoint/bson-page.js')
-  const off = process.env.SHIMS !== undefined && !process.env.SHIMS.includes('buffer-slices') && process.env.SHIMS !== 'all'
-  t.equal(BUFFER_SLICES, !off, off ? 'turned off: toString' : 'this Node.js has latin1Slice and utf8Slice, and they give toString\'s answers')
-  const text = Buffer.from('a\u00e9\u{1f600}\u00ffb')
-  t.equal(utf8(text, 1, text.length - 1), text.toString('utf8', 1, text.length - 1))
-  t.equal(latin1(text, 0, text.length), text.toString('latin1'))
-})
