@@ -61,10 +61,6 @@ export interface HttpResult {
 /** This build against another (--baseline): one load at a time, interleaved, CPU per request and p99. */
 export interface BaselineFigure { load: string, baselineName: string, serviceCpuUs: number, baselineCpuUs: number, cpu: Spread, p99: Spread, rps: Spread }
 
-/**
- * The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`):
- * the service is measured as it is deployed. test/dockerfile.test.ts holds npm start to them.
- */
 function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
   const args = [...nodeArgs, new URL(script, DIST).pathname]
   const [command, argv] = TASKSET !== undefined && cores !== undefined ? [TASKSET, ['-c', cores, process.execPath, ...args]] : [process.execPath, args]
@@ -189,7 +185,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       children.push(child)
       return { target, child, url: url.exec(line)?.[1] as string, lines }
     }
-    // The service runs with the image's node flags; BENCH_NODE_ARGS, after them, reaches the
+    // The service runs with the image's node flags (Dockerfile `CMD`), as it is deployed; BENCH_NODE_ARGS, after them, reaches the
     // measured service only (e.g. --cpu-prof to profile it). The floors run on node's defaults.
     const deployed = imageCommand(new URL('../Dockerfile', DIST)).nodeFlags
     console.log(`service: node ${deployed.join(' ')} dist/server.js`)

@@ -11,7 +11,6 @@
 import { createRequire } from 'node:module'
 
 export const SHIMS = ['slot-sessions'] as const
-const DRIVER_SHIMS: readonly Shim[] = ['slot-sessions']
 export type Shim = typeof SHIMS[number]
 
 /** The driver's major.minor version the shims' tests last passed on. */
@@ -37,7 +36,7 @@ export function askedShims (setting: string): Shim[] {
 
 /** The driver shims to use, from SHIMS and the installed driver. */
 export function chooseShims (setting: string, version = driverVersion()): ShimChoice {
-  const asked = askedShims(setting).filter((shim) => DRIVER_SHIMS.includes(shim))
+  const asked = askedShims(setting)
   if (asked.length === 0) return { on: new Set() }
   const [major, minor] = version.split('.')
   if (`${major}.${minor}` !== VERIFIED_DRIVER) {
