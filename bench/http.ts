@@ -296,10 +296,10 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       result.stages = await benchStages<Server>({
         service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/, deployed),
         freePort,
-        measure: async (s, paths, headers) => await measure(s, paths, Math.max(2, options.duration / 2), options.connections, headers),
+        measure: async (s, paths, headers, long) => await measure(s, paths, long === true ? options.duration : Math.max(2, options.duration / 2), options.connections, headers),
         warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
         rounds: Math.max(3, options.rounds)
-      }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1` })
+      }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1`, mix: mix.map((entry) => entry.path) })
     }
 
     if (options.sections.has('feeds')) {

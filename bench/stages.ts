@@ -1,7 +1,10 @@
 // The price of each optional stage of a request, on a 1-document page: what a small page costs
 // is what the service adds around its one database command. A baseline service with every
 // optional stage off runs beside the same build with one stage on (or the same request with one
-// difference), in interleaved rounds, each warmed on its own load first.
+// difference), in interleaved rounds, each warmed on its own load first. The driver shim is
+// measured on the query mix instead, in rounds of the full duration: what it saves is garbage
+// kept alive under sustained load (docs/performance.md, "A steady tail"), which a 1-document
+// page in short rounds barely makes.
 import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -9,14 +12,17 @@ import { createSigner } from 'fast-jwt'
 import type { Table } from './report.js'
 import { median } from './timing.js'
 
-export interface StageFigure { stage: string, baseUs: number, withUs: number, costUs: number, ratio: { median: number, min: number, max: number } }
+interface Spread { median: number, min: number, max: number }
 
-interface Measured { cpuUsPerRequest: number }
+export interface StageFigure { stage: string, baseUs: number, withUs: number, costUs: number, ratio: Spread, p99: Spread }
+
+interface Measured { cpuUsPerRequest: number, p99: number }
 
 export interface StageHarness<S> {
   /** Starts the service with these variables over the bench's own (metrics off, no auth, no rate limit). */
   service: (name: string, env: Record<string, string>) => Promise<S>
-  measure: (server: S, paths: string[], headers?: Record<string, string>) => Promise<Measured>
+  /** One round; `long`: of the full duration rather than a short one. */
+  measure: (server: S, paths: string[], headers?: Record<string, string>, long?: boolean) => Promise<Measured>
   warmUp: (server: S, paths: string[], headers?: Record<string, string>) => Promise<unknown>
   /** A port nothing listens on (the metrics listener's). */
   freePort: () => Promise<number>
@@ -36,17 +42,20 @@ async function otlpSink (): Promise<{ url: string, close: () => Promise<void> }>
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: async () => { await new Promise((resolve) => server.close(resolve)) } }
 }
 
+const spread = (values: number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
+
 /**
  * `withCursor` is a 1-document page with a next page (its cursor is signed); `plain` the same
- * list filtered to that one document (no next page, no cursor): the baseline's request.
+ * list filtered to that one document (no next page, no cursor): the baseline's request. `mix`
+ * is the query mix's paths.
  */
-export async function benchStages<S> (harness: StageHarness<S>, paths: { withCursor: string, plain: string }): Promise<StageFigure[]> {
+export async function benchStages<S> (harness: StageHarness<S>, paths: { withCursor: string, plain: string, mix: string[] }): Promise<StageFigure[]> {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const token = createSigner({ key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), algorithm: 'ES256', expiresIn: 24 * 3600_000 })({ iss: ISSUER, aud: AUDIENCE, sub: 'bench', projects: '*' })
   const sink = await otlpSink()
   try {
     const base = await harness.service('baseline', {})
-    const variants: Array<{ stage: string, server: S, path?: string, headers?: Record<string, string> }> = [
+    const variants: Array<{ stage: string, server: S, path?: string, headers?: Record<string, string>, mix?: true }> = [
       { stage: 'metrics (METRICS_PORT)', server: await harness.service('metrics', { METRICS_PORT: String(await harness.freePort()) }) },
       { stage: 'rate limit (RATE_LIMIT_PER_MINUTE)', server: await harness.service('rate limit', { RATE_LIMIT_PER_MINUTE: '1000000' }) },
       {
@@ -59,23 +68,29 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
       { stage: 'X-Request-Id given by the caller', server: base, headers: { 'x-request-id': 'bench-0123456789abcdef' } },
       { stage: 'cursor signed (a next page exists)', server: base, path: paths.withCursor },
       // The shim (database/driver-shims.ts): what turning it off costs is what it saves.
-      { stage: 'sessions shim off (SHIMS=none)', server: await harness.service('no sessions shim', { SHIMS: 'none' }) }
+      { stage: 'sessions shim off (SHIMS=none), on the query mix', server: await harness.service('no sessions shim', { SHIMS: 'none' }), mix: true }
     ]
     await harness.warmUp(base, [paths.plain])
     const figures: StageFigure[] = []
     for (const variant of variants) {
-      const path = variant.path ?? paths.plain
-      await harness.warmUp(variant.server, [path], variant.headers)
-      const pairs: Array<[number, number]> = []
+      const basePaths = variant.mix === true ? paths.mix : [paths.plain]
+      const variantPaths = variant.mix === true ? paths.mix : [variant.path ?? paths.plain]
+      if (variant.mix === true) await harness.warmUp(base, basePaths)
+      await harness.warmUp(variant.server, variantPaths, variant.headers)
+      const pairs: Array<[Measured, Measured]> = []
       for (let round = 0; round < harness.rounds; round++) {
-        const a = await harness.measure(base, [paths.plain])
-        const b = await harness.measure(variant.server, [path], variant.headers)
-        pairs.push([a.cpuUsPerRequest, b.cpuUsPerRequest])
+        const a = await harness.measure(base, basePaths, undefined, variant.mix)
+        const b = await harness.measure(variant.server, variantPaths, variant.headers, variant.mix)
+        pairs.push([a, b])
       }
-      const ratios = pairs.map(([a, b]) => b / a)
-      const baseUs = median(pairs.map(([a]) => a))
-      const withUs = median(pairs.map(([, b]) => b))
-      figures.push({ stage: variant.stage, baseUs, withUs, costUs: median(pairs.map(([a, b]) => b - a)), ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) } })
+      figures.push({
+        stage: variant.stage,
+        baseUs: median(pairs.map(([a]) => a.cpuUsPerRequest)),
+        withUs: median(pairs.map(([, b]) => b.cpuUsPerRequest)),
+        costUs: median(pairs.map(([a, b]) => b.cpuUsPerRequest - a.cpuUsPerRequest)),
+        ratio: spread(pairs.map(([a, b]) => b.cpuUsPerRequest / a.cpuUsPerRequest)),
+        p99: spread(pairs.map(([a, b]) => b.p99 / a.p99))
+      })
     }
     return figures
   } finally {
@@ -83,15 +98,18 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
   }
 }
 
+const ratio = (r: Spread): string => `${r.median.toFixed(2)} (${r.min.toFixed(2)}–${r.max.toFixed(2)})`
+
 export function stagesTable (figures: StageFigure[]): Table {
   return {
-    title: 'The price of each optional stage: CPU µs per request of a 1-document page, the baseline (every optional stage off, every shim on) against the same build with one stage on or shims off, interleaved',
+    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the shim: of the query mix), the baseline (every optional stage off, every shim on) against the same build with one stage on or the shim off, interleaved; ratios median (min–max)',
     rows: figures.map((f) => ({
       stage: f.stage,
       'baseline µs': Math.round(f.baseUs),
       'with it µs': Math.round(f.withUs),
       'cost µs': Math.round(f.costUs),
-      'with ÷ baseline': `${f.ratio.median.toFixed(2)} (${f.ratio.min.toFixed(2)}–${f.ratio.max.toFixed(2)})`
+      'with ÷ baseline': ratio(f.ratio),
+      'p99 with ÷ baseline': ratio(f.p99)
     }))
   }
 }
