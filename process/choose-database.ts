@@ -109,6 +109,13 @@ async function startStandInProcess (): Promise<{ uri: string, close: () => Promi
 async function findMongod (env: NodeJS.ProcessEnv, options: ChooseOptions): Promise<{ path?: string, why: string }> {
   const { downloadTimeoutMs: timeoutMs = 120_000, probeTimeoutMs = 2000, onProgress, failureMark = FAILED_DOWNLOAD_MARK } = options
   if (env.MONGOMS_SYSTEM_BINARY) return { path: env.MONGOMS_SYSTEM_BINARY, why: 'MONGOMS_SYSTEM_BINARY' }
+  // Within the hour after a failed download nothing is looked for, not even a binary put in
+  // mongodb-memory-server's cache meanwhile (MONGOMS_SYSTEM_BINARY names one, or delete the
+  // mark): loading mongodb-memory-server to look costs every test process half a second of CPU.
+  const lastFailure = await readFile(failureMark, 'utf8').catch(() => '')
+  const [at, ...message] = lastFailure.split('\n')
+  if (Date.now() - Number(at) < RETRY_DOWNLOAD_AFTER_MS) return { why: `download failed recently: ${message.join(' ')}` }
+
   let memoryServer: typeof import('mongodb-memory-server')
   try {
     memoryServer = await import('mongodb-memory-server')
@@ -119,9 +126,6 @@ async function findMongod (env: NodeJS.ProcessEnv, options: ChooseOptions): Prom
   const located = await DryMongoBinary.locateBinary(await DryMongoBinary.generateOptions())
   if (located !== undefined) return { path: located, why: `already downloaded: ${located}` }
 
-  const lastFailure = await readFile(failureMark, 'utf8').catch(() => '')
-  const [at, ...message] = lastFailure.split('\n')
-  if (Date.now() - Number(at) < RETRY_DOWNLOAD_AFTER_MS) return { why: `download failed recently: ${message.join(' ')}` }
   const failed = async (reason: string) => {
     await writeFile(failureMark, `${Date.now()}\n${reason}`).catch(() => {})
     return { why: `download failed: ${reason}` }

@@ -23,9 +23,28 @@ const UNEXPRESSED_CODES = new Set(['INVALID_REGEX', 'UNSAFE_REGEX'])
 
 interface Kind { name: string, spec: QuerySpec, validate: (filter: unknown) => boolean, schema: JsonSchema }
 
+interface OpenApiDocument {
+  openapi: string
+  paths: Record<string, { get: { parameters: Array<{ name: string, content?: Record<string, { schema: { $ref: string } }> }> } }>
+  components: { schemas: Record<string, JsonSchema> }
+}
+
+let openApi: Promise<OpenApiDocument> | undefined
+/** The service's OpenAPI document, read once for the file. */
+async function publishedDocument (): Promise<OpenApiDocument> {
+  openApi ??= build(t).then(async (fastify) => (await fastify.inject('/docs/json')).json<OpenApiDocument>())
+  return await openApi
+}
+
+let published: Promise<Kind[]> | undefined
+/** The kinds' filter schemas as the OpenAPI document publishes them, compiled once for the file. */
 async function publishedKinds (): Promise<Kind[]> {
-  const fastify = await build(t)
-  const document = (await fastify.inject('/docs/json')).json()
+  published ??= readPublishedKinds()
+  return await published
+}
+
+async function readPublishedKinds (): Promise<Kind[]> {
+  const document = await publishedDocument()
   const ajv = new Ajv2020({ strict: true, allErrors: false })
   return Object.values(kinds).map((kind) => {
     const name = `${kind.$id as string}Filter`
@@ -213,10 +232,9 @@ t.test('the date pattern is the parser: calendar-exact, leap years included', as
 })
 
 t.test('the list routes publish filter as JSON content typed by these schemas', async (t) => {
-  const fastify = await build(t)
-  const document = (await fastify.inject('/docs/json')).json()
+  const document = await publishedDocument()
   t.equal(document.openapi, '3.1.0', 'OpenAPI 3.1: its schemas are JSON Schema 2020-12 (patternProperties, dependentRequired)')
-  const lists = Object.entries(document.paths as Record<string, { get: { parameters: Array<{ name: string, content?: Record<string, { schema: { $ref: string } }> }> } }>).filter(([url]) => url.startsWith('/projects'))
+  const lists = Object.entries(document.paths).filter(([url]) => url.startsWith('/projects'))
   t.equal(lists.length, 17, 'nine lists and eight change feeds')
   for (const [url, item] of lists) {
     const filter = item.get.parameters.find((p) => p.name === 'filter')
