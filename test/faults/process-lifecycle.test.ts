@@ -113,6 +113,7 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   t.teardown(proxy.close)
   const service = await startService({ MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000' })
   t.teardown(() => { service.child.kill('SIGKILL') })
+  t.ok(await untilReady(service.url) < Infinity, 'ready')
   t.equal((await get(`${service.url}/projects`)).status, 200)
   proxy.blackhole()
   const stuck = get(`${service.url}/projects`)
