@@ -7,7 +7,7 @@
 // - the delivery lag: from a write's acknowledgement to the answers of requests waiting on it.
 import http from 'node:http'
 import { MongoClient, ObjectId } from 'mongodb'
-import { median } from './timing.js'
+import { median, spread, spreadText } from './timing.js'
 import type { Table } from './report.js'
 
 export interface FeedRun { waiting: number, cpuUsPerRequest: number, p99: number, rps: number, poolConnections: number }
@@ -219,10 +219,7 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
 export function feedsTables (result: FeedsResult): Table[] {
   const alone = result.runs.filter((run) => run.waiting === 0)
   const beside = result.runs.filter((run) => run.waiting > 0)
-  const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps'): string => {
-    const ratios = beside.map((run, i) => run[key] / (alone[i] as FeedRun)[key])
-    return `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
-  }
+  const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps'): string => spreadText(spread(beside.map((run, i) => run[key] / (alone[i] as FeedRun)[key])))
   const row = (label: string, runs: FeedRun[]) => ({
     '': label,
     'CPU µs/request': median(runs.map((run) => run.cpuUsPerRequest)).toFixed(0),

@@ -1,8 +1,9 @@
 // The HTTP benchmark's results as tables (bench/report.ts prints them or writes them into a page).
 import { ENCODINGS } from '../plugins/compression.js'
 import { compressionLevelsTable } from './compression.js'
-import type { HttpResult, RunFigure, Spread } from './http.js'
+import type { HttpResult, RunFigure } from './http.js'
 import type { Table } from './report.js'
+import { spreadText } from './timing.js'
 import { stagesTable } from './stages.js'
 import { feedsTables } from './feeds.js'
 
@@ -18,8 +19,6 @@ function gcColumns (run: RunFigure): Record<string, string | number> {
     'longest pause ms': gc.longestMs.toFixed(1)
   }
 }
-
-const f = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`
 
 export function httpTables (result: HttpResult): Table[] {
   const replay = result.database.replay
@@ -40,8 +39,8 @@ export function httpTables (result: HttpResult): Table[] {
       })),
       notes: [
         `Warm-up, CPU µs per request of each 2-s round until two agree within 3 %: ${Object.entries(mix.warmUp).map(([target, warm]) => `${target} ${warm.map(Math.round).join(' → ')}`).join('; ')}.`,
-        `Service/floor, median (min–max) over ${rounds} rounds: CPU per request ${f(mix.ratios.cpu)} [target ≤ 0.45], p99 ${f(mix.ratios.p99)} [target ≤ 0.6], req/s ${f(mix.ratios.rps)}.`,
-        `Raw floor/floor: CPU per request ${f(mix.ratios.rawFloorCpu)}.`,
+        `Service/floor, median (min–max) over ${rounds} rounds: CPU per request ${spreadText(mix.ratios.cpu)} [target ≤ 0.45], p99 ${spreadText(mix.ratios.p99)} [target ≤ 0.6], req/s ${spreadText(mix.ratios.rps)}.`,
+        `Raw floor/floor: CPU per request ${spreadText(mix.ratios.rawFloorCpu)}.`,
         'GC: the collector\'s pauses in the server during the run (node:perf_hooks), in ms per second of the run: scavenges of the young generation, and full collections with the incremental marking steps that lead to them; their count, and the longest single pause.'
       ]
     })
@@ -53,13 +52,12 @@ export function httpTables (result: HttpResult): Table[] {
         load: g.load,
         'service µs': Math.round(g.serviceCpuUs),
         'floor µs': Math.round(g.floorCpuUs),
-        'service/floor': f(g.ratio),
+        'service/floor': spreadText(g.ratio),
         'p99 ms service/floor': `${g.serviceP99}/${g.floorP99}`
       }))
     })
   }
   if (baseline !== undefined && baseline.length > 0) {
-    const spreadText = (s: { median: number, min: number, max: number }): string => `${s.median.toFixed(2)} (${s.min.toFixed(2)}–${s.max.toFixed(2)})`
     tables.push({
       title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds: CPU µs per request, and ratios this / that, median (min–max)`,
       rows: baseline.map((b) => ({ load: b.load, 'this µs': Math.round(b.serviceCpuUs), 'that µs': Math.round(b.baselineCpuUs), 'CPU ratio': spreadText(b.cpu), 'p99 ratio': spreadText(b.p99), 'rps ratio': spreadText(b.rps) }))
@@ -87,7 +85,7 @@ export function httpTables (result: HttpResult): Table[] {
         bytes: e.bytes,
         'share of identity': (e.bytes / (encodings.find((x) => x.page === e.page && x.encoding === 'identity')?.bytes ?? e.bytes)).toFixed(3),
         'CPU µs/req': Math.round(e.cpuUsPerRequest),
-        'CPU / identity': f(e.cpuRatio),
+        'CPU / identity': spreadText(e.cpuRatio),
         'p99 ms': e.p99
       })),
       notes: ['[Target on the 100-document page, for the encoding a client asking for all gets: ≤ 0.2 of the bytes, CPU ≤ 1.25 × identity.]']

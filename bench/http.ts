@@ -15,7 +15,7 @@ import type { DriverFigure } from './driver-process.js'
 import { buildGrowth, buildMix, type MixEntry } from './mix.js'
 import { ENCODINGS } from '../plugins/compression.js'
 import { benchCompressionLevels, type LevelFigure } from './compression.js'
-import { median } from './timing.js'
+import { median, spread, type Spread } from './timing.js'
 import { benchStages, type StageFigure } from './stages.js'
 import { imageCommand } from '../lib/image-command.js'
 import type { GcFigures } from './gc-observer.js'
@@ -39,8 +39,6 @@ type Target = 'service' | 'floor' | 'raw floor' | 'baseline' | `stage: ${string}
 export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number, duration: number, gc?: GcFigures }
 
 interface Server { target: Target, child: ChildProcess, url: string, lines: Interface }
-
-export interface Spread { median: number, min: number, max: number }
 
 export interface GrowthFigure { load: string, serviceCpuUs: number, floorCpuUs: number, ratio: Spread, serviceP99: number, floorP99: number }
 
@@ -137,8 +135,6 @@ async function warmUp (server: Server, paths: string[], connections: number, hea
   }
   return seen
 }
-
-const spread = (values: number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
 
 async function body (url: string): Promise<unknown> {
   const res = await fetch(url)

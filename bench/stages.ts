@@ -10,9 +10,7 @@ import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createSigner } from 'fast-jwt'
 import type { Table } from './report.js'
-import { median } from './timing.js'
-
-interface Spread { median: number, min: number, max: number }
+import { median, spread, spreadText, type Spread } from './timing.js'
 
 export interface StageFigure { stage: string, baseUs: number, withUs: number, costUs: number, ratio: Spread, p99: Spread }
 
@@ -41,8 +39,6 @@ async function otlpSink (): Promise<{ url: string, close: () => Promise<void> }>
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: async () => { await new Promise((resolve) => server.close(resolve)) } }
 }
-
-const spread = (values: number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
 
 /**
  * `withCursor` is a 1-document page with a next page (its cursor is signed); `plain` the same
@@ -98,8 +94,6 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
   }
 }
 
-const ratio = (r: Spread): string => `${r.median.toFixed(2)} (${r.min.toFixed(2)}–${r.max.toFixed(2)})`
-
 export function stagesTable (figures: StageFigure[]): Table {
   return {
     title: 'The price of each optional stage: CPU µs per request of a 1-document page (the shim: of the query mix), the baseline (every optional stage off, every shim on) against the same build with one stage on or the shim off, interleaved; ratios median (min–max)',
@@ -108,8 +102,8 @@ export function stagesTable (figures: StageFigure[]): Table {
       'baseline µs': Math.round(f.baseUs),
       'with it µs': Math.round(f.withUs),
       'cost µs': Math.round(f.costUs),
-      'with ÷ baseline': ratio(f.ratio),
-      'p99 with ÷ baseline': ratio(f.p99)
+      'with ÷ baseline': spreadText(f.ratio),
+      'p99 with ÷ baseline': spreadText(f.p99)
     }))
   }
 }
