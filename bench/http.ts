@@ -181,8 +181,9 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       children.push(child)
       return { target, child, url: url.exec(line)?.[1] as string, lines }
     }
-    // The service runs with the image's node flags (Dockerfile `CMD`), as it is deployed; BENCH_NODE_ARGS, after them, reaches the
-    // measured service only (e.g. --cpu-prof to profile it). The floors run on node's defaults.
+    // The service runs with the image's node flags (Dockerfile `CMD`), as it is deployed;
+    // BENCH_NODE_ARGS, after them, reaches the measured service only (e.g. --cpu-prof to profile
+    // it). The floors run on node's defaults.
     const deployed = imageCommand(new URL('../Dockerfile', DIST)).nodeFlags
     console.log(`service: node ${deployed.join(' ')} dist/server.js`)
     const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, [...deployed, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)])
