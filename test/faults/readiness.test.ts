@@ -14,7 +14,8 @@ const TICK_MS = 500
 /** Answers from what is known take no time; a second is what the contract allows. */
 const ANSWER_MS = 1000
 
-interface Probe { status: number, at: number, ms: number }
+/** One answer of /ready: its status, when it was asked (ms into the probing), how long it took, and why when 503. */
+interface Probe { status: number, at: number, ms: number, detail?: string }
 
 /** Asks /ready every 100 ms for `ms` (or until `stop` holds), timing each answer. */
 async function probe (app: FastifyInstance, ms: number, stop: (status: number) => boolean = () => false): Promise<Probe[]> {
@@ -23,7 +24,7 @@ async function probe (app: FastifyInstance, ms: number, stop: (status: number) =
   while (Date.now() - started < ms) {
     const sent = Date.now()
     const res = await app.inject('/ready')
-    probes.push({ status: res.statusCode, at: sent - started, ms: Date.now() - sent })
+    probes.push({ status: res.statusCode, at: sent - started, ms: Date.now() - sent, ...(res.statusCode === 200 ? {} : { detail: res.json().detail }) })
     if (stop(res.statusCode)) break
     await sleep(100)
   }

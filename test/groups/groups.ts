@@ -1,0 +1,65 @@
+import { readdirSync } from 'node:fs'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import tap from 'tap'
+
+// A test process spends seconds of CPU before its first test: node, the TypeScript loader, tap's
+// hooks, the embedded database and the app's modules. Test files that only build apps and send
+// them requests share one process, a group, and that cost: each group is a file here named after
+// it, which tap runs as it runs any test file. Files that time the machine, break a database
+// under a running service or depend on what their process imported first keep a process of their
+// own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each file
+// runs once (test/architecture.test.ts checks that every test file runs exactly once), and
+// `npx tap <file>` still runs any one file alone.
+
+interface Group {
+  /** Folders from the repository's root; every test file under them, unless `only` narrows it. */
+  folders: string[]
+  /** Which of their files, by file name (a folder too slow for one process is split in two). */
+  only?: RegExp
+}
+
+export const GROUPS: Record<string, Group> = {
+  'plugins-a-to-l': { folders: ['test/plugins'], only: /^[a-l]/ },
+  'plugins-m-to-z': { folders: ['test/plugins'], only: /^[m-z]/ },
+  routes: { folders: ['test/routes'] },
+  'list-query': { folders: ['test/list-query'] },
+  'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
+  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs'] },
+  client: { folders: ['client/test'] }
+}
+
+/** What one group may take, all its files together (tap's `timeout` is per process). */
+const GROUP_TIMEOUT_MS = 300_000
+
+const ROOT = path.join(import.meta.dirname, '..', '..')
+
+/** The test files of a group (paths from the repository's root), sorted as tap lists files. */
+export function filesOf ({ folders, only }: Group): string[] {
+  return folders.flatMap((folder) => readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.ts') && (only?.test(path.basename(name)) ?? true))
+    .filter((name) => !name.split(path.sep).some((part) => /^fixtures?$|^dist$/.test(part)))
+    .map((name) => path.join(folder, name)))
+    .sort()
+}
+
+/**
+ * Runs the group that `file` (a group's file) is named after: each test file's tests after the
+ * file before, as they are written (each imports `tap` and adds its tests to the process's root).
+ * The files are imported inside a first test, so that the root has work queued while they load
+ * (tap ends a root that sits idle), and the group's time limit is set once they are all loaded
+ * (a file's own top-level `t.setTimeout` would otherwise set the whole process's).
+ */
+export function runGroup (file: string): void {
+  const name = path.basename(file, '.test.ts')
+  const group = GROUPS[name]
+  if (group === undefined) throw new Error(`${file} names no group of test/groups/groups.ts`)
+  const files = filesOf(group)
+  tap.test(`loads the ${files.length} test files of the group ${name}`, async (t) => {
+    for (const file of files) {
+      await import(pathToFileURL(path.join(ROOT, file)).href)
+      t.pass(file)
+    }
+    tap.setTimeout(GROUP_TIMEOUT_MS)
+  })
+}
