@@ -159,6 +159,10 @@ t.test('a stream ends with a checkpoint when the service stops', async (t) => {
 t.test('a reader that falls limit × 10 events behind is ended with a problem line', async (t) => {
   const { fastify, db, project, copy } = await setUp(t)
   const base = new URL(await listen(t, fastify))
+  // The service's side of the answer, to see when it has ended it (on a busy machine the events
+  // reach the stream slowly, and a reader that resumed early would never be behind).
+  let served: http.ServerResponse | undefined
+  fastify.server.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => { served = response })
   const socket = net.connect(Number(base.port), '127.0.0.1')
   await once(socket, 'connect')
   socket.write(`GET ${copy.url('limit=1')} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
@@ -166,7 +170,8 @@ t.test('a reader that falls limit × 10 events behind is ended with a problem li
   // 1,000 documents of 20 KB: far more than the socket's buffers hold.
   const big = 'x'.repeat(20_000)
   for (let i = 0; i < 10; i++) await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
-  await sleep(1500)
+  for (let waited = 0; served?.writableEnded !== true && waited < 30_000; waited += 100) await sleep(100)
+  t.ok(served?.writableEnded, 'the service ended the answer of the reader that did not read')
   socket.resume()
   let text = ''
   socket.setEncoding('utf8')
