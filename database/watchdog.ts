@@ -48,7 +48,7 @@ export class DatabaseWatchdog {
   private pinging: Promise<boolean> | undefined
   /** When the ping under way was sent (performance.now()), if one is. */
   private pingSentAt: number | undefined
-  /** When a request's command was last answered while a ping was under way (performance.now()). */
+  /** When the database last answered anything (a request's command, a handshake, a heartbeat) while a ping was under way (performance.now()). */
   private answeredAt = 0
   /** When a request last met a database it could not reach (performance.now()), if since the last good ping. */
   private suspectedAt: number | undefined
@@ -79,6 +79,17 @@ export class DatabaseWatchdog {
     client.on('serverHeartbeatFailed', (event: ServerHeartbeatFailedEvent) => {
       if (client === this.client && !this.ready) this.failed(event.failure)
     })
+    // Any answer of the database says it is not silent: a new connection's handshake (a ping
+    // that must open its connection waits two round trips on a slow database), the monitor's
+    // heartbeat. Public events of the pool and of the server monitor.
+    const heard = (): void => { if (client === this.client) this.heard() }
+    client.on('connectionReady', heard)
+    client.on('serverHeartbeatSucceeded', heard)
+  }
+
+  /** The database answered something while a ping is under way: it is not silent. */
+  private heard (): void {
+    if (this.pingSentAt !== undefined) this.answeredAt = performance.now()
   }
 
   /**
@@ -155,7 +166,7 @@ export class DatabaseWatchdog {
    */
   answered (): void {
     // An answer while a ping waits: the database is not silent, whatever that ping meets.
-    if (this.pingSentAt !== undefined) this.answeredAt = performance.now()
+    this.heard()
     if (this.ready && this.suspectedAt === undefined) return
     this.suspectedAt = undefined
     this.succeeded()

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { filesOf, GROUPS } from './groups/groups.js'
+import { filesOf, GROUPS } from './_groups/groups.js'
 import { NODE, nodeArgs } from './helpers/node-child.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -57,7 +57,7 @@ t.test('npm test runs every test file once: alone, one after the other, or in on
   const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>
   const alone = (scripts.test ?? '').split(' && ').filter((command) => command.startsWith('tap --jobs=1 ')).flatMap((command) => command.split(' ').filter((word) => word.endsWith('.test.ts')))
   const grouped = Object.values(GROUPS).flatMap(filesOf)
-  const groupFiles = Object.keys(GROUPS).map((name) => `test/groups/${name}.test.ts`)
+  const groupFiles = Object.keys(GROUPS).map((name) => `test/_groups/${name}.test.ts`)
   const runs = new Map<string, number>()
   for (const file of [...listed, ...alone, ...grouped]) runs.set(file, (runs.get(file) ?? 0) + 1)
   for (const file of all) t.equal(runs.get(file), 1, file)

@@ -69,7 +69,10 @@ t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no conn
   const settle = Date.now() + 15_000
   while (hub.waiting < 50 && Date.now() < settle) await sleep(50)
   t.equal(hub.waiting, 50, 'all 50 wait on the shared stream')
-  const baseline = checkedOut
+  // The fewest in use over half a second: a ping or a getMore of the stream comes and goes, while a
+  // connection held by a waiting request would stay.
+  let baseline = checkedOut
+  for (let i = 0; i < 10; i++) { await sleep(50); baseline = Math.min(baseline, checkedOut) }
   t.ok(baseline <= 2, `connections in use while 50 requests wait: ${baseline} (the shared stream's)`)
   const refused = await fastify.inject(copy.url('wait=3'))
   t.equal(refused.statusCode, 503)

@@ -87,3 +87,29 @@ t.test('a replica set with every member gone: no replacement', async (t) => {
   t.equal(replaced.length, 0, 'nothing to gain from a new client')
   await watchdog.stop()
 })
+
+t.test('a slow database where each ping opens its connection: the handshake is an answer, so never silent', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
+  t.teardown(proxy.close)
+  // Connections idle past 100 ms are closed at their next checkout: every ping (500 ms apart) opens
+  // one, and waits for two slow answers, its connection's handshake and its own.
+  const options = { serverSelectionTimeoutMS: 3000, connectTimeoutMS: 3000, maxIdleTimeMS: 100 }
+  const client = new MongoClient(proxy.uri, options)
+  const watchdog = new DatabaseWatchdog({ client, log, stuckAfterMs: 10_000, pingTimeoutMs: 3000, silentAfterMs: 1000, createClient: () => new MongoClient(proxy.uri, options), onReplace: () => {} })
+  t.teardown(async () => await watchdog.stop())
+  watchdog.start()
+  await watchdog.started()
+  t.equal(watchdog.readiness().ready, true, 'ready')
+  let created = 0
+  client.on('connectionCreated', () => { created++ })
+  proxy.slow(600)
+  const reasons = new Set<string>()
+  for (const until = Date.now() + 4000; Date.now() < until; await sleep(25)) {
+    const readiness = watchdog.readiness()
+    if (!readiness.ready) reasons.add(readiness.reason)
+  }
+  t.ok(created >= 2, `${created} connections opened by the pings`)
+  t.same([...reasons], [], 'ready throughout: each ping takes two 600 ms answers, and the first of them comes well within 1000 ms')
+})

@@ -10,7 +10,9 @@ import tap from 'tap'
 // under a running service or depend on what their process imported first keep a process of their
 // own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each file
 // runs once (test/architecture.test.ts checks that every test file runs exactly once), and
-// `npx tap <file>` still runs any one file alone.
+// `npx tap <file>` still runs any one file alone. tap starts files in the order of their names:
+// the underscore of `_groups` puts the groups, the longest processes, first, so that the run does
+// not end on one of them with the other jobs idle.
 
 interface Group {
   /** Folders from the repository's root; every test file under them, unless `only` narrows it. */
@@ -53,7 +55,7 @@ export function filesOf ({ folders, only }: Group): string[] {
 export function runGroup (file: string): void {
   const name = path.basename(file, '.test.ts')
   const group = GROUPS[name]
-  if (group === undefined) throw new Error(`${file} names no group of test/groups/groups.ts`)
+  if (group === undefined) throw new Error(`${file} names no group of test/_groups/groups.ts`)
   const files = filesOf(group)
   tap.test(`loads the ${files.length} test files of the group ${name}`, async (t) => {
     for (const file of files) {
