@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { filesOf, GROUPS } from './_groups/groups.js'
+import { filesOf, GROUPS, isTestFile } from './_groups/groups.js'
 import { NODE, nodeArgs } from './helpers/node-child.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -49,8 +49,7 @@ t.test('no import runs back up a floor', async (t) => {
 
 t.test('npm test runs every test file once: alone, one after the other, or in one group', async (t) => {
   const all = (await Promise.all(['test', 'client/test'].map(async (dir) => await sources(path.join(ROOT, dir)))))
-    .flat().map((file) => path.relative(ROOT, file))
-    .filter((file) => file.endsWith('.test.ts') && !/(^|\/)(fixtures?|dist)\//.test(file))
+    .flat().map((file) => path.relative(ROOT, file)).filter(isTestFile)
   // What tap runs three at a time (its include and exclude), and the files run alone after them.
   const tapList = execFileSync(NODE, nodeArgs([path.join(ROOT, 'node_modules', '.bin', 'tap'), 'list'], { coverage: false }), { cwd: ROOT, encoding: 'utf8' })
   const listed = tapList.split('\n').filter((line) => line !== '')

@@ -36,11 +36,14 @@ const GROUP_TIMEOUT_MS = 300_000
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
+/** Whether a path (from anywhere in the repository) is a test file: tap's `exclude` leaves fixtures and builds out. */
+export const isTestFile = (file: string): boolean =>
+  file.endsWith('.test.ts') && !file.split(path.sep).some((part) => /^fixtures?$|^dist$/.test(part))
+
 /** The test files of a group (paths from the repository's root), sorted as tap lists files. */
 export function filesOf ({ folders, only }: Group): string[] {
   return folders.flatMap((folder) => readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.test.ts') && (only?.test(path.basename(name)) ?? true))
-    .filter((name) => !name.split(path.sep).some((part) => /^fixtures?$|^dist$/.test(part)))
+    .filter((name) => isTestFile(name) && (only?.test(path.basename(name)) ?? true))
     .map((name) => path.join(folder, name)))
     .sort()
 }
