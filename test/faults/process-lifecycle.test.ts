@@ -8,7 +8,7 @@ import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { INDEXES } from '../../plugins/indexes.js'
 import { startFaultProxy } from './fault-proxy.js'
-import { freePort, get, startService, untilReady } from './service-process.js'
+import { freePort, get, startService, expectReady } from './service-process.js'
 import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
 
@@ -73,7 +73,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   t.teardown(database.close)
   const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: '1500', QUERY_TIMEOUT_MS: '1000' })
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.ok(await untilReady(service.url) < Infinity, 'ready')
+  await expectReady(t, service.url)
 
   const statuses: number[] = []
   const problems: string[] = []
@@ -113,7 +113,7 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   t.teardown(proxy.close)
   const service = await startService({ MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000' })
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.ok(await untilReady(service.url) < Infinity, 'ready')
+  await expectReady(t, service.url)
   t.equal((await get(`${service.url}/projects`)).status, 200)
   proxy.blackhole()
   const stuck = get(`${service.url}/projects`)

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import type { Test } from 'tap'
 import { imageCommand } from '../../lib/image-command.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
 
@@ -76,4 +77,10 @@ export async function untilReady (url: string, withinMs = 15_000): Promise<numbe
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return Infinity
+}
+
+/** Asserts that the service turns ready within `withinMs` (lists answer once the database has answered its first ping), and how long it took. */
+export async function expectReady (t: Test, url: string, withinMs = 15_000): Promise<void> {
+  const ms = await untilReady(url, withinMs)
+  t.ok(ms < Infinity, `ready${ms < Infinity ? ` after ${ms} ms` : ` within ${withinMs} ms`}`)
 }

@@ -6,7 +6,7 @@ import t from 'tap'
 import { seedDemoData } from '../../demo-data/seed.js'
 import { uniqueDatabaseName } from '../helpers/database.js'
 import { proxiedDatabase, sleep } from './fault-app.js'
-import { get, startService, untilReady } from './service-process.js'
+import { get, startService, expectReady, untilReady } from './service-process.js'
 
 t.setTimeout(180_000)
 const QUERY_TIMEOUT_MS = 2000
@@ -65,7 +65,7 @@ t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ${CONCURRENCY
 t.test('replies slower than the query budget: bounded 503s, and 200s again once the database is fast', async (t) => {
   const service = await startService({ MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0' })
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.ok(await untilReady(service.url, 4 * QUERY_TIMEOUT_MS) < Infinity, 'ready')
+  await expectReady(t, service.url, 4 * QUERY_TIMEOUT_MS)
   t.equal((await get(`${service.url}/projects?limit=1`)).status, 200)
   proxy.slow(QUERY_TIMEOUT_MS * 2)
   const slow = await burst(service.url, ['/projects?limit=5'])

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
-import { freePort, startService, untilReady } from '../faults/service-process.js'
+import { freePort, startService, expectReady } from '../faults/service-process.js'
 import { SHUTDOWN_FLUSH_MS } from '../../telemetry/tracing.js'
 
 t.setTimeout(90_000)
@@ -56,7 +56,7 @@ t.test('on: the spans of a request reach the OTLP endpoint, in the caller\'s tra
   t.teardown(() => { service.child.kill('SIGKILL') })
   t.ok(service.lines.some((line) => line.includes(`tracing on: spans exported over OTLP to ${endpoint}`)), 'the start-up log says where spans go')
   // Lists answer once the database has answered the service's first ping (/ready).
-  t.ok(await untilReady(service.url) < Infinity, 'ready')
+  await expectReady(t, service.url)
 
   const res = await fetch(`${service.url}/projects?limit=1`, { headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01` } })
   t.equal(res.status, 200)
@@ -76,7 +76,7 @@ t.test('off: no OpenTelemetry module is imported', async (t) => {
   const imports = path.join(dir, 'off.txt')
   const service = await startService({ MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), SHUTDOWN_DELAY_MS: '0', OTEL_EXPORTER_OTLP_ENDPOINT: '', RECORD_IMPORTS_TO: imports }, RECORDER)
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.ok(await untilReady(service.url) < Infinity, 'ready')
+  await expectReady(t, service.url)
   t.equal((await fetch(`${service.url}/projects?limit=1`)).status, 200)
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
@@ -89,7 +89,7 @@ t.test('off: no OpenTelemetry module is imported', async (t) => {
 t.test('an unreachable collector costs nothing: lists answer, and the exit waits at most the flush bound', async (t) => {
   const service = await startService({ MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), SHUTDOWN_DELAY_MS: '0', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}` })
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.ok(await untilReady(service.url) < Infinity, 'ready')
+  await expectReady(t, service.url)
   for (let i = 0; i < 3; i++) t.equal((await fetch(`${service.url}/projects?limit=1`)).status, 200)
   const stopped = Date.now()
   service.child.kill('SIGTERM')
