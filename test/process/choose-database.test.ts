@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import net from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { MongoClient } from 'mongodb'
@@ -44,7 +43,8 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
   const sockets = new Set<net.Socket>()
   silent.on('connection', (socket) => sockets.add(socket))
   t.teardown(() => { for (const socket of sockets) socket.destroy() })
-  const failureMark = join(await mkdtemp(join(tmpdir(), 'choose-')), 'mark')
+  // tap's testdir is removed when the test ends.
+  const failureMark = join(t.testdir({}), 'mark')
   const heard: Array<{ at: number, message: string }> = []
   const started = Date.now()
   const env = { MONGOMS_DOWNLOAD_MIRROR: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}` }
@@ -66,7 +66,8 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
 })
 
 t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tests there, and stops with its parent', async (t) => {
-  const failureMark = join(await mkdtemp(join(tmpdir(), 'choose-')), 'mark')
+  // tap's testdir is removed when the test ends.
+  const failureMark = join(t.testdir({}), 'mark')
   // A download that failed a moment ago: the stand-in, without a probe.
   await writeFile(failureMark, `${Date.now()}\nno download in this test`)
   const db = await chooseDatabase({ env: {}, failureMark, standInProcess: true })
