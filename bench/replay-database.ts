@@ -5,7 +5,7 @@
 // still passed through (and counted as a miss, which the benchmark reports).
 import net from 'node:net'
 import { EJSON } from 'bson'
-import { encodeReply, parseMessage, readMessages, OP_MSG } from '../offline-mongodb/wire-protocol.js'
+import { encodeReply, MessageFramer, parseMessage, OP_MSG } from '../offline-mongodb/wire-protocol.js'
 import { helloReply } from '../offline-mongodb/commands.js'
 import type { Doc } from '../offline-mongodb/storage.js'
 
@@ -44,8 +44,8 @@ export async function startReplay (upstreamUri: string, host = '127.0.0.1'): Pro
     const connectionId = ++connections
     const waiting = new Map<number, string>()
     let toUpstream: net.Socket | undefined
-    let pending: Buffer = Buffer.alloc(0)
-    let pendingUp: Buffer = Buffer.alloc(0)
+    const framer = new MessageFramer()
+    const framerUp = new MessageFramer()
 
     const passThrough = (frame: Buffer, requestId: number, key: string): void => {
       if (toUpstream === undefined) {
@@ -53,9 +53,7 @@ export async function startReplay (upstreamUri: string, host = '127.0.0.1'): Pro
         toUpstream.setNoDelay(true)
         sockets.add(toUpstream)
         toUpstream.on('data', (chunk) => {
-          const { messages, rest } = readMessages(pendingUp.length === 0 ? chunk : Buffer.concat([pendingUp, chunk]))
-          pendingUp = rest
-          for (const reply of messages) {
+          for (const reply of framerUp.push(chunk)) {
             const key = waiting.get(reply.readInt32LE(8))
             if (key !== undefined && reply.readInt32LE(12) === OP_MSG) replies.set(key, Buffer.from(reply.subarray(12)))
             client.write(reply)
@@ -70,9 +68,7 @@ export async function startReplay (upstreamUri: string, host = '127.0.0.1'): Pro
 
     client.on('data', (chunk) => {
       try {
-        const { messages, rest } = readMessages(pending.length === 0 ? chunk : Buffer.concat([pending, chunk]))
-        pending = rest
-        for (const frame of messages) {
+        for (const frame of framer.push(chunk)) {
           const message = parseMessage(frame)
           const name = Object.keys(message.command)[0] ?? ''
           if (HANDSHAKE.has(name)) {

@@ -236,6 +236,7 @@ export class DatabaseWatchdog {
     const now = Date.now()
     if (now - this.lastSuccess < this.options.stuckAfterMs || now - this.lastReplacement < this.options.stuckAfterMs) return
     if (await this.reachable()) this.replace()
+    else this.options.log.debug(`the client has not recovered for ${now - this.lastSuccess} ms, and no member of the database accepts connections: kept (a new client would not help)`)
   }
 
   private succeeded (): void {

@@ -2,7 +2,7 @@ import net from 'node:net'
 import { runCommand, type ServerState } from './commands.js'
 import { Cursors } from './cursors.js'
 import { Oplog } from './oplog.js'
-import { encodeReply, parseMessage, readMessages, type Message } from './wire-protocol.js'
+import { encodeReply, MessageFramer, parseMessage, type Message } from './wire-protocol.js'
 import { Storage, type Doc } from './storage.js'
 
 export interface OfflineMongoOptions {
@@ -46,7 +46,7 @@ export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_0
     socket.setNoDelay(true)
     const closed = new AbortController()
     const state: ServerState = { storage, cursors, oplog, failPoints, connectionId: ++connections, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), sessionWrites }
-    let pending: Buffer = Buffer.alloc(0)
+    const framer = new MessageFramer()
     // mongod answers the commands of one connection one at a time, in order: while a command
     // waits (a change stream's getMore), the ones after it wait in this queue.
     const queue: Message[] = []
@@ -76,9 +76,7 @@ export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_0
 
     socket.on('data', (chunk) => {
       try {
-        const { messages, rest } = readMessages(pending.length === 0 ? chunk : Buffer.concat([pending, chunk]))
-        pending = rest
-        for (const frame of messages) queue.push(parseMessage(frame))
+        for (const frame of framer.push(chunk)) queue.push(parseMessage(frame))
       } catch {
         // A frame that cannot be read leaves the stream out of step: drop the connection, as mongod does.
         socket.destroy()

@@ -21,18 +21,38 @@ export interface Message {
   moreToCome: boolean
 }
 
-/** Splits complete messages off the front of a buffer; returns them and the unread rest. */
-export function readMessages (buffer: Buffer): { messages: Buffer[], rest: Buffer } {
-  const messages: Buffer[] = []
-  let offset = 0
-  while (buffer.length - offset >= 4) {
-    const length = buffer.readInt32LE(offset)
-    if (length < 16) throw new Error(`invalid message length ${length}`)
-    if (buffer.length - offset < length) break
-    messages.push(buffer.subarray(offset, offset + length))
-    offset += length
+/**
+ * Cuts a connection's bytes into whole messages. Chunks are kept as they come and joined once
+ * a message is complete: a 16 MiB message that arrives in 64 KiB chunks is copied once, not
+ * once per chunk.
+ */
+export class MessageFramer {
+  #chunks: Buffer[] = []
+  #buffered = 0
+  /** Bytes needed before a message can be cut: its length field, then the length it gives. */
+  #needed = 4
+
+  /** The messages `chunk` completes, in order; throws on a length no message can have. */
+  push (chunk: Buffer): Buffer[] {
+    this.#chunks.push(chunk)
+    this.#buffered += chunk.length
+    if (this.#buffered < this.#needed) return []
+    const buffer = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks, this.#buffered)
+    const messages: Buffer[] = []
+    let offset = 0
+    while (buffer.length - offset >= 4) {
+      const length = buffer.readInt32LE(offset)
+      if (length < 16) throw new Error(`invalid message length ${length}`)
+      if (buffer.length - offset < length) break
+      messages.push(buffer.subarray(offset, offset + length))
+      offset += length
+    }
+    const rest = buffer.subarray(offset)
+    this.#chunks = rest.length === 0 ? [] : [rest]
+    this.#buffered = rest.length
+    this.#needed = rest.length >= 4 ? rest.readInt32LE(0) : 4
+    return messages
   }
-  return { messages, rest: buffer.subarray(offset) }
 }
 
 function readCString (buffer: Buffer, offset: number): [string, number] {

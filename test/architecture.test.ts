@@ -1,5 +1,5 @@
 // docs/architecture.md's floors, held: a room imports only from its own floor or below. And the
-// suite's layout: `npm test` runs every test file exactly once, alone or in a group.
+// suite's layout: `npm test` runs every test file exactly once, on its own or in a group.
 import { execFileSync } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -47,20 +47,20 @@ t.test('no import runs back up a floor', async (t) => {
   t.ok(imports > 100, `${imports} imports checked`)
 })
 
-t.test('npm test runs every test file once: alone, one after the other, or in one group', async (t) => {
+t.test('npm test runs every test file once: in tap\'s run, in the run after it, or in one group', async (t) => {
   const all = (await Promise.all(['test', 'client/test'].map(async (dir) => await sources(path.join(ROOT, dir)))))
     .flat().map((file) => path.relative(ROOT, file)).filter(isTestFile)
-  // What tap runs three at a time (its include and exclude), and the files run alone after them.
+  // What tap runs at once (its include and exclude), and the files the test script names after them.
   const tapList = execFileSync(NODE, nodeArgs([path.join(ROOT, 'node_modules', '.bin', 'tap'), 'list'], { coverage: false }), { cwd: ROOT, encoding: 'utf8' })
   const listed = tapList.split('\n').filter((line) => line !== '')
   const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>
-  const alone = (scripts.test ?? '').split(' && ').filter((command) => command.startsWith('tap --jobs=1 ')).flatMap((command) => command.split(' ').filter((word) => word.endsWith('.test.ts')))
+  const after = (scripts.test ?? '').split(' && ').filter((command) => command.startsWith('tap ')).flatMap((command) => command.split(' ').filter((word) => word.endsWith('.test.ts')))
   const grouped = Object.values(GROUPS).flatMap(filesOf)
   const groupFiles = Object.keys(GROUPS).map((name) => `test/_groups/${name}.test.ts`)
   const runs = new Map<string, number>()
-  for (const file of [...listed, ...alone, ...grouped]) runs.set(file, (runs.get(file) ?? 0) + 1)
+  for (const file of [...listed, ...after, ...grouped]) runs.set(file, (runs.get(file) ?? 0) + 1)
   for (const file of all) t.equal(runs.get(file), 1, file)
   for (const file of runs.keys()) t.ok(all.includes(file), `${file} is a test file`)
   for (const file of groupFiles) t.ok(listed.includes(file), `the group ${file} is run`)
-  t.ok(grouped.length > 30 && alone.length === 3, `${grouped.length} files in ${groupFiles.length} groups, ${alone.length} alone`)
+  t.ok(grouped.length > 30 && after.length === 3, `${grouped.length} files in ${groupFiles.length} groups, ${after.length} after the others`)
 })

@@ -7,14 +7,28 @@ import { DatabaseWatchdog } from '../../database/watchdog.js'
 import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
 import { freePort } from '../faults/service-process.js'
+import { until } from '../helpers/until.js'
 
 const quiet = () => {}
 const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log } as unknown as FastifyBaseLogger
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+const STUCK_AFTER_MS = 800
 
-function watch (uri: string, onReplace: (client: MongoClient) => void) {
+/** A watchdog on `uri` that notes when it replaces its client, and how often it chose to keep it. */
+function watch (uri: string) {
   const options = { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 }
-  return new DatabaseWatchdog({ client: new MongoClient(uri, options), log, stuckAfterMs: 800, pingTimeoutMs: 1000, createClient: () => new MongoClient(uri, options), onReplace, retireAfterMs: 100 })
+  const replacedAt: number[] = []
+  let kept = 0
+  const watchdog = new DatabaseWatchdog({
+    client: new MongoClient(uri, options),
+    log: { ...log, debug: (message: string) => { if (/no member of the database accepts connections: kept/.test(message)) kept++ } } as unknown as FastifyBaseLogger,
+    stuckAfterMs: STUCK_AFTER_MS,
+    pingTimeoutMs: 1000,
+    createClient: () => new MongoClient(uri, options),
+    onReplace: () => { replacedAt.push(Date.now()) },
+    retireAfterMs: 100
+  })
+  return { watchdog, replacedAt, kept: () => kept }
 }
 
 t.test('a database that accepts connections but never answers: the client is replaced', async (t) => {
@@ -23,37 +37,33 @@ t.test('a database that accepts connections but never answers: the client is rep
   const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
   t.teardown(proxy.close)
   proxy.blackhole()
-  const replaced: MongoClient[] = []
-  const watchdog = watch(proxy.uri, (client) => replaced.push(client))
+  const { watchdog, replacedAt } = watch(proxy.uri)
+  t.teardown(async () => await watchdog.stop())
   watchdog.start()
   await watchdog.started()
   t.equal(watchdog.ready, false)
-  await sleep(3500)
-  t.ok(replaced.length >= 1, `replaced ${replaced.length} time(s)`)
-  t.ok(replaced.length <= 3, 'at most once per stuck period')
+  t.ok(await until(() => replacedAt.length >= 2, 6000), 'replaced, and replaced again while it stays stuck')
+  const [first = 0, second = 0] = replacedAt
+  t.ok(second - first >= STUCK_AFTER_MS, `at most once per stuck period: ${second - first} ms between replacements`)
   proxy.heal()
-  await sleep(2000)
-  t.equal(watchdog.ready, true, 'ready once the database answers')
-  await watchdog.stop()
+  t.ok(await until(() => watchdog.ready, 5000), 'ready once the database answers')
 })
 
 t.test('an unreachable database: no replacement, and ready when it comes', async (t) => {
   const port = await freePort()
-  const replaced: MongoClient[] = []
-  const watchdog = watch(`mongodb://127.0.0.1:${port}/?directConnection=true`, (client) => replaced.push(client))
+  const { watchdog, replacedAt, kept } = watch(`mongodb://127.0.0.1:${port}/?directConnection=true`)
+  t.teardown(async () => await watchdog.stop())
   let connected = 0
   watchdog.whenConnected(async () => { connected++ })
   watchdog.start()
   await watchdog.started()
-  await sleep(2500)
-  t.equal(replaced.length, 0, 'nothing to gain from a new client')
+  t.ok(await until(() => kept() >= 2, 6000), 'stuck, judged twice')
+  t.equal(replacedAt.length, 0, 'nothing to gain from a new client')
   t.equal(connected, 0)
   const database = await start({ port })
   t.teardown(database.close)
-  await sleep(3000)
-  t.equal(watchdog.ready, true, 'ready')
+  t.ok(await until(() => watchdog.ready && connected > 0, 6000), 'ready')
   t.equal(connected, 1, 'start-up work ran once, on first connect')
-  await watchdog.stop()
 })
 
 t.test('a replica set whose first seed member is gone: judged by every member the driver knows, and replaced', async (t) => {
@@ -66,26 +76,23 @@ t.test('a replica set whose first seed member is gone: judged by every member th
   stuck.blackhole()
   const alsoGone = await freePort()
   const uri = `mongodb://127.0.0.1:${gone},127.0.0.1:${stuck.port},127.0.0.1:${alsoGone}/?replicaSet=rs0`
-  const replaced: MongoClient[] = []
-  const watchdog = watch(uri, (client) => replaced.push(client))
+  const { watchdog, replacedAt } = watch(uri)
+  t.teardown(async () => await watchdog.stop())
   watchdog.start()
   await watchdog.started()
   t.same(watchdog.knownHosts().sort(), [`127.0.0.1:${gone}`, `127.0.0.1:${stuck.port}`, `127.0.0.1:${alsoGone}`].sort(), 'the three members')
-  await sleep(3500)
-  t.ok(replaced.length >= 1, `replaced ${replaced.length} time(s): a member accepts connections`)
+  t.ok(await until(() => replacedAt.length >= 1, 5000), 'replaced: a member accepts connections')
   t.equal(watchdog.readiness().ready, false, 'not ready')
-  await watchdog.stop()
 })
 
 t.test('a replica set with every member gone: no replacement', async (t) => {
   const ports = [await freePort(), await freePort(), await freePort()]
-  const replaced: MongoClient[] = []
-  const watchdog = watch(`mongodb://${ports.map((port) => `127.0.0.1:${port}`).join(',')}/?replicaSet=rs0`, (client) => replaced.push(client))
+  const { watchdog, replacedAt, kept } = watch(`mongodb://${ports.map((port) => `127.0.0.1:${port}`).join(',')}/?replicaSet=rs0`)
+  t.teardown(async () => await watchdog.stop())
   watchdog.start()
   await watchdog.started()
-  await sleep(2500)
-  t.equal(replaced.length, 0, 'nothing to gain from a new client')
-  await watchdog.stop()
+  t.ok(await until(() => kept() >= 2, 6000), 'stuck, judged twice')
+  t.equal(replacedAt.length, 0, 'nothing to gain from a new client')
 })
 
 t.test('a slow database where each ping opens its connection: the handshake is an answer, so never silent', async (t) => {
@@ -106,7 +113,7 @@ t.test('a slow database where each ping opens its connection: the handshake is a
   client.on('connectionCreated', () => { created++ })
   proxy.slow(600)
   const reasons = new Set<string>()
-  for (const until = Date.now() + 4000; Date.now() < until; await sleep(25)) {
+  for (const end = Date.now() + 4000; Date.now() < end; await sleep(25)) {
     const readiness = watchdog.readiness()
     if (!readiness.ready) reasons.add(readiness.reason)
   }

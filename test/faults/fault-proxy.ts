@@ -2,7 +2,7 @@
 // resets, refusals, silence (blackhole, half-open connections), slow replies, and server
 // error replies written as mongod writes them. Loopback only; every fault is switched off by `heal`.
 import net from 'node:net'
-import { encodeReply, parseMessage, readMessages } from '../../offline-mongodb/wire-protocol.js'
+import { encodeReply, MessageFramer, parseMessage } from '../../offline-mongodb/wire-protocol.js'
 
 export interface ErrorReply { code: number, codeName: string, errmsg: string, errorLabels?: string[] }
 
@@ -54,16 +54,14 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     client.on('error', drop).on('close', drop)
     upstream.on('error', drop).on('close', drop)
 
-    let pending: Buffer = Buffer.alloc(0)
+    const framer = new MessageFramer()
     client.on('data', (chunk: Buffer) => {
       if (link.silent) return
       if (failing === undefined) {
         upstream.write(chunk)
         return
       }
-      const { messages, rest } = readMessages(pending.length === 0 ? chunk : Buffer.concat([pending, chunk]))
-      pending = rest
-      for (const frame of messages) {
+      for (const frame of framer.push(chunk)) {
         const message = parseMessage(frame)
         const name = Object.keys(message.command)[0] ?? ''
         if (failing !== undefined && failing.names.has(name) && failing.left > 0) {

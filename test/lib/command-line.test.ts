@@ -1,6 +1,6 @@
 // Every script that takes options answers --help with its usage (exit 0), and a wrong option
 // or value with a one-line reason and the usage (exit 2): never a stack trace.
-import { spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
@@ -15,21 +15,33 @@ const SCRIPTS: Array<[string, string, string[]]> = [
   ['npm run token', 'access-control/mint-token.ts', ['--ttl', 'soon']]
 ]
 
-function run (script: string, args: string[]): { status: number | null, stdout: string, stderr: string } {
-  const result = spawnSync(NODE, nodeArgs(['--import', 'tsx', script, ...args]), { cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' } })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+interface Run { status: number | null, stdout: string, stderr: string }
+
+async function run (script: string, args: string[]): Promise<Run> {
+  return await new Promise((resolve) => {
+    const child = execFile(NODE, nodeArgs(['--import', 'tsx', script, ...args]), { cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' } }, (_error, stdout, stderr) => {
+      resolve({ status: child.exitCode, stdout, stderr })
+    })
+  })
 }
 
-for (const [command, script, wrong] of SCRIPTS) {
+// The twelve runs side by side: each waits mostly for its process to start.
+const runs = SCRIPTS.map(([command, script, wrong]) => ({
+  command,
+  help: run(script, ['--help']),
+  bad: [['--no-such-option'], wrong].map((args) => ({ args, result: run(script, args) }))
+}))
+
+for (const { command, help, bad } of runs) {
   t.test(command, async (t) => {
-    const help = run(script, ['--help'])
-    t.equal(help.status, 0, '--help exits 0')
-    t.match(help.stdout, command, 'and prints the usage')
-    for (const args of [['--no-such-option'], wrong]) {
-      const bad = run(script, args)
-      t.equal(bad.status, 2, `${args.join(' ')}: exit 2`)
-      t.match(bad.stderr, command, 'with the usage')
-      t.notMatch(bad.stderr, /\n\s+at .+:\d+:\d+/, 'and no stack trace')
+    const helped = await help
+    t.equal(helped.status, 0, '--help exits 0')
+    t.match(helped.stdout, command, 'and prints the usage')
+    for (const { args, result } of bad) {
+      const refused = await result
+      t.equal(refused.status, 2, `${args.join(' ')}: exit 2`)
+      t.match(refused.stderr, command, 'with the usage')
+      t.notMatch(refused.stderr, /\n\s+at .+:\d+:\d+/, 'and no stack trace')
     }
   })
 }

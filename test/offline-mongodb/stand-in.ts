@@ -5,6 +5,7 @@ import { deserialize, serialize } from 'bson'
 import { MongoClient, type ChangeStream, type Document, type MongoClientOptions } from 'mongodb'
 import type { Test } from 'tap'
 import { start, type OfflineMongo, type OfflineMongoOptions } from '../../offline-mongodb/server.js'
+import { MessageFramer } from '../../offline-mongodb/wire-protocol.js'
 
 export interface StandIn {
   server: OfflineMongo
@@ -65,13 +66,10 @@ export async function rawConnection (t: Test, port: number): Promise<{ socket: n
   t.teardown(() => socket.destroy())
   await new Promise((resolve) => socket.once('connect', resolve))
   const replies: RawReply[] = []
-  let pending = Buffer.alloc(0)
+  const framer = new MessageFramer()
   socket.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk])
-    while (pending.length >= 4 && pending.length >= pending.readInt32LE(0)) {
-      const length = pending.readInt32LE(0)
-      replies.push({ responseTo: pending.readInt32LE(8), at: Date.now(), body: deserialize(pending.subarray(21, length), { promoteLongs: false }) })
-      pending = pending.subarray(length)
+    for (const reply of framer.push(chunk)) {
+      replies.push({ responseTo: reply.readInt32LE(8), at: Date.now(), body: deserialize(reply.subarray(21), { promoteLongs: false }) })
     }
   })
   const replyTo = async (id: number): Promise<RawReply> => await within((async () => {
