@@ -6,6 +6,7 @@ import { LogController, type FastifyHttpOptions, type FastifyInstance } from 'fa
 import type { Server } from 'node:http'
 import { trustProxy, type Config } from './plugins/config.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
+import { sharedSerializers } from './lib/shared-serializers.js'
 
 export interface AppOptions {
   /** The configuration with MONGODB_URI resolved to the database chosen for this process. */
@@ -43,7 +44,9 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
     clientErrorHandler,
     // Requests arriving while closing get our problem+json 503 (plugins/lifecycle.ts), not Fastify's body.
     return503OnClosing: false,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } }
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } },
+    // One serializer per distinct response schema, not one per route and status (lib/shared-serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } }
   }
 }
 

@@ -3,7 +3,7 @@ import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
-import { ConfigError, listenError, readConfig } from '../plugins/config.js'
+import { ConfigError, listenError, type Config } from '../plugins/config.js'
 import { CLIENT_MARGIN_MS } from '../plugins/mongodb.js'
 
 /** Human-readable logs when a person is watching: stdout a terminal, not production, pino-pretty installed. */
@@ -18,6 +18,8 @@ function prettyLogs (): boolean {
 }
 
 export interface ServiceOptions {
+  /** The configuration, read from the environment (server.ts reads it before importing this). */
+  config: Config
   /** Runs last when the service closes, after the database (tracing flushes its spans here). */
   onClosed?: () => Promise<void>
   /** Where spans go, when tracing is on: logged at start. */
@@ -25,15 +27,7 @@ export interface ServiceOptions {
 }
 
 /** The service as `npm start` runs it: config, database (demo data when embedded), app, graceful drain. */
-export async function runService ({ onClosed, tracingEndpoint }: ServiceOptions = {}): Promise<void> {
-  let config
-  try {
-    config = readConfig()
-  } catch (error) {
-    console.error((error as ConfigError).message)
-    process.exit(1)
-  }
-
+export async function runService ({ config, onClosed, tracingEndpoint }: ServiceOptions): Promise<void> {
   const fastify = Fastify(serverOptions(config, { pretty: prettyLogs() }))
   let database
   try {

@@ -28,7 +28,8 @@ export const GROUPS: Record<string, Group> = {
   'list-query': { folders: ['test/list-query'] },
   'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
   'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs'] },
-  client: { folders: ['client/test'] }
+  client: { folders: ['client/test'] },
+  changes: { folders: ['test/changes'] }
 }
 
 /** What one group may take, all its files together (tap's `timeout` is per process). */
