@@ -6,9 +6,10 @@ import tap from 'tap'
 // A test process spends seconds of CPU before its first test: node, the TypeScript loader, tap's
 // hooks, the embedded database and the app's modules. Test files that only build apps and send
 // them requests share one process, a group, and that cost: each group is a file here named after
-// it, which tap runs as it runs any test file. Files that time the machine, break a database
-// under a running service or depend on what their process imported first keep a process of their
-// own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each file
+// it, which tap runs as it runs any test file. A group's files are imported one after the other,
+// so what a file starts at its top level (an app, a fault proxy) lives until the group ends.
+// Files that need the machine's CPU, drive a browser or a build, or depend on what their process
+// imported first keep a process of their own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each file
 // runs once (test/architecture.test.ts checks that every test file runs exactly once), and
 // `npx tap <file>` still runs any one file alone. tap starts files in the order of their names:
 // the underscore of `_groups` puts the groups, the longest processes, first, so that the run does
@@ -29,7 +30,11 @@ export const GROUPS: Record<string, Group> = {
   'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
   'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs'] },
   client: { folders: ['client/test'] },
-  changes: { folders: ['test/changes'] }
+  changes: { folders: ['test/changes'] },
+  // Most fault files wait on their broken databases: they start early, in two processes beside the
+  // busier groups. readiness and slow-database need the machine's CPU: npm test runs them after.
+  'faults-a-to-o': { folders: ['test/faults'], only: /^(?!readiness|slow-database)[a-o]/ },
+  'faults-p-to-z': { folders: ['test/faults'], only: /^(?!readiness|slow-database)[p-z]/ }
 }
 
 /** What one group may take, all its files together (tap's `timeout` is per process). */
