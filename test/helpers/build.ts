@@ -29,8 +29,15 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   const shims = process.env.SHIMS === undefined ? {} : { SHIMS: readConfig({ SHIMS: process.env.SHIMS }).SHIMS }
   // No load shedding unless a test asks: the app shares its event loop with the test's own work
   // (generating cases, computing expected pages), and test files run side by side.
-  const config: Config = { ...readConfig({}), ...shims, LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, ...overrides }
+  // No client replacement unless a test asks (test/faults/ does): the process's event loop also
+  // runs the test's own work, and a stall there is not a stuck client (a test watching the
+  // client's commands would lose them to its replacement).
+  const config: Config = { ...readConfig({}), ...shims, LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, DATABASE_STUCK_AFTER_MS: 60_000, ...overrides }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
+  // A process's first build imports the whole app, while other test processes do the same on
+  // the same two cores: Fastify's 10 s for a plugin to start bounds a service's start, and
+  // tap's timeout bounds a test's.
+  options.pluginTimeout = 60_000
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
   const fastify = Fastify(options)
   await fastify.register(app, { config })
