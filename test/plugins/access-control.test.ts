@@ -145,32 +145,39 @@ t.test('key rotation and a key set that cannot be had', async (t) => {
 })
 
 t.test('a key set that is down, slow, oversized or malformed: 503 AUTH_UNAVAILABLE within the query budget', async (t) => {
+  let app: FastifyInstance | undefined
+  let failedAt = 0
   for (const mode of ['refuse', 'slow', 'trickle', 'oversized', 'malformed', 'error'] as const) {
     // A service of its own for each, on the same data: its key set has never failed, so its
     // first unknown key fetches at once (after a failed fetch, the next waits 2 s).
-    const app = await build(t, { databaseUri: fastify.config.MONGODB_URI, config: { ...config, QUERY_TIMEOUT_MS: 1000, MONGODB_DB: fastify.config.MONGODB_DB } })
+    app = await build(t, { databaseUri: fastify.config.MONGODB_URI, config: { ...config, QUERY_TIMEOUT_MS: 1000, MONGODB_DB: fastify.config.MONGODB_DB } })
     t.equal((await get(app, `/projects/${a}/sessions?limit=1`, mint(rsa, { projects: '*' }))).statusCode, 200, `${mode}: the known key passes`)
     jwks.down(mode)
     const started = Date.now()
     const res = await get(app, `/projects/${a}/sessions?limit=1`, mint(makeKey(`new-${mode}`, 'RS256'), { projects: '*' }))
-    const ms = Date.now() - started
+    failedAt = Date.now()
+    const ms = failedAt - started
     t.equal(res.statusCode, 503, `${mode}: 503`)
     t.match(res.json(), { code: 'AUTH_UNAVAILABLE', errors: [{ param: 'authorization' }] }, `${mode}: AUTH_UNAVAILABLE`)
     t.ok(Number(res.headers['retry-after']) >= 1, `${mode}: Retry-After`)
     t.ok(ms <= 1000 + 500, `${mode}: answered in ${ms} ms`)
     t.equal((await get(app, `/projects/${a}/sessions?limit=1`, mint(rsa, { projects: '*' }))).statusCode, 200, `${mode}: cached keys still pass`)
     jwks.down('up')
-    if (mode !== 'error') continue
-    // The last service, once the key set answers again: a new key waits out the pause after
-    // the failed fetch (503 with Retry-After), then passes.
-    const back = makeKey('after-recovery', 'ES256')
-    jwks.keys.push(back)
-    const paused = await get(app, `/projects/${a}/sessions?limit=1`, mint(back, { projects: '*' }))
+  }
+  // The last service, once the key set answers again: a new key waits out the pause after the
+  // failed fetch (503 with Retry-After), then passes.
+  const recovering = app as FastifyInstance
+  const back = makeKey('after-recovery', 'ES256')
+  jwks.keys.push(back)
+  const paused = await get(recovering, `/projects/${a}/sessions?limit=1`, mint(back, { projects: '*' }))
+  if (Date.now() - failedAt < 1500) {
     t.equal(paused.statusCode, 503, 'within the pause after a failed fetch, no new fetch: 503')
     t.ok(Number(paused.headers['retry-after']) >= 1, `Retry-After: ${String(paused.headers['retry-after'])}`)
-    const passes = async () => (await get(app, `/projects/${a}/sessions?limit=1`, mint(back, { projects: '*' }))).statusCode === 200
-    t.ok(await until(passes, 5000, 200), 'once it answers and the pause is over, new keys pass')
+  } else {
+    t.comment(`the machine took ${Date.now() - failedAt} ms to get here: the pause may be over`)
   }
+  const passes = async () => (await get(recovering, `/projects/${a}/sessions?limit=1`, mint(back, { projects: '*' }))).statusCode === 200
+  t.ok(await until(passes, 5000, 200), 'once it answers and the pause is over, new keys pass')
 })
 
 t.test('change feeds: a token is needed, a project outside the claim is not found, /projects/changes names only the claim\'s projects', async (t) => {
