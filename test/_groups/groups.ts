@@ -7,9 +7,8 @@ import tap from 'tap'
 // hooks, the embedded database and the app's modules. Most test files share one process, a
 // group, and that cost: each group is a file here named after it, which tap runs as it runs any
 // test file. A group's files are imported one after the other, so what a file starts at its top
-// level (an app, a fault proxy) lives until the group ends. Files that need the machine's CPU,
-// drive a browser or a build, or depend on what their process imported first keep a process of
-// their own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each
+// level (an app, a fault proxy) lives until the group ends. Files that need the machine's CPU or
+// depend on what their process imported first keep a process of their own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each
 // file runs once (test/architecture.test.ts checks that every test file runs exactly once), and
 // `npx tap <file>` still runs any one file alone. tap starts files in the order of their names:
 // the underscore of `_groups` puts the groups, the longest processes, first, so that the run does
@@ -20,6 +19,8 @@ interface Group {
   folders: string[]
   /** Which of their files, by file name (a folder too slow for one process is split in two). */
   only?: RegExp
+  /** Test files besides (paths from the repository's root). */
+  files?: string[]
 }
 
 export const GROUPS: Record<string, Group> = {
@@ -28,9 +29,11 @@ export const GROUPS: Record<string, Group> = {
   routes: { folders: ['test/routes'] },
   'list-query': { folders: ['test/list-query'] },
   'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
-  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs'] },
-  client: { folders: ['client/test'] },
-  changes: { folders: ['test/changes'] },
+  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs'], files: ['test/architecture.test.ts', 'test/dockerfile.test.ts', 'test/engines.test.ts'] },
+  // The typed client, and Swagger UI in a browser: the API as its clients see it.
+  clients: { folders: ['client/test', 'test/browser'] },
+  // The change feeds; named so that the two fault groups, which take longer, start before it.
+  feeds: { folders: ['test/changes'] },
   // Most fault files wait on their broken databases: they start early, in two processes beside the
   // busier groups. readiness and slow-database need the machine's CPU: npm test runs them after.
   'faults-a-to-o': { folders: ['test/faults'], only: /^(?!readiness|slow-database)[a-o]/ },
@@ -47,10 +50,11 @@ export const isTestFile = (file: string): boolean =>
   file.endsWith('.test.ts') && !file.split(path.sep).some((part) => /^fixtures?$|^dist$/.test(part))
 
 /** The test files of a group (paths from the repository's root), sorted as tap lists files. */
-export function filesOf ({ folders, only }: Group): string[] {
+export function filesOf ({ folders, only, files = [] }: Group): string[] {
   return folders.flatMap((folder) => readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
     .filter((name) => isTestFile(name) && (only?.test(path.basename(name)) ?? true))
     .map((name) => path.join(folder, name)))
+    .concat(files)
     .sort()
 }
 
