@@ -14,8 +14,6 @@ export interface ServiceProcess {
   /** Every line the process wrote, stdout and stderr. */
   lines: string[]
   exited: Promise<number | null>
-  /** When its 'API at' line came (Date.now()): it listened by then. */
-  listenedAt: number
 }
 
 /** A free loopback port (nothing listens on it when this returns). */
@@ -58,7 +56,7 @@ export async function listening (child: ChildProcess): Promise<ServiceProcess> {
     }
     exited.then((code) => reject(new Error(`exited with ${String(code)}:\n${lines.join('\n')}`)))
   })
-  return { child, url, lines, exited, listenedAt: Date.now() }
+  return { child, url, lines, exited }
 }
 
 export async function get (url: string): Promise<{ status: number, type: string, body: Record<string, unknown> | undefined }> {
