@@ -8,11 +8,12 @@ import tap from 'tap'
 // group, and that cost: each group is a file here named after it, which tap runs as it runs any
 // test file. A group's files are imported one after the other, so what a file starts at its top
 // level (an app, a fault proxy) lives until the group ends. Files that need the machine's CPU or
-// depend on what their process imported first keep a process of their own. tap's `exclude` (package.json) keeps the grouped folders out of the run so that each
-// file runs once (test/architecture.test.ts checks that every test file runs exactly once), and
-// `npx tap <file>` still runs any one file alone. tap starts files in the order of their names:
-// the underscore of `_groups` puts the groups, the longest processes, first, so that the run does
-// not end on one of them with the other jobs idle.
+// depend on what their process imported first keep a process of their own. tap's `exclude`
+// (package.json) keeps the grouped folders out of the run so that each file runs once
+// (test/architecture.test.ts checks that every test file runs exactly once), and `npx tap <file>`
+// still runs any one file alone. tap starts files in the order of their names: the underscore of
+// `_groups` puts the groups, the longest processes, first, so that the run does not end on one of
+// them with the other jobs idle.
 
 interface Group {
   /** Folders from the repository's root; every test file under them, unless `only` narrows it. */

@@ -3,6 +3,7 @@ import type { Test } from 'tap'
 import { CLIENT_MARGIN_MS } from '../../plugins/mongodb.js'
 import { build } from '../helpers/build.js'
 import { testDatabase } from '../helpers/database.js'
+import { timeUntil } from '../helpers/until.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
 
 /** Short timeouts keep the fault suite fast; the rules are the same at any value. */
@@ -40,12 +41,7 @@ export async function timed (fastify: FastifyInstance, url: string): Promise<Tim
 
 /** Polls `url` until it answers 200; the time it took, or Infinity past `withinMs`. */
 export async function recoveryTime (fastify: FastifyInstance, url: string, withinMs = RECOVERY_BOUND_MS + 5000): Promise<number> {
-  const started = Date.now()
-  while (Date.now() - started < withinMs) {
-    if ((await fastify.inject(url)).statusCode === 200) return Date.now() - started
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  return Infinity
+  return await timeUntil(async () => (await fastify.inject(url)).statusCode === 200, withinMs, 200)
 }
 
 export const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))

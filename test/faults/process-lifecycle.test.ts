@@ -11,17 +11,9 @@ import { startFaultProxy } from './fault-proxy.js'
 import { freePort, get, startService, expectReady } from './service-process.js'
 import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
+import { timeUntil } from '../helpers/until.js'
 
 t.setTimeout(120_000)
-
-async function until (check: () => Promise<boolean>, withinMs: number): Promise<number> {
-  const started = Date.now()
-  while (Date.now() - started < withinMs) {
-    if (await check()) return Date.now() - started
-    await sleep(200)
-  }
-  return Infinity
-}
 
 t.test('listens before its database answers: /health 200 and /ready 503 "starting" while the first ping still waits', async (t) => {
   const port = await freePort()
@@ -45,23 +37,23 @@ t.test('starts before its database: /health 200, /ready and lists 503, then read
   const list = await get(`${service.url}/projects`)
   t.equal(list.status, 503)
   t.match(list.body, { code: 'DATABASE_UNAVAILABLE' })
-  await until(async () => service.lines.some((line) => line.includes('waiting for the database')), 3000)
+  await timeUntil(async () => service.lines.some((line) => line.includes('waiting for the database')), 3000, 200)
   t.equal(service.lines.filter((line) => line.includes('waiting for the database')).length, 1, 'one line says what it waits for')
   t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+/.test(line) || line.includes('"stack"')), 'no stack trace')
 
   const database = await start({ port })
   t.teardown(database.close)
-  const readyAfter = await until(async () => (await get(`${service.url}/ready`)).status === 200, RECOVERY_BOUND_MS)
+  const readyAfter = await timeUntil(async () => (await get(`${service.url}/ready`)).status === 200, RECOVERY_BOUND_MS, 200)
   t.ok(readyAfter <= RECOVERY_BOUND_MS, `ready ${readyAfter} ms after the database came up`)
   t.equal((await get(`${service.url}/projects`)).status, 200, 'lists answer')
   t.ok(service.lines.some((line) => line.includes('database connected')), 'one line says it connected')
 
   const client = new MongoClient(database.uri)
   t.teardown(async () => await client.close())
-  const indexesCreated = await until(async () => {
+  const indexesCreated = await timeUntil(async () => {
     const names = await client.db('listing').collection('sessions').listIndexes().toArray().catch(() => [])
     return names.length === (INDEXES.sessions?.length ?? 0) + 1
-  }, 5000)
+  }, 5000, 200)
   t.ok(indexesCreated < Infinity, 'start-up indexes were created once the database answered')
 
   service.child.kill('SIGTERM')
@@ -92,7 +84,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   await sleep(300)
   const signalled = Date.now()
   service.child.kill('SIGTERM')
-  const notReady = await until(async () => (await get(`${service.url}/ready`)).status === 503, 1000)
+  const notReady = await timeUntil(async () => (await get(`${service.url}/ready`)).status === 503, 1000, 200)
   t.ok(notReady < 1000, `/ready is 503 ${notReady} ms after SIGTERM`)
   const during = await get(`${service.url}/projects?limit=1`)
   t.equal(during.status, 200, 'lists are still served during SHUTDOWN_DELAY_MS')

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
 import { imageCommand } from '../../lib/image-command.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
+import { timeUntil } from '../helpers/until.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
@@ -71,12 +72,7 @@ export async function get (url: string): Promise<{ status: number, type: string,
  * meanwhile, as a load balancer learns from /ready): the time that took, or Infinity past `withinMs`.
  */
 export async function untilReady (url: string, withinMs = 15_000): Promise<number> {
-  const started = Date.now()
-  while (Date.now() - started < withinMs) {
-    if ((await fetch(`${url}/ready`).then(async (res) => { await res.arrayBuffer(); return res.status }, () => 0)) === 200) return Date.now() - started
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return Infinity
+  return await timeUntil(async () => (await fetch(`${url}/ready`).then(async (res) => { await res.arrayBuffer(); return res.status }, () => 0)) === 200, withinMs, 100)
 }
 
 /** Asserts that the service turns ready within `withinMs` (lists answer once the database has answered its first ping), and how long it took. */

@@ -7,6 +7,7 @@ import { seedDemoData } from '../../demo-data/seed.js'
 import { uniqueDatabaseName } from '../helpers/database.js'
 import { proxiedDatabase, sleep } from './fault-app.js'
 import { get, startService, expectReady, untilReady } from './service-process.js'
+import { timeUntil } from '../helpers/until.js'
 
 t.setTimeout(180_000)
 const QUERY_TIMEOUT_MS = 2000
@@ -71,14 +72,6 @@ t.test('replies slower than the query budget: bounded 503s, and 200s again once 
   const slow = await burst(service.url, ['/projects?limit=5'])
   t.ok(slow.every((o) => o.status === 503 && o.ms <= QUERY_TIMEOUT_MS + 500 + 1000), `too slow: ${summary(slow)}`)
   proxy.heal()
-  let recovered = Infinity
-  const started = Date.now()
-  while (Date.now() - started < 15_000) {
-    if ((await get(`${service.url}/projects?limit=5`)).status === 200) {
-      recovered = Date.now() - started
-      break
-    }
-    await sleep(200)
-  }
+  const recovered = await timeUntil(async () => (await get(`${service.url}/projects?limit=5`)).status === 200, 15_000, 200)
   t.ok(recovered <= 10_000, `serving again ${recovered} ms after the delay was removed`)
 })

@@ -1,10 +1,19 @@
+const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+
 /**
- * Asks `condition` every `everyMs` until it holds (true) or `withinMs` has passed (false): a test
- * waits for what it expects to happen, not for a time in which it should have.
+ * Asks `condition` every `everyMs` while `withinMs` has not passed: how long it took to hold, or
+ * Infinity. A test waits for what it expects to happen, not for a time in which it should have.
  */
-export async function until (condition: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<boolean> {
-  for (const end = Date.now() + withinMs; !(await condition()); await new Promise((resolve) => setTimeout(resolve, everyMs))) {
-    if (Date.now() >= end) return false
+export async function timeUntil (condition: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<number> {
+  const started = Date.now()
+  while (Date.now() - started < withinMs) {
+    if (await condition()) return Date.now() - started
+    await sleep(everyMs)
   }
-  return true
+  return Infinity
+}
+
+/** Whether `condition` held within `withinMs` (asked every `everyMs`). */
+export async function until (condition: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<boolean> {
+  return await timeUntil(condition, withinMs, everyMs) < Infinity
 }
