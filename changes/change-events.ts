@@ -21,7 +21,9 @@ export interface Change {
   /** The event's resume token and its `_data`, which orders and names it in every stream of the collection. */
   token: Document
   key: string
-  /** The changed document's `_id`; undefined for events about the whole collection. */
+  /** The event's operationType. */
+  type: string
+  /** The changed document's `_id`; undefined for events about the whole collection, and for types the feed does not know. */
   id?: unknown
   /** The projects (lower-case hex) the document belonged to before or after the change. */
   projects: string[]
@@ -42,19 +44,25 @@ const projectKey = (image: unknown): string | undefined => {
   return project === undefined || project === null ? undefined : String(project)
 }
 
+/** The events that end a collection's history as a stream sees it (manual: Change Events). */
+const COLLECTION_ENDS = new Set(['drop', 'rename', 'dropDatabase', 'invalidate'])
+
 /** The change an event describes; `scoped`: the collection's documents belong to projects. */
 export function readChange (event: Document, scoped: boolean): Change {
   const token = event._id as Document
   const key = typeof token?._data === 'string' ? token._data : JSON.stringify(token)
   const wall = event.wallTime instanceof Date ? event.wallTime.getTime() : undefined
   const seconds = (event.clusterTime as { t?: unknown } | undefined)?.t
-  const change: Change = { token, key, projects: [], lost: false, committedAt: wall ?? (typeof seconds === 'number' ? seconds * 1000 : Date.now()) }
-  const type = event.operationType as string
-  if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') {
-    // drop, rename, dropDatabase, invalidate: no document to name; the copy cannot follow.
+  const type = String(event.operationType)
+  const change: Change = { token, key, type, projects: [], lost: false, committedAt: wall ?? (typeof seconds === 'number' ? seconds * 1000 : Date.now()) }
+  if (COLLECTION_ENDS.has(type)) {
+    // No document to name: the copy cannot follow.
     change.lost = true
     return change
   }
+  // Servers add event types, and clients must not fail on them (change-streams spec,
+  // "operationType"): a type that names no change of a document is passed over (and counted).
+  if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') return change
   change.id = (event.documentKey as Document | undefined)?._id
   if (!scoped) return change
   const before = type === 'insert' ? undefined : projectKey(event.fullDocumentBeforeChange)
@@ -89,4 +97,16 @@ export function unavailableReason (error: unknown): string | undefined {
   if (code === 40573) return 'the database is a standalone server: change feeds need a replica set or a sharded cluster'
   if (code === 40324 || code === 115) return 'the database does not support change streams here'
   return undefined
+}
+
+/**
+ * A change no stream can ever read: an event over MongoDB's 16 MiB limit (BSONObjectTooLarge
+ * 10334; the stream's $project keeps the images' `project` only, which avoids most, manual:
+ * "Change Streams Production Recommendations"). Resuming from before it meets it again.
+ */
+const UNREADABLE_CODES = new Set([10334])
+
+export function isUnreadable (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'number' && UNREADABLE_CODES.has(code)
 }

@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChangeStream, Collection, Document } from 'mongodb'
-import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, readChange, type Change } from './change-events.js'
+import type { ChangeStream, Collection, Document, MongoClient } from 'mongodb'
+import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange, type Change } from './change-events.js'
+import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 
 /** A place in a collection's changes, as a feed token holds it (changes/feed-token.ts). */
 export interface StreamPoint {
@@ -28,13 +29,21 @@ export type Gathered =
 
 export interface HubOptions {
   collection: () => Collection<Document>
+  /** The client of that collection (the sessions of readFrom()). */
+  client: () => MongoClient
+  /** The time limit of a stream's opening `aggregate` (QUERY_TIMEOUT_MS). */
+  maxTimeMS: number
   /** The collection's documents belong to projects (routing by the images' `project`). */
   scoped: boolean
   /** How many recent changes are kept (at least; up to a quarter more before the oldest are dropped). */
   capacity: number
   log: FastifyBaseLogger
-  /** Hears of every change the stream brings (metrics). */
-  onChanges?: (changes: readonly Entry[]) => void
+  /** Hears of an event of a type the feed does not know (skipped: servers add types, change-streams spec). */
+  onSkipped?: (type: string) => void
+  /** Hears that the stream forgot its changes (history lost, collection dropped, a change unreadable). */
+  onReset?: () => void
+  /** Hears of a change that can never be read (the stream moved past it; feeds behind it answer 410). */
+  onUnreadable?: (error: unknown) => void
 }
 
 interface Entry extends Change { seq: number }
@@ -48,6 +57,19 @@ class StreamInvalidated extends Error {}
 const AWAIT_MS = 1000
 /** After a failure, the stream is opened again this much later. */
 const RETRY_MS = 1000
+/** A stream read of its own waits this long on the server for events, then looks whether it has caught up. */
+const CATCH_UP_AWAIT_MS = 10
+/** And waits this long between two empty batches that have not caught up yet (an idle shard). */
+const CATCH_UP_POLL_MS = 50
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+async function pause (ms: number, signal: AbortSignal): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
+}
 
 const idText = (id: unknown): string => typeof (id as { toHexString?: unknown })?.toHexString === 'function' ? (id as { toHexString: () => string }).toHexString() : JSON.stringify(id)
 
@@ -120,7 +142,7 @@ export class ChangeHub {
     for (let i = from + 1 - this.firstSeq; i < this.entries.length; i++) {
       const entry = this.entries[i] as Entry
       if (entry.lost) return { lost: true }
-      if (project === undefined || entry.projects.includes(project)) {
+      if (entry.id !== undefined && (project === undefined || entry.projects.includes(project))) {
         const text = idText(entry.id)
         if (!ids.has(text) && admit(entry.id)) {
           if (ids.size === limit) break
@@ -146,19 +168,28 @@ export class ChangeHub {
 
   /**
    * The same, read by a stream of its own from `point`'s resume token, for a point the recent
-   * changes do not reach back to. It reads until it has caught up (an empty batch), or has
-   * `limit` documents, or has some and `softDeadline` (ms since the epoch) has passed. When
-   * `signal` aborts first with nothing found, it throws: an answer without events must not
-   * say "nothing happened" of changes it did not look at. Throws MongoDB's error when the
-   * point cannot be resumed (isHistoryLost()).
+   * changes do not reach back to. It reads until it has caught up, or has `limit` documents, or
+   * has some and `softDeadline` (ms since the epoch) has passed. Caught up is not one empty
+   * batch: through `mongos` an awaitData getMore answers empty when its wait runs out while
+   * idle shards still hold committed events (SERVER-80427; manual: "Change Streams on Sharded
+   * Clusters", periodicNoopIntervalSecs). It is the stream's postBatchResumeToken reaching the
+   * cluster time the opening `aggregate` was answered at (its operationTime, read through a
+   * causally consistent session): every change committed before the request began lies behind
+   * that time. The `aggregate` is bounded by `maxTimeMS`, and the stream is closed (its cursor
+   * killed) when the request ends. When `signal` aborts first with nothing found, it throws: an
+   * answer without events must not say "nothing happened" of changes it did not look at.
+   * Throws MongoDB's error when the point cannot be resumed (isHistoryLost()).
    */
   async readFrom (point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity): Promise<Gathered> {
-    const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: 1000, maxAwaitTimeMS: 10 })
+    const session = this.options.client().startSession({ causalConsistency: true })
+    const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: 1000, maxAwaitTimeMS: CATCH_UP_AWAIT_MS, maxTimeMS: this.options.maxTimeMS, session })
     const ids = new Map<string, unknown>()
     const committedAt: number[] = []
     let at: StreamPoint = point
     let scanned = 0
     let caughtUp = false
+    /** The cluster time every change committed before this read lies behind. */
+    let target: bigint | undefined
     const aborted = new Promise<null>((resolve) => {
       if (signal.aborted) resolve(null)
       signal.addEventListener('abort', () => { resolve(null) }, { once: true })
@@ -166,30 +197,40 @@ export class ChangeHub {
     try {
       while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
         const event = await Promise.race([stream.tryNext(), aborted])
-        if (event === null) {
-          if (signal.aborted) break
-          // Caught up (an empty batch): the stream stands past what it read.
+        if (signal.aborted) break
+        if (target === undefined && session.operationTime !== undefined) target = fromTimestamp(session.operationTime)
+        if (event !== null) {
+          scanned++
+          const change = readChange(event as Document, this.options.scoped)
+          if (change.lost) return { lost: true }
+          if (change.id !== undefined && (project === undefined || change.projects.includes(project))) {
+            const text = idText(change.id)
+            if (!ids.has(text) && admit(change.id)) {
+              ids.set(text, change.id)
+              committedAt.push(change.committedAt)
+            }
+          }
+          if (change.id === undefined) this.options.onSkipped?.(change.type)
+          at = { resumeToken: change.token, after: change.key }
+          if (ids.size >= limit) break
+          continue
+        }
+        // An empty batch: the stream stands at its postBatchResumeToken, past what it read.
+        const token = stream.resumeToken as Document | null | undefined
+        if (token !== undefined && token !== null) at = { ...at, resumeToken: token }
+        const reached = clusterTimeOf(token ?? undefined)
+        if (target === undefined || reached === undefined || reached >= target) {
           caughtUp = true
-          if (stream.resumeToken !== undefined && stream.resumeToken !== null) at = { ...at, resumeToken: stream.resumeToken as Document }
           break
         }
-        scanned++
-        const change = readChange(event as Document, this.options.scoped)
-        if (change.lost) return { lost: true }
-        if (project === undefined || change.projects.includes(project)) {
-          const text = idText(change.id)
-          if (!ids.has(text) && admit(change.id)) {
-            ids.set(text, change.id)
-            committedAt.push(change.committedAt)
-          }
-        }
-        at = { resumeToken: change.token, after: change.key }
-        if (ids.size >= limit) break
+        // Not caught up, but what was found is sent: its token passes no unreturned change.
+        if (ids.size > 0) break
+        await pause(CATCH_UP_POLL_MS, signal)
       }
     } catch (error) {
       if (ids.size === 0 || isHistoryLost(error)) throw error
     } finally {
-      stream.close().catch(() => {})
+      stream.close().catch(() => {}).finally(() => { session.endSession().catch(() => {}) })
     }
     if (!caughtUp && ids.size === 0) throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
     // No change read: the point stands where it stood (its place among the recent changes too),
@@ -278,6 +319,7 @@ export class ChangeHub {
 
   private add (event: Document): Entry {
     const entry: Entry = { ...readChange(event, this.options.scoped), seq: ++this.lastSeq }
+    if (entry.id === undefined && !entry.lost) this.options.onSkipped?.(entry.type)
     this.entries.push(entry)
     this.keys.set(entry.key, entry.seq)
     this.resumeToken = entry.token
@@ -293,6 +335,7 @@ export class ChangeHub {
 
   /** Forgets every change: tokens issued before can no longer be found here. */
   private reset (): void {
+    this.options.onReset?.()
     this.entries = []
     this.keys.clear()
     this.epoch = newEpoch()
@@ -312,7 +355,7 @@ export class ChangeHub {
   private async run (): Promise<void> {
     while (!this.stopped) {
       const resumeAfter = this.resumeToken
-      const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...(resumeAfter === undefined ? {} : { resumeAfter }), batchSize: 1000, maxAwaitTimeMS: AWAIT_MS })
+      const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...(resumeAfter === undefined ? {} : { resumeAfter }), batchSize: 1000, maxAwaitTimeMS: AWAIT_MS, maxTimeMS: this.options.maxTimeMS })
       this.stream = stream
       try {
         while (!this.stopped) {
@@ -336,10 +379,7 @@ export class ChangeHub {
             // Requests that waited while it failed look again.
             this.wakeAll()
           }
-          if (added.length > 0) {
-            this.options.onChanges?.(added)
-            this.wakeFor(added)
-          }
+          if (added.length > 0) this.wakeFor(added)
           if (invalidated || stream.closed) throw new StreamInvalidated()
         }
       } catch (error) {
@@ -347,6 +387,15 @@ export class ChangeHub {
         this.running = false
         if (error instanceof StreamInvalidated) {
           // A new stream on the collection as it is now; feeds behind the drop meet it and answer 410.
+          this.reset()
+          continue
+        }
+        // Unreadable from a fresh stream is no single change: it is retried as any failure.
+        if (isUnreadable(error) && resumeAfter !== undefined) {
+          // A change no stream can read: this one starts again from now, past it. Feeds behind it
+          // meet it when they read from their tokens, and answer 410 (feed-route.ts).
+          this.options.log.error({ collection: this.options.collection().collectionName, err: error }, 'a change of the collection can never be read: the change feed moves past it; feeds behind it answer 410 and list again')
+          this.options.onUnreadable?.(error)
           this.reset()
           continue
         }

@@ -6,7 +6,7 @@
 // one not found a remove.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { BSON, ObjectId, type Document } from 'mongodb'
+import { BSON, ObjectId, type Document, type ReadPreferenceMode } from 'mongodb'
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT, compileFeedQuery, type FeedQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
@@ -15,12 +15,14 @@ import { EXACT_VALUES, type CursorBinding } from '../list-endpoint/cursor.js'
 import { keysetFilter } from '../list-endpoint/keyset.js'
 import { bsonToJson } from '../list-endpoint/bson-json.js'
 import { decodeFields, type Page } from '../list-endpoint/bson-page.js'
-import { findPage } from '../list-endpoint/find-page.js'
+import { findPage, type PageQuery } from '../list-endpoint/find-page.js'
 import type { Misfit } from '../list-endpoint/off-schema.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
-import { isHistoryLost, unavailableReason } from './change-events.js'
+import { isHistoryLost, isUnreadable, unavailableReason } from './change-events.js'
+import { clusterTimeOf } from './cluster-time.js'
+import { readAtOrAfter } from './feed-reads.js'
 import type { ChangeHub, Gathered, StreamPoint } from './change-hub.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
 import { streamFeed } from './feed-stream.js'
@@ -77,16 +79,22 @@ export function unavailable (reason: string): ProblemError {
   return new ProblemError(503, 'CHANGES_UNAVAILABLE', `Change feeds are not available: ${reason}. Lists are unaffected.`, [], { 'retry-after': '30' })
 }
 
+/** The 410 of a token that stands before a change no stream can read. */
+function unreadable (): ProblemError {
+  return ProblemError.about('since', 410, 'CHANGES_EXPIRED', 'A change after this token can never be read from the database (an event over MongoDB\'s 16 MiB limit): start again without since, and replace the copy with what the feed lists.')
+}
+
 /** The error a feed answers for a failure of its database work. */
 function feedError (error: unknown): unknown {
   if (isHistoryLost(error)) return expired()
+  if (isUnreadable(error)) return unreadable()
   const reason = unavailableReason(error)
   return reason === undefined ? error : unavailable(reason)
 }
 
 export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions): void {
   const { collection, schema, scoped, spec, url, protectedByToken, projection, notFound } = options
-  const { QUERY_TIMEOUT_MS, PUBLIC_URL } = fastify.config
+  const { QUERY_TIMEOUT_MS, PUBLIC_URL, CHANGES_READ_PREFERENCE } = fastify.config
   const transcode = bsonToJson(schema)
   const feedUrl = `${url}changes`
   fastify.changes.declare(collection, scoped)
@@ -96,22 +104,27 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
   const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
 
   /**
-   * Reads of changed documents under way, by query: requests woken by the same change (every
-   * waiting follower of a project with the same filter and fields) share one read. A request
-   * that joins a read begun after its change was committed gets that change's outcome, and any
-   * later change comes to it as another event.
+   * Reads of changed documents under way, by query and by the point they read at or after:
+   * requests woken by the same change (every waiting follower of a project with the same filter
+   * and fields) share one read. A request never joins a read of an older point, which may have
+   * begun before a change it has gathered and would move its token past that change with the
+   * older state.
    */
   const reading = new Map<string, Promise<Page>>()
 
-  /** The documents among `ids` that the feed's where matches now, as upsert events' JSON by their id's text. */
-  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], signal: AbortSignal): Promise<Map<string, string>> {
+  /** Runs a feed's `find` at majority, at or after the cluster time `time` (feed-reads.ts). */
+  const readAt = (time: bigint | undefined, query: PageQuery, signal: AbortSignal): Promise<Page> => fastify.database.timed('find', () =>
+    readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, query, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
+
+  /** The documents among `ids` that the feed's where matches at or after `time`, as upsert events' JSON by their id's text. */
+  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {
     const found = new Map<string, string>()
     if (ids.length === 0) return found
     const filter = { $and: [where, { _id: { $in: ids } }] }
-    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${ids.map(idText).join(',')}`
+    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${ids.map(idText).join(',')} @${String(time)}`
     let page = reading.get(key)
     if (page === undefined) {
-      page = fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+      page = readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
       const shared = page
       reading.set(key, shared)
       shared.finally(() => { if (reading.get(key) === shared) reading.delete(key) }).catch(() => {})
@@ -141,7 +154,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     return await fastify.database.bounded(async (signal) => {
       if (position.phase === 'listing') {
         const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
-        const page = await fastify.database.timed('find', () => findPage(fastify.database.db(), collection, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+        // At or after the point the changes are followed from: no change before it is missed.
+        const page = await readAt(clusterTimeOf(position.start.resumeToken), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
         const more = page.starts.length > limit
         const events = upserts(request, page, Math.min(limit, page.starts.length))
         if (!more) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
@@ -162,7 +176,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
         throw feedError(error)
       }
       if (gathered.lost) throw expired()
-      const found = await readAgain(request, where, read, gathered.ids, signal)
+      // At or after the point the answer moves to, which stands after every change it gathered.
+      const found = await readAgain(request, where, read, gathered.ids, clusterTimeOf(gathered.point.resumeToken), signal)
       const events = gathered.ids.map((id) => found.get(idText(id)) ?? `{"type":"remove","_id":${JSON.stringify(idJson(id))}}`)
       return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
     })
@@ -237,10 +252,12 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       fields: fields === undefined ? '*' : [...fields].sort().join(',')
     }
     let position: FeedPosition | undefined
+    let issuedIn: string | null = null
     if (since !== undefined) {
       const token = decodeToken(fastify.cursors, binding, since)
       if (!token.ok) throw ProblemError.about('since', 400, token.code, token.message)
       position = token.position
+      issuedIn = token.identity
     }
     // HEAD asks for the headers of one answer, never for a stream.
     const streaming = request.method === 'GET' && (request.headers.accept ?? '').includes(NDJSON)
@@ -249,6 +266,9 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       const reason = await fastify.changes.unavailable(collection, scoped)
       if (reason !== undefined) throw unavailable(reason)
       if (scoped && !await options.projectExists(request, projectKey, projectId as ObjectId)) throw notFound(projectId as ObjectId)
+      // A token of another history (a replaced database, a collection created again) is 410 at once.
+      const identity = await fastify.database.bounded(async () => await fastify.changes.identities.of(collection))
+      if (issuedIn !== null && issuedIn !== identity) throw expired()
       const hub = fastify.changes.hub(collection, scoped)
       if (position === undefined) {
         // The changes are followed from before the listing: nothing written during it is lost.
@@ -267,7 +287,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       const { projection: read } = pageProjection(projection, fields, [])
       const project = scoped ? projectKey : undefined
       const next = (from: FeedPosition): Promise<FeedStep> => step(request, hub, where, read, from, limit, project, admit)
-      const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at)
+      const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
       if (streaming) {
         return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered, moved })
       }

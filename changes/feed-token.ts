@@ -1,7 +1,8 @@
 // A change feed's token (`next`, sent back as `since`): signed and bound like a list's cursor
 // (list-endpoint/cursor.ts) to the path, the filter and the fields, with a sort of its own so
 // that a list's cursor is never taken for a feed's token. It holds the phase, the point in
-// the collection's changes (changes/change-hub.ts) and, while listing, the last `_id` listed.
+// the collection's changes (changes/change-hub.ts), the identity of the collection's history
+// (changes/collection-identity.ts) and, while listing, the last `_id` listed.
 import type { Document } from 'mongodb'
 import type { CursorBinding, CursorCodec } from '../list-endpoint/cursor.js'
 import type { StreamPoint } from './change-hub.js'
@@ -15,20 +16,26 @@ export type FeedPosition =
   | { phase: 'following', point: StreamPoint }
 
 export type TokenReading =
-  | { ok: true, position: FeedPosition }
+  /** `identity`: the collection's UUID when the token was issued, null when unknown. */
+  | { ok: true, position: FeedPosition, identity: string | null }
   | { ok: false, code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string }
 
-/** The token of a position: values [phase, resume token, after, epoch, seq, last id]. */
-export function encodeToken (codec: CursorCodec, binding: CursorBinding, position: FeedPosition): string {
+/**
+ * The token of a position: values [phase, resume token, after, epoch, seq, last id, identity].
+ * `after` is most often the resume token's own `_data` (an event's token): it is then written
+ * as `true`, not twice, since an event's `_data` holds the document's key (a long shard key).
+ */
+export function encodeToken (codec: CursorCodec, binding: CursorBinding, position: FeedPosition, identity: string | null): string {
   const point = position.phase === 'listing' ? position.start : position.point
   return codec.encode(binding, [
     position.phase === 'listing' ? 'l' : 'f',
     point.resumeToken,
-    point.after ?? null,
+    point.after === undefined ? null : point.after === point.resumeToken._data ? true : point.after,
     point.epoch ?? null,
     // As text: cursor values are read back exactly as stored, a number as a BSON wrapper.
     point.seq === undefined ? null : String(point.seq),
-    position.phase === 'listing' ? position.lastId ?? null : null
+    position.phase === 'listing' ? position.lastId ?? null : null,
+    identity
   ])
 }
 
@@ -42,17 +49,20 @@ export function decodeToken (codec: CursorCodec, binding: CursorBinding, text: s
     if (reading.code === 'CURSOR_MISMATCH') return { ok: false, code: 'CURSOR_MISMATCH', message: reading.message.replace('This cursor continues another query', 'This token follows another feed').replace('(only limit and count may change)', '(only limit and wait may change)') }
     return reading
   }
-  const [phase, resumeToken, after, epoch, seq, lastId] = reading.values as [unknown, unknown, unknown, unknown, unknown, unknown]
-  if ((phase !== 'l' && phase !== 'f') || !isDocument(resumeToken) || reading.values.length !== 6 ||
-    (after !== null && typeof after !== 'string') || (epoch !== null && typeof epoch !== 'string') || (seq !== null && (typeof seq !== 'string' || !/^\d{1,15}$/.test(seq)))) {
+  // Tokens of six values come from before identities were written: their identity is unknown.
+  const [phase, resumeToken, after, epoch, seq, lastId, identity = null] = reading.values as [unknown, unknown, unknown, unknown, unknown, unknown, unknown]
+  if ((phase !== 'l' && phase !== 'f') || !isDocument(resumeToken) || (reading.values.length !== 6 && reading.values.length !== 7) ||
+    (after !== null && after !== true && typeof after !== 'string') || (after === true && typeof resumeToken._data !== 'string') ||
+    (epoch !== null && typeof epoch !== 'string') || (seq !== null && (typeof seq !== 'string' || !/^\d{1,15}$/.test(seq))) ||
+    (identity !== null && typeof identity !== 'string')) {
     return { ok: false, code: 'INVALID_CURSOR', message: 'since is not a token of a change feed' }
   }
   const point: StreamPoint = { resumeToken }
-  if (after !== null) point.after = after
+  if (after !== null) point.after = after === true ? resumeToken._data as string : after
   if (epoch !== null && seq !== null) {
     point.epoch = epoch
     point.seq = Number(seq)
   }
-  if (phase === 'f') return { ok: true, position: { phase: 'following', point } }
-  return { ok: true, position: lastId === null ? { phase: 'listing', start: point } : { phase: 'listing', start: point, lastId } }
+  if (phase === 'f') return { ok: true, position: { phase: 'following', point }, identity }
+  return { ok: true, position: lastId === null ? { phase: 'listing', start: point } : { phase: 'listing', start: point, lastId }, identity }
 }

@@ -3,7 +3,7 @@
 // transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
 // `raw`, then toArray) cost 1.6–2.9× as much client CPU for the same command, most of it per
 // document (bench/driver-process.ts; docs/performance.md has the figures).
-import { Long, type Db, type Document, type ObjectId, type Sort } from 'mongodb'
+import { Long, type ClientSession, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
 
@@ -19,6 +19,14 @@ export interface PageQuery {
 export interface PageOptions {
   maxTimeMS: number
   signal: AbortSignal
+  /**
+   * A change feed's reads (changes/feed-reads.ts): a causally consistent session, whose
+   * operationTime the driver sends as `afterClusterTime`, the read concern and the read
+   * preference they need. Lists leave them out and read as the URI says.
+   */
+  session?: ClientSession
+  readConcern?: ReadConcernLike
+  readPreference?: ReadPreferenceLike
 }
 
 /**
@@ -27,9 +35,9 @@ export interface PageOptions {
  * larger than the limit (as the driver makes it when the two are equal), so that the server
  * closes the cursor having returned the limit: one round trip, nothing left open.
  */
-export function findCommand (db: Db, collection: string, { filter, sort, projection, skip, limit }: PageQuery, maxTimeMS: number): Document {
+export function findCommand (db: Db, collection: string, { filter, sort, projection, skip, limit }: PageQuery, maxTimeMS: number, readConcern: ReadConcernLike | undefined = db.readConcern): Document {
   const command: Document = { find: collection, filter, sort, projection, skip, limit, batchSize: limit + 1, maxTimeMS }
-  if (db.readConcern !== undefined) command.readConcern = db.readConcern
+  if (readConcern !== undefined) command.readConcern = readConcern
   return command
 }
 
@@ -38,7 +46,7 @@ export function findCommand (db: Db, collection: string, { filter, sort, project
  * error or a state change such as a stepped-down primary, after selecting a server again).
  * So is the page's command, while the request still has time.
  */
-function commandRetried (db: Db, command: Document, options: { readPreference: Db['readPreference'], signal: AbortSignal }): Promise<Document> {
+function commandRetried (db: Db, command: Document, options: { readPreference: ReadPreferenceLike, signal: AbortSignal, session?: ClientSession }): Promise<Document> {
   const raw = { ...options, raw: true }
   return db.command(command, raw).catch((error: unknown) => {
     if (options.signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
@@ -51,9 +59,9 @@ function commandRetried (db: Db, command: Document, options: { readPreference: D
  * short by its 16 MiB reply limit), the cursor is killed and the page read again through the
  * driver's cursor, which fetches the rest (getMore must come from the session that opened it).
  */
-export async function findPage (db: Db, collection: string, query: PageQuery, { maxTimeMS, signal }: PageOptions): Promise<Page> {
-  const readPreference = db.readPreference
-  const reply = await commandRetried(db, findCommand(db, collection, query, maxTimeMS), { readPreference, signal })
+export async function findPage (db: Db, collection: string, query: PageQuery, { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions): Promise<Page> {
+  const sessionOption = session === undefined ? {} : { session }
+  const reply = await commandRetried(db, findCommand(db, collection, query, maxTimeMS, readConcern), { readPreference, signal, ...sessionOption })
   const cursor: unknown = reply.cursor
   if (!Buffer.isBuffer(cursor)) throw new Error('find-page: the driver decoded the cursor although `raw` was asked for')
   const { page, id } = firstBatch(cursor)
@@ -64,7 +72,7 @@ export async function findPage (db: Db, collection: string, query: PageQuery, { 
   // A server that keeps the cursor open although the limit was returned: the page is whole.
   if (page.starts.length >= query.limit) return page
   const { filter, sort, projection, skip, limit } = query
-  const readAll = () => db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal }).toArray()
+  const readAll = () => db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal, readPreference, ...sessionOption, ...(readConcern === undefined ? {} : { readConcern }) }).toArray()
   // The driver retries the find, not a getMore: a cursor lost between batches (CursorNotFound
   // during a failover, say) or a broken connection is read again from the start, once.
   const docs = await readAll().catch((error: unknown) => {

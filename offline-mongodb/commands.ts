@@ -174,7 +174,7 @@ function listCollections (request: Request): Doc {
   const db = request.state.storage.database(request.db)
   // mongod lists the option once it was set (create or collMod); here images are on unless switched off.
   const infos = [...db.collections.entries()].map(([name, collection]) => ({
-    name, type: 'collection', options: { changeStreamPreAndPostImages: { enabled: collection.recordsImages } }, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' }
+    name, type: 'collection', options: { changeStreamPreAndPostImages: { enabled: collection.recordsImages } }, info: { readOnly: false, uuid: collection.uuid }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' }
   }))
   return request.state.cursors.firstBatch(`${request.db}.$cmd.listCollections`, infos.filter(compileFilter(request.cmd.filter)), undefined)
 }

@@ -1,4 +1,5 @@
-import { EJSON, ObjectId } from 'bson'
+import { randomUUID } from 'node:crypto'
+import { Binary, EJSON, ObjectId } from 'bson'
 import { typeRank } from './bson-order.js'
 import { valuesAtPath } from './field-paths.js'
 import { CommandError } from './errors.js'
@@ -37,6 +38,8 @@ export class Collection {
    * `changeStreamPreAndPostImages`); on unless switched off.
    */
   recordsImages = true
+  /** Each collection's own UUID, new when it is created again (listCollections' `info.uuid`). */
+  readonly uuid = new Binary(Buffer.from(randomUUID().replaceAll('-', ''), 'hex'), Binary.SUBTYPE_UUID)
 
   constructor (readonly name: string) {}
 

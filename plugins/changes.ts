@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ChangeHub } from '../changes/change-hub.js'
+import { CollectionIdentities } from '../changes/collection-identity.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
@@ -25,6 +26,10 @@ export interface FeedStats {
   /** Requests waiting for a change now (admitted with wait), streams open now. */
   waiting: number
   streams: number
+  /** Events of types the feed does not know, passed over, by collection. */
+  eventsSkipped: Map<string, number>
+  /** Changes that could never be read (the stream moved past them), by collection. */
+  unreadable: Map<string, number>
   /** Hears the delay from a change's commit to its delivery, in seconds (the metrics). */
   onLag?: (seconds: number) => void
 }
@@ -36,6 +41,8 @@ export interface ChangeFeeds {
   hub: (collection: string, scoped: boolean) => ChangeHub
   /** Takes one of CHANGES_MAX_WAITING places for a waiting request or a stream; 503 OVERLOADED when none is free. Returns the function that gives it back. */
   admit: (kind: 'wait' | 'stream') => () => void
+  /** The identity of a collection's history (its UUID), which feed tokens carry. */
+  identities: CollectionIdentities
   /** Why the database cannot give a collection's feed, or undefined when it can. */
   unavailable: (collection: string, scoped: boolean) => Promise<string | undefined>
   /** Whether the service is stopping: waits and streams end. */
@@ -53,7 +60,9 @@ async function changesPlugin (fastify: FastifyInstance) {
   const stopListeners = new Set<() => void>()
   let stopping = false
   let admitted = 0
-  const stats: FeedStats = { eventsSent: new Map(), waiting: 0, streams: 0 }
+  const stats: FeedStats = { eventsSent: new Map(), eventsSkipped: new Map(), unreadable: new Map(), waiting: 0, streams: 0 }
+  const identities = new CollectionIdentities(() => fastify.database.db(), fastify.config.QUERY_TIMEOUT_MS)
+  const count = (map: Map<string, number>, collection: string): void => { map.set(collection, (map.get(collection) ?? 0) + 1) }
 
   /** Whether the deployment has change streams at all: asked once for every collection checked together. */
   let deployment: { reason: Promise<string | undefined>, at: number } | undefined
@@ -87,7 +96,20 @@ async function changesPlugin (fastify: FastifyInstance) {
     hub: (collection, scoped) => {
       let hub = hubs.get(collection)
       if (hub === undefined) {
-        hub = new ChangeHub({ collection: () => fastify.database.collection(collection), scoped, capacity: RECENT_CHANGES, log: fastify.log })
+        hub = new ChangeHub({
+          collection: () => fastify.database.collection(collection),
+          client: () => fastify.database.db().client,
+          maxTimeMS: fastify.config.QUERY_TIMEOUT_MS,
+          scoped,
+          capacity: RECENT_CHANGES,
+          log: fastify.log,
+          onSkipped: (type) => {
+            count(stats.eventsSkipped, collection)
+            fastify.log.debug({ collection, operationType: type }, 'a change event of a type the feed does not know was passed over')
+          },
+          onUnreadable: () => { count(stats.unreadable, collection) },
+          onReset: () => { identities.forget(collection) }
+        })
         hubs.set(collection, hub)
       }
       return hub
@@ -108,6 +130,7 @@ async function changesPlugin (fastify: FastifyInstance) {
         stats[counted]--
       }
     },
+    identities,
     unavailable: async (collection, scoped) => {
       const known = verdicts.get(collection)
       const now = Date.now()

@@ -93,6 +93,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
     collect () { this.set(fastify.database.watchdog.replacements) }
   })
   counterFrom(registry, 'changes_events_sent_total', 'Change-feed events sent, by collection', 'collection', () => fastify.changes.stats.eventsSent)
+  counterFrom(registry, 'changes_events_skipped_total', 'Change events of types the feed does not know, passed over, by collection', 'collection', () => fastify.changes.stats.eventsSkipped)
+  counterFrom(registry, 'changes_unreadable_total', 'Changes that could never be read (the feeds behind them answered 410), by collection', 'collection', () => fastify.changes.stats.unreadable)
   // eslint-disable-next-line no-new
   new Gauge({ name: 'changes_requests_waiting', help: 'Change-feed requests waiting for a change (wait above 0)', registers: [registry], collect () { this.set(fastify.changes.stats.waiting) } })
   // eslint-disable-next-line no-new

@@ -19,10 +19,10 @@ const quiet = (): void => {}
 const silent = { warn: quiet, info: quiet, error: quiet, debug: quiet } as unknown as FastifyBaseLogger
 
 t.test('recent changes, routed by project; an older point is read on its own and joins', async (t) => {
-  const { db } = await clientOfTestDatabase('hub')
+  const { client, db } = await clientOfTestDatabase('hub')
   await prepareFeeds(db)
   const sessions = db.collection('sessions')
-  const hub = new ChangeHub({ collection: () => sessions, scoped: true, capacity: 8, log: silent })
+  const hub = new ChangeHub({ collection: () => sessions, client: () => client, maxTimeMS: 5000, scoped: true, capacity: 8, log: silent })
   t.teardown(async () => await hub.stop())
   await hub.ready()
   const start = hub.position()
