@@ -23,11 +23,22 @@ export interface FaultProxy {
   slow: (ms: number) => void
   /** Answers these commands with this error, as mongod would, instead of forwarding them (the next `times` of them, when given). */
   failCommands: (names: string[], reply: ErrorReply, times?: number) => void
+  /**
+   * Forwards the next command that `matches` at once, but holds the database's reply to it
+   * until `release` is called: a read that ran on the server before what happens meanwhile.
+   */
+  holdReply: (matches: (command: Record<string, unknown>) => boolean) => HeldReply
   heal: () => void
   close: () => Promise<void>
 }
 
-interface Link { client: net.Socket, server: net.Socket, silent: boolean }
+export interface HeldReply {
+  /** Resolves when the database's reply has come and is held. */
+  held: Promise<void>
+  release: () => void
+}
+
+interface Link { client: net.Socket, server: net.Socket, silent: boolean, heldRequest?: number, upstreamFramer?: MessageFramer }
 
 export async function startFaultProxy (target: { host: string, port: number }): Promise<FaultProxy> {
   const links = new Set<Link>()
@@ -36,6 +47,8 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   let silentNew = false
   let delayMs = 0
   let failing: { names: Set<string>, reply: ErrorReply, left: number } | undefined
+  let releaseHeld: (() => void) | undefined
+  let holding: { matches: (command: Record<string, unknown>) => boolean, link?: Link, reply?: Buffer, released: boolean, onHeld: () => void } | undefined
 
   const server = net.createServer((client) => {
     accepted++
@@ -57,14 +70,23 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     const framer = new MessageFramer()
     client.on('data', (chunk: Buffer) => {
       if (link.silent) return
-      if (failing === undefined) {
+      if (failing === undefined && holding?.link !== undefined) {
+        upstream.write(chunk)
+        return
+      }
+      if (failing === undefined && holding === undefined) {
         upstream.write(chunk)
         return
       }
       for (const frame of framer.push(chunk)) {
         const message = parseMessage(frame)
         const name = Object.keys(message.command)[0] ?? ''
-        if (failing !== undefined && failing.names.has(name) && failing.left > 0) {
+        if (holding !== undefined && holding.link === undefined && holding.matches(message.command)) {
+          holding.link = link
+          link.heldRequest = message.requestId
+          link.upstreamFramer = new MessageFramer()
+          upstream.write(frame)
+        } else if (failing !== undefined && failing.names.has(name) && failing.left > 0) {
           failing.left--
           client.write(encodeReply(message, { ok: 0, ...failing.reply }))
         } else {
@@ -74,6 +96,18 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     })
     upstream.on('data', (chunk: Buffer) => {
       if (link.silent) return
+      if (link.upstreamFramer !== undefined) {
+        for (const frame of link.upstreamFramer.push(chunk)) {
+          // responseTo, the fourth int32 of the header, names the request answered.
+          if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
+            holding.reply = frame
+            holding.onHeld()
+          } else {
+            client.write(frame)
+          }
+        }
+        return
+      }
       if (delayMs > 0) setTimeout(() => { if (!link.silent) client.write(chunk) }, delayMs)
       else client.write(chunk)
     })
@@ -102,11 +136,27 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     },
     slow: (ms) => { delayMs = ms },
     failCommands: (names, reply, times = Infinity) => { failing = { names: new Set(names), reply, left: times } },
+    holdReply: (matches) => {
+      let onHeld = (): void => {}
+      const held = new Promise<void>((resolve) => { onHeld = resolve })
+      const hold: NonNullable<typeof holding> = { matches, released: false, onHeld }
+      holding = hold
+      const release = (): void => {
+        if (hold.released) return
+        hold.released = true
+        if (hold.reply !== undefined && hold.link !== undefined) hold.link.client.write(hold.reply)
+        if (holding === hold) holding = undefined
+        if (releaseHeld === release) releaseHeld = undefined
+      }
+      releaseHeld = release
+      return { held, release }
+    },
     heal: () => {
       refuse = false
       silentNew = false
       delayMs = 0
       failing = undefined
+      releaseHeld?.()
     },
     close: async () => {
       for (const link of links) {
