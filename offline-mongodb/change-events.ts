@@ -5,7 +5,10 @@ import { CommandError } from './errors.js'
 import type { OplogEntry } from './oplog.js'
 import { tokenOf } from './resume-token.js'
 import type { Scope, StreamSpec } from './change-stream-spec.js'
-import type { Doc, Storage } from './storage.js'
+import type { Doc } from './storage.js'
+
+/** Finds a document as updateLookup reads it: at the majority point, which the event is at or before. */
+export type LookupDocument = (db: string, coll: string, id: unknown) => Doc | undefined
 
 /** Databases and collections a database or cluster stream does not show (change-streams spec, "MongoClient.watch"). */
 const INTERNAL_DATABASES = new Set(['admin', 'config', 'local'])
@@ -47,11 +50,9 @@ function missingImage (which: 'pre' | 'post', entry: OplogEntry): CommandError {
  * as the update left it (whenAvailable, required), which the stand-in keeps unless collMod
  * switched `changeStreamPreAndPostImages` off.
  */
-function updatedDocument (entry: OplogEntry, spec: StreamSpec, storage: Storage): Doc | null | undefined {
+function updatedDocument (entry: OplogEntry, spec: StreamSpec, lookup: LookupDocument): Doc | null | undefined {
   if (spec.fullDocument === 'default') return undefined
-  if (spec.fullDocument === 'updateLookup') {
-    return storage.databases.get(entry.db)?.get(entry.coll ?? '')?.findById(entry.documentKey?._id) ?? null
-  }
+  if (spec.fullDocument === 'updateLookup') return lookup(entry.db, entry.coll ?? '', entry.documentKey?._id) ?? null
   if (entry.post === undefined && spec.fullDocument === 'required') throw missingImage('post', entry)
   return entry.post ?? null
 }
@@ -63,7 +64,7 @@ function documentBefore (entry: OplogEntry, spec: StreamSpec): Doc | null | unde
 }
 
 /** The events of an entry for this stream, from its `from`-th on, each with its resume token. */
-export function changeEvents (entry: OplogEntry, spec: StreamSpec, storage: Storage, from = 0): Doc[] {
+export function changeEvents (entry: OplogEntry, spec: StreamSpec, lookup: LookupDocument, from = 0): Doc[] {
   const types = operationTypes(entry, spec.scope)
   const events: Doc[] = []
   for (let i = from; i < types.length; i++) {
@@ -78,7 +79,7 @@ export function changeEvents (entry: OplogEntry, spec: StreamSpec, storage: Stor
     if (entry.documentKey !== undefined) event.documentKey = entry.documentKey
     if (operationType === 'update') {
       event.updateDescription = entry.updateDescription
-      const after = updatedDocument(entry, spec, storage)
+      const after = updatedDocument(entry, spec, lookup)
       if (after !== undefined) event.fullDocument = after
     }
     if (operationType === 'update' || operationType === 'replace' || operationType === 'delete') {

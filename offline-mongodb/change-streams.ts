@@ -1,10 +1,13 @@
 // Change stream cursors: `aggregate` with a leading `$changeStream` opens one, `getMore` reads the
-// oplog from where it stands and, when there is nothing yet, waits for a write up to maxTimeMS
-// (the driver's maxAwaitTimeMS; 1 s by default, as mongod) before it answers an empty batch.
-// Every batch carries a postBatchResumeToken (change-streams spec, "Exposing All Resume Tokens").
+// oplog from where it stands up to the majority point and, when there is nothing yet, waits for a
+// write up to maxTimeMS (the driver's maxAwaitTimeMS; 1 s by default, as mongod) before it
+// answers an empty batch. Every batch carries a postBatchResumeToken (change-streams spec,
+// "Exposing All Resume Tokens"): the point the stream has read up to, never past an event it has
+// not returned ("Why do we need to expose the postBatchResumeToken?").
 import { Long, calculateObjectSize } from 'bson'
 import { isDocument } from './bson-order.js'
-import { changeEvents, eventCount } from './change-events.js'
+import { changeEvents, eventCount, type LookupDocument } from './change-events.js'
+import type { ServerState } from './commands.js'
 import type { OplogEntry } from './oplog.js'
 import { readChangeStream, type StreamSpec } from './change-stream-spec.js'
 import { CommandError } from './errors.js'
@@ -64,14 +67,29 @@ function tokenAt ({ at, seen }: StreamPosition): Doc {
   return seen === 0 ? highWaterMark(at) : tokenOf({ at, seen })
 }
 
+/** A batch that ends before it reads anything, as mongos answers when its wait runs out (hazards). */
+const endedEarly = (cursor: StreamCursor): Batch => ({ events: [], postBatchResumeToken: tokenAt(cursor.position), invalidated: false })
+
+/**
+ * updateLookup reads at majority, after the event (mongod: DocumentSourceChangeStreamAddPostImage::
+ * lookupLatestPostImage): as of the majority point while it lags, else as the document is now.
+ */
+function lookupAtMajority ({ hazards, oplog, storage }: ServerState): LookupDocument {
+  return (db, coll, id) => {
+    const live = (): Doc | undefined => storage.databases.get(db)?.get(coll)?.findById(id)
+    return hazards === undefined ? live() : hazards.history.documentAt(`${db}.${coll}`, id, oplog.majorityAt, live)
+  }
+}
+
 /**
  * The events after the cursor's position, at most `limit` (and 16 MiB) of them; moves the
  * position past what it read. An `invalidate` ends the batch and the stream.
  */
 function readBatch (request: Request, cursor: StreamCursor, limit: number): Batch {
-  const { oplog, storage } = request.state
+  const { oplog } = request.state
   if (oplog.lost(cursor.position.at)) throw historyLost()
   const { spec } = cursor
+  const lookup = lookupAtMajority(request.state)
   const events: Doc[] = []
   let bytes = 0
   while (events.length < limit) {
@@ -83,7 +101,7 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
     const raw: Doc[] = []
     for (const entry of entries) {
       const offset = entry.at === at ? seen : 0
-      const produced = changeEvents(entry, spec, storage, offset)
+      const produced = changeEvents(entry, spec, lookup, offset)
       for (const [j, event] of produced.entries()) {
         const next = offset + j + 1
         after.set((event._id as Doc)._data, next >= offset + produced.length ? { at: entry.at + 1n, seen: 0 } : { at: entry.at, seen: next })
@@ -122,7 +140,8 @@ export function openChangeStream (request: Request): Doc {
     }
   }
   const cursor: StreamCursor = { id: state.cursors.newId(), spec, position: spec.start, killed: new AbortController(), busy: false }
-  const batch = readBatch(request, cursor, count(cmd.cursor.batchSize, 'batchSize', 101))
+  const cut = state.connectionHazards?.batchCut()
+  const batch = cut === 0 ? endedEarly(cursor) : readBatch(request, cursor, Math.min(count(cmd.cursor.batchSize, 'batchSize', 101), cut ?? Infinity))
   if (!batch.invalidated) state.cursors.streams.set(cursor.id.toString(), cursor)
   const id = batch.invalidated ? Long.ZERO : cursor.id
   return { cursor: { firstBatch: batch.events, postBatchResumeToken: batch.postBatchResumeToken, id, ns: spec.ns }, ok: 1 }
@@ -135,13 +154,17 @@ function nextBatchReply (cursor: StreamCursor, batch: Batch, request: Request): 
 
 /**
  * getMore on a change stream: the events there are at once, without waiting; else the first
- * to come within maxTimeMS; else an empty batch whose token has moved on to what was read.
+ * to come (to be majority-committed) within maxTimeMS; else an empty batch whose token has moved
+ * on to what was read.
  */
 export function streamGetMore (request: Request, cursor: StreamCursor): Doc | Promise<Doc> {
   const { cmd, state } = request
   if (cursor.busy) throw new CommandError(292, 'CursorInUse', `cursor id ${cursor.id.toString()} is already in use`)
   const batchSize = count(cmd.batchSize, 'batchSize', 0)
-  const limit = batchSize > 0 ? batchSize : Infinity
+  // Hazards: an empty batch at once, or one cut short, however many events wait.
+  const cut = state.connectionHazards?.batchCut()
+  if (cut === 0) return nextBatchReply(cursor, endedEarly(cursor), request)
+  const limit = Math.min(batchSize > 0 ? batchSize : Infinity, cut ?? Infinity)
   const forget = (error: unknown): never => {
     // A getMore that fails (or is interrupted) kills its cursor, as in mongod.
     state.cursors.streams.delete(cursor.id.toString())
@@ -162,7 +185,7 @@ export function streamGetMore (request: Request, cursor: StreamCursor): Doc | Pr
     for (;;) {
       const left = deadline - Date.now()
       if (left <= 0) return nextBatchReply(cursor, batch, request)
-      await state.oplog.nextAppend(left, signal)
+      await state.oplog.nextCommit(left, signal)
       if (cursor.killed.signal.aborted) throw new CommandError(237, 'CursorKilled', `cursor id ${cursor.id.toString()} was killed`)
       if (state.signal.aborted) throw new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
       batch = readBatch(request, cursor, limit)

@@ -4,11 +4,13 @@ import { isChangeStream } from './change-stream-spec.js'
 import { openChangeStream, streamGetMore } from './change-streams.js'
 import type { Cursors } from './cursors.js'
 import { CommandError } from './errors.js'
+import { hazardsCommand, type ConnectionHazards, type Hazards } from './hazards.js'
 import type { Oplog } from './oplog.js'
 import type { SessionWrites } from './retryable-writes.js'
 import { runPipeline } from './pipeline.js'
 import { compileFilter } from './query-operators.js'
-import { checkTime, collectionName, count, scan, type Request } from './request.js'
+import { underConcerns } from './read-write-concern.js'
+import { checkTime, collectionDocuments, collectionName, count, scan, type Request } from './request.js'
 import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { Collection, Doc, IndexSpec, Storage } from './storage.js'
 import { WRITE_COMMANDS } from './write-commands.js'
@@ -33,6 +35,10 @@ export interface ServerState {
   signal: AbortSignal
   /** For retryable writes: the outcome of each session's latest write. */
   sessionWrites: SessionWrites
+  /** What MongoDB may do and the stand-in does only when asked (hazards.ts): the server's. */
+  hazards?: Hazards
+  /** And this connection's dice. */
+  connectionHazards?: ConnectionHazards
 }
 
 type Handler = (request: Request) => Doc | Promise<Doc>
@@ -108,7 +114,9 @@ function find (request: Request): Doc {
   const project = compileProjection(cmd.projection)
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
-  const candidates = collection === undefined ? [] : byIdIndex(collection, cmd.filter) ?? collection.docs
+  const candidates = request.readAt !== undefined
+    ? collectionDocuments(request, collectionName(cmd, 'find'))
+    : collection === undefined ? [] : byIdIndex(collection, cmd.filter) ?? collection.docs
   let docs = sortDocuments(scan(request, candidates, cmd.filter), sort)
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
@@ -121,19 +129,19 @@ function aggregate (request: Request): Doc {
   if (Array.isArray(cmd.pipeline) && cmd.pipeline.some((stage) => isDocument(stage) && '$changeStream' in stage)) {
     throw new CommandError(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline.')
   }
-  const { collection, ns } = documentsOf(request, 'aggregate')
+  const name = collectionName(cmd, 'aggregate')
   if (!isDocument(cmd.cursor)) throw new CommandError(9, 'FailedToParse', "The 'cursor' option is required")
-  const docs = runPipeline(request, collection?.docs ?? [], cmd.pipeline)
+  const docs = runPipeline(request, collectionDocuments(request, name), cmd.pipeline)
   checkTime(request)
-  return request.state.cursors.firstBatch(ns, docs, count(cmd.cursor.batchSize, 'batchSize', 101))
+  return request.state.cursors.firstBatch(`${request.db}.${name}`, docs, count(cmd.cursor.batchSize, 'batchSize', 101))
 }
 
 function countCommand (request: Request): Doc {
   const { cmd } = request
-  const { collection } = documentsOf(request, 'count')
+  const name = collectionName(cmd, 'count')
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
-  const matched = scan(request, collection?.docs ?? [], cmd.query).length
+  const matched = scan(request, collectionDocuments(request, name), cmd.query).length
   checkTime(request)
   return { n: Math.max(0, Math.min(matched - skip, limit > 0 ? limit : Infinity)), ok: 1 }
 }
@@ -212,7 +220,8 @@ export const COMMANDS: Record<string, Handler> = {
   createIndexes,
   listIndexes,
   endSessions: () => ({ ok: 1 }),
-  configureFailPoint
+  configureFailPoint,
+  offlineHazards: hazardsCommand
 }
 
 /** `$clusterTime` is signed by mongod; a server without keys signs with zeros and key 0. */
@@ -231,7 +240,8 @@ function withClusterTime (reply: Doc, state: ServerState): Doc {
     const time = state.oplog.lastTime
     gossip = { at, time, clusterTime: { clusterTime: time, signature: SIGNATURE } }
   }
-  reply.operationTime = gossip.time
+  // A majority read's is the majority point it read at (read-write-concern.ts).
+  reply.operationTime ??= gossip.time
   reply.$clusterTime = gossip.clusterTime
   return reply
 }
@@ -256,7 +266,8 @@ export function runCommand (cmd: Doc, state: ServerState): Doc | Promise<Doc> {
     if (cmd.autocommit !== undefined || cmd.startTransaction !== undefined) {
       throw new CommandError(263, 'OperationNotSupportedInTransaction', 'the offline database does not support transactions')
     }
-    const reply = handler({ cmd, db, state, started: Date.now() })
+    const request: Request = { cmd, db, state, started: Date.now() }
+    const reply = underConcerns(request, name, () => handler(request))
     if (reply instanceof Promise) {
       return reply.then((done) => withClusterTime(done, state), (error: unknown) => withClusterTime(errorReply(error), state))
     }

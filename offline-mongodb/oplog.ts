@@ -1,6 +1,7 @@
 // The stand-in's oplog: every write, in order, under a cluster time, for change streams to read.
 // Like a replica set's oplog it is bounded: the oldest entries are dropped, and a stream that
-// needs one of them has lost its history (ChangeStreamHistoryLost).
+// needs one of them has lost its history (ChangeStreamHistoryLost). Its majority commit point is
+// the latest write, unless the hazards make it lag (hazards.ts).
 import { Timestamp } from 'bson'
 import type { Doc } from './storage.js'
 
@@ -41,6 +42,10 @@ export class Oplog {
   /** Everything at or before this cluster time is gone (at first: all that came before the start). */
   private droppedTo: bigint
   private readonly waiters = new Set<Waiter>()
+  /** The majority commit point while it lags the latest write; undefined while it is the latest write. */
+  private committed: bigint | undefined
+  /** How many of the latest writes keep their pre-images (and the post-images computed from them). */
+  imagesKept = Infinity
 
   constructor (readonly capacity: number) {
     this.last = 0n
@@ -55,6 +60,29 @@ export class Oplog {
 
   get lastAt (): bigint {
     return this.last
+  }
+
+  /** The majority commit point (manual: Read Concern "majority"): what change streams may return. */
+  get majorityAt (): bigint {
+    return this.committed ?? this.last
+  }
+
+  get lagging (): boolean {
+    return this.committed !== undefined
+  }
+
+  /** From now on the majority point stays where it is until `commit` moves it. */
+  lagMajority (): void {
+    this.committed ??= this.last
+  }
+
+  /** Moves a lagging majority point on to `to` (never back, never past the latest write). */
+  commit (to: bigint): void {
+    if (this.committed === undefined) return
+    const next = to < this.last ? to : this.last
+    if (next <= this.committed) return
+    this.committed = next
+    this.wake()
   }
 
   get lastWall (): Date {
@@ -85,8 +113,13 @@ export class Oplog {
       this.entries = this.entries.slice(this.head)
       this.head = 0
     }
-    for (const wake of [...this.waiters]) wake()
+    if (this.entries.length - this.head > this.imagesKept) expireImages(this.entries[this.entries.length - 1 - this.imagesKept] as OplogEntry)
+    if (this.committed === undefined) this.wake()
     return full
+  }
+
+  private wake (): void {
+    for (const wake of [...this.waiters]) wake()
   }
 
   /** Whether entries at or after this cluster time have been dropped (or came before the start). */
@@ -94,10 +127,10 @@ export class Oplog {
     return from <= this.droppedTo
   }
 
-  /** At most `count` kept entries with a cluster time at or after `from`, oldest first. */
-  from (from: bigint, count = Infinity): OplogEntry[] {
+  /** At most `count` kept entries with a cluster time at or after `from` and at or before `upTo`, oldest first. */
+  from (from: bigint, count = Infinity, upTo = this.majorityAt): OplogEntry[] {
     const start = this.indexOf(from)
-    return this.entries.slice(start, Math.min(this.entries.length, start + count))
+    return this.entries.slice(start, Math.max(start, Math.min(this.indexOf(upTo + 1n), start + count)))
   }
 
   /** The entry written at exactly this cluster time, if it is still kept. */
@@ -118,8 +151,11 @@ export class Oplog {
     return low
   }
 
-  /** Resolves at the next append, after `ms`, or when `signal` aborts, whichever comes first. */
-  async nextAppend (ms: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves when the majority point next moves (at the next append, unless it lags), after
+   * `ms`, or when `signal` aborts, whichever comes first.
+   */
+  async nextCommit (ms: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return
     await new Promise<void>((resolve) => {
       const done = (): void => {
@@ -128,9 +164,20 @@ export class Oplog {
         signal.removeEventListener('abort', done)
         resolve()
       }
-      const timer = setTimeout(done, Math.max(0, ms))
+      // A timer longer than 2^31 - 1 ms would fire at once: such a wait has no timer.
+      const timer = ms < 2 ** 31 ? setTimeout(done, Math.max(0, ms)) : undefined
       this.waiters.add(done)
       signal.addEventListener('abort', done, { once: true })
     })
   }
+}
+
+/**
+ * A pre-image gone (changeStreamOptions.preAndPostImages.expireAfterSeconds): mongod computes an
+ * update's post-image from it (DocumentSourceChangeStreamAddPostImage::generatePostImage), so that
+ * goes too; the document of an insert or a replace is the oplog entry's own and stays.
+ */
+function expireImages (entry: OplogEntry): void {
+  delete entry.pre
+  if (entry.op === 'update') delete entry.post
 }

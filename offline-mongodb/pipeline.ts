@@ -5,7 +5,7 @@ import { Aggregator } from 'mingo'
 import { isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
 import { queryContext } from './query-operators.js'
-import { count, scan, type Request } from './request.js'
+import { collectionDocuments, count, scan, type Request } from './request.js'
 import { compileProjection, isPlainProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { Doc } from './storage.js'
 
@@ -53,7 +53,7 @@ function lookup (request: Request, docs: Doc[], spec: unknown): Doc[] {
     throw new CommandError(40321, 'Location40321', 'the offline database supports $lookup with from, pipeline and as only')
   }
   if ('localField' in spec || 'foreignField' in spec || 'let' in spec) throw new CommandError(40324, 'Location40324', '$lookup with localField, foreignField or let is not supported by the offline database')
-  const from = request.state.storage.database(request.db).get(spec.from)?.docs ?? []
+  const from = collectionDocuments(request, spec.from)
   const as = spec.as
   return docs.map((doc) => ({ ...doc, [as]: runPipeline(request, from, spec.pipeline) }))
 }

@@ -6,7 +6,22 @@ import type { ServerState } from './commands.js'
 import { compileFilter } from './query-operators.js'
 import type { Doc } from './storage.js'
 
-export interface Request { cmd: Doc, db: string, state: ServerState, started: number }
+export interface Request {
+  cmd: Doc
+  db: string
+  state: ServerState
+  started: number
+  /** The cluster time a majority read reads as of (hazards: the majority point lags); else the latest. */
+  readAt?: bigint
+}
+
+/** A collection's documents as the request reads them: as they are, or as of its read point. */
+export function collectionDocuments (request: Request, coll: string): Doc[] {
+  const { db, readAt, state } = request
+  const current = state.storage.database(db).get(coll)?.docs ?? []
+  if (readAt === undefined || state.hazards === undefined) return current
+  return state.hazards.history.documentsAt(`${db}.${coll}`, current, readAt)
+}
 
 export function count (value: unknown, field: string, fallback: number): number {
   if (value === undefined || value === null) return fallback

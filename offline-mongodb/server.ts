@@ -1,6 +1,8 @@
 import net from 'node:net'
 import { runCommand, type ServerState } from './commands.js'
 import { Cursors } from './cursors.js'
+import { type HazardOptions, hazardSettings, hazardsFromEnvironment } from './hazard-options.js'
+import { ConnectionHazards, type HazardControls, Hazards } from './hazards.js'
 import { Oplog } from './oplog.js'
 import { encodeReply, MessageFramer, parseMessage, type Message } from './wire-protocol.js'
 import { Storage, type Doc } from './storage.js'
@@ -13,12 +15,19 @@ export interface OfflineMongoOptions {
   oplogEntries?: number
   /** The name of the one-member replica set the server presents itself as ('rs0' by default). */
   replicaSet?: string
+  /**
+   * What MongoDB may do and the stand-in does not by default (README.md, "Hazards"), from a seed.
+   * Unset: OFFLINE_MONGODB_HAZARDS decides (`<seed>` or a JSON object of these options); false: none.
+   */
+  hazards?: HazardOptions | false
 }
 
 export interface OfflineMongo {
   /** A connection string the official driver accepts. */
   uri: string
   port: number
+  /** With hazards: the majority point and what waits for it, for tests to see and move. */
+  hazards?: HazardControls
   close: () => Promise<void>
 }
 
@@ -29,11 +38,14 @@ function advertisedHost (host: string, port: number): string {
 }
 
 /** Starts an in-memory MongoDB stand-in speaking the wire protocol on a TCP port. */
-export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0' }: OfflineMongoOptions = {}): Promise<OfflineMongo> {
+export async function start (options: OfflineMongoOptions = {}): Promise<OfflineMongo> {
+  const { port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0', hazards: asked = hazardsFromEnvironment() } = options
   if (!Number.isInteger(oplogEntries) || oplogEntries < 1) throw new RangeError(`oplogEntries must be a positive integer, got ${oplogEntries}`)
+  const settings = asked === false || asked === undefined ? undefined : hazardSettings(asked)
   const storage = new Storage()
   const cursors = new Cursors()
   const oplog = new Oplog(oplogEntries)
+  const hazards = settings === undefined ? undefined : new Hazards(settings, oplog)
   const failPoints = new Set<string>()
   const sockets = new Set<net.Socket>()
   const shutdown = new AbortController()
@@ -45,7 +57,9 @@ export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_0
     sockets.add(socket)
     socket.setNoDelay(true)
     const closed = new AbortController()
-    const state: ServerState = { storage, cursors, oplog, failPoints, connectionId: ++connections, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), sessionWrites }
+    const connectionId = ++connections
+    const dice = settings === undefined ? undefined : new ConnectionHazards(settings, connectionId)
+    const state: ServerState = { storage, cursors, oplog, failPoints, connectionId, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), sessionWrites, hazards, connectionHazards: dice }
     const framer = new MessageFramer()
     // mongod answers the commands of one connection one at a time, in order: while a command
     // waits (a change stream's getMore), the ones after it wait in this queue.
@@ -61,12 +75,15 @@ export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_0
       while (!waiting && queue.length > 0) {
         const message = queue.shift() as Message
         const reply = runCommand(message.command, state)
-        if (!(reply instanceof Promise)) {
+        // Hazards: the reply is slow to arrive, and the connection's next command waits for it.
+        const delay = dice?.replyDelay() ?? 0
+        if (!(reply instanceof Promise) && delay === 0) {
           answer(message, reply)
           continue
         }
         waiting = true
-        reply.then((done) => {
+        Promise.resolve(reply).then(async (done) => {
+          if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay).unref())
           waiting = false
           answer(message, done)
           drain()
@@ -101,7 +118,9 @@ export async function start ({ port = 0, host = '127.0.0.1', oplogEntries = 10_0
   return {
     uri: `mongodb://${shownHost}:${address.port}/?directConnection=true`,
     port: address.port,
+    ...(hazards === undefined ? {} : { hazards }),
     close: async () => {
+      hazards?.close()
       shutdown.abort()
       for (const socket of sockets) socket.destroy()
       cursors.closeAll()

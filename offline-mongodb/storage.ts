@@ -15,7 +15,7 @@ export interface IndexSpec {
 }
 
 /** A value's identity for unique indexes: numbers of any BSON type with one value are one key. */
-function keyPart (value: unknown): string {
+export function keyPart (value: unknown): string {
   if (value === undefined || value === null) return 'null'
   const rank = typeRank(value)
   if (typeof value === 'number' || (rank === 3 && typeof value === 'object')) return `${rank}:${Number(String(value))}`

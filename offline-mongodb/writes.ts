@@ -1,6 +1,6 @@
 // Every change to the stored documents goes through here, so that each one is in the oplog
 // exactly once, with what its change events need: the document key, pre- and post-images and,
-// for an update, the fields it changed.
+// for an update, the fields it changed; and, while the majority point lags, in its history.
 import type { ServerState } from './commands.js'
 import type { UpdateDescription } from './oplog.js'
 import type { Collection, Doc } from './storage.js'
@@ -9,7 +9,8 @@ export interface Target { state: ServerState, db: string, coll: string, collecti
 
 export function insertDocument ({ state, db, coll, collection }: Target, doc: Doc): Doc {
   const stored = collection.insert(doc)
-  state.oplog.append({ op: 'insert', db, coll, documentKey: { _id: stored._id }, post: stored })
+  const { at } = state.oplog.append({ op: 'insert', db, coll, documentKey: { _id: stored._id }, post: stored })
+  state.hazards?.wrote({ at, ns: `${db}.${coll}`, after: stored })
   return stored
 }
 
@@ -18,22 +19,27 @@ export function changeDocument ({ state, db, coll, collection }: Target, before:
   collection.replace(before, after)
   const images = collection.recordsImages
   const documentKey = { _id: after._id }
-  if (description === undefined) {
-    state.oplog.append({ op: 'replace', db, coll, documentKey, post: after, ...(images ? { pre: before } : {}) })
-  } else {
-    state.oplog.append({ op: 'update', db, coll, documentKey, updateDescription: description, ...(images ? { pre: before, post: after } : {}) })
-  }
+  const { at } = description === undefined
+    ? state.oplog.append({ op: 'replace', db, coll, documentKey, post: after, ...(images ? { pre: before } : {}) })
+    : state.oplog.append({ op: 'update', db, coll, documentKey, updateDescription: description, ...(images ? { pre: before, post: after } : {}) })
+  state.hazards?.wrote({ at, ns: `${db}.${coll}`, before, after })
 }
 
 export function removeDocument ({ state, db, coll, collection }: Target, doc: Doc): void {
+  const index = state.hazards === undefined ? undefined : collection.docs.indexOf(doc)
   collection.remove(doc)
-  state.oplog.append({ op: 'delete', db, coll, documentKey: { _id: doc._id }, ...(collection.recordsImages ? { pre: doc } : {}) })
+  const { at } = state.oplog.append({ op: 'delete', db, coll, documentKey: { _id: doc._id }, ...(collection.recordsImages ? { pre: doc } : {}) })
+  state.hazards?.wrote({ at, ns: `${db}.${coll}`, before: doc, index })
 }
 
 /** Drops a collection; a collection that does not exist leaves no entry, as in mongod. */
 export function dropCollection (state: ServerState, db: string, coll: string): boolean {
-  if (!state.storage.database(db).collections.delete(coll)) return false
-  state.oplog.append({ op: 'drop', db, coll })
+  const { collections } = state.storage.database(db)
+  const dropped = collections.get(coll)
+  if (dropped === undefined) return false
+  collections.delete(coll)
+  const { at } = state.oplog.append({ op: 'drop', db, coll })
+  state.hazards?.wrote({ at, ns: `${db}.${coll}`, docs: dropped.docs })
   return true
 }
 

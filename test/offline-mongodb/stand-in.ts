@@ -14,9 +14,12 @@ export interface StandIn {
   dbName: () => string
 }
 
-/** A stand-in server and a connected client, both closed when the test ends. */
+/**
+ * A stand-in server and a connected client, both closed when the test ends. Without hazards
+ * unless `options` asks for them: OFFLINE_MONGODB_HAZARDS is for the service's tests, not these.
+ */
 export async function standIn (t: Test, options: OfflineMongoOptions = {}, clientOptions: MongoClientOptions = {}): Promise<StandIn> {
-  const server = await start(options)
+  const server = await start({ hazards: false, ...options })
   const client = await new MongoClient(server.uri, { serverSelectionTimeoutMS: 2000, ...clientOptions }).connect()
   t.teardown(async () => {
     await client.close()
