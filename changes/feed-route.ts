@@ -84,6 +84,19 @@ function unreadable (): ProblemError {
   return ProblemError.about('since', 410, 'CHANGES_EXPIRED', 'A change after this token can never be read from the database (an event over MongoDB\'s 16 MiB limit): start again without since, and replace the copy with what the feed lists.')
 }
 
+/**
+ * The cluster time a read must be at or after to see every change behind `point`. An event's
+ * token stands at its change. A postBatchResumeToken (a high-water mark) stands before the
+ * events at its time: everything earlier is behind it, and its time may be one past the
+ * cluster time (a new stream starts there), which `afterClusterTime` must not exceed.
+ */
+export function readTime (point: StreamPoint): bigint | undefined {
+  const time = clusterTimeOf(point.resumeToken)
+  if (time === undefined || point.after === point.resumeToken._data) return time
+  const last = point.after === undefined ? undefined : clusterTimeOf({ _data: point.after })
+  return last !== undefined && last > time - 1n ? last : time - 1n
+}
+
 /** The error a feed answers for a failure of its database work. */
 function feedError (error: unknown): unknown {
   if (isHistoryLost(error)) return expired()
@@ -155,7 +168,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (position.phase === 'listing') {
         const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
         // At or after the point the changes are followed from: no change before it is missed.
-        const page = await readAt(clusterTimeOf(position.start.resumeToken), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
+        const page = await readAt(readTime(position.start), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
         const more = page.starts.length > limit
         const events = upserts(request, page, Math.min(limit, page.starts.length))
         if (!more) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
@@ -177,7 +190,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       }
       if (gathered.lost) throw expired()
       // At or after the point the answer moves to, which stands after every change it gathered.
-      const found = await readAgain(request, where, read, gathered.ids, clusterTimeOf(gathered.point.resumeToken), signal)
+      const found = await readAgain(request, where, read, gathered.ids, readTime(gathered.point), signal)
       const events = gathered.ids.map((id) => found.get(idText(id)) ?? `{"type":"remove","_id":${JSON.stringify(idJson(id))}}`)
       return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
     })

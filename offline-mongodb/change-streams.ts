@@ -23,6 +23,8 @@ export interface StreamCursor {
   spec: StreamSpec
   /** Where the next batch starts. */
   position: StreamPosition
+  /** The postBatchResumeToken last answered: it never moves back, nor past what was read. */
+  token: Doc
   /** Aborted by killCursors (or the server closing), which ends a waiting getMore. */
   killed: AbortController
   busy: boolean
@@ -67,8 +69,29 @@ function tokenAt ({ at, seen }: StreamPosition): Doc {
   return seen === 0 ? highWaterMark(at) : tokenOf({ at, seen })
 }
 
-/** A batch that ends before it reads anything, as mongos answers when its wait runs out (hazards). */
-const endedEarly = (cursor: StreamCursor): Batch => ({ events: [], postBatchResumeToken: tokenAt(cursor.position), invalidated: false })
+/** A batch that ends before it reads anything, as mongos answers when its wait runs out (hazards): its token stays. */
+const endedEarly = (cursor: StreamCursor): Batch => ({ events: [], postBatchResumeToken: cursor.token, invalidated: false })
+
+/**
+ * The postBatchResumeToken after reading to the end of the oplog: as mongod's, the token of the
+ * last event returned when it came from the last write read, else a high-water mark at that
+ * write's cluster time (jstests/change_streams/report_post_batch_resume_token.js: "Because the
+ * retrieved event is the most recent entry in the oplog, the PBRT should be equal to the resume
+ * token of the last item in the batch"; it "advances with writes to an unrelated collection").
+ * Its cluster time is never past the last write, which a reader may pass as afterClusterTime.
+ */
+function tokenAfterReading (cursor: StreamCursor, lastRead: bigint | undefined, lastEvent: Doc | undefined, lastEventAt: bigint | undefined): Doc {
+  if (lastRead === undefined) return cursor.token
+  // An event of that write that the stream's stages filtered out is behind the stream too.
+  const candidate = lastEvent !== undefined && lastEventAt === lastRead ? lastEvent : highWaterMark(lastRead)
+  return compareTokens(candidate, cursor.token) > 0 ? candidate : cursor.token
+}
+
+/** Orders two of the stand-in's tokens as mongod orders resume tokens (their hex orders them). */
+const compareTokens = (a: Doc, b: Doc): number => {
+  const [x, y] = [String(a._data), String(b._data)]
+  return x < y ? -1 : x > y ? 1 : 0
+}
 
 /**
  * updateLookup reads at majority, after the event (mongod: DocumentSourceChangeStreamAddPostImage::
@@ -92,6 +115,14 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
   const lookup = lookupAtMajority(request.state)
   const events: Doc[] = []
   let bytes = 0
+  let lastRead: bigint | undefined
+  /** The last event the writes read produced, before the stream's stages, and its write's time. */
+  let lastProduced: Doc | undefined
+  let lastEventAt: bigint | undefined
+  const done = (batch: Batch): Batch => {
+    cursor.token = batch.postBatchResumeToken
+    return batch
+  }
   while (events.length < limit) {
     const { at, seen } = cursor.position
     const entries = oplog.from(at, CHUNK)
@@ -106,23 +137,28 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
         const next = offset + j + 1
         after.set((event._id as Doc)._data, next >= offset + produced.length ? { at: entry.at + 1n, seen: 0 } : { at: entry.at, seen: next })
         raw.push(event)
+        lastProduced = event._id as Doc
+        lastEventAt = entry.at
       }
     }
     for (const event of applyStages(request, raw, spec.stages)) {
       const size = calculateObjectSize(event)
       if (events.length >= limit || (events.length > 0 && bytes + size > BATCH_BYTES)) {
-        return { events, postBatchResumeToken: events[events.length - 1]?._id as Doc, invalidated: false }
+        return done({ events, postBatchResumeToken: events[events.length - 1]?._id as Doc, invalidated: false })
       }
       events.push(event)
       bytes += size
       cursor.position = after.get((event._id as Doc)._data) as StreamPosition
-      if (event.operationType === 'invalidate') return { events, postBatchResumeToken: event._id as Doc, invalidated: true }
+      if (event.operationType === 'invalidate') return done({ events, postBatchResumeToken: event._id as Doc, invalidated: true })
     }
     // Read to the end of these entries: what did not pass the stages is behind the stream too.
-    cursor.position = { at: (entries[entries.length - 1] as OplogEntry).at + 1n, seen: 0 }
+    lastRead = (entries[entries.length - 1] as OplogEntry).at
+    cursor.position = { at: lastRead + 1n, seen: 0 }
   }
-  return { events, postBatchResumeToken: tokenAt(cursor.position), invalidated: false }
+  return done({ events, postBatchResumeToken: tokenAfterReading(cursor, lastRead, lastProduced, lastEventAt), invalidated: false })
 }
+
+
 
 /** `aggregate` with `$changeStream`: a tailable cursor, and the events already there as its first batch. */
 export function openChangeStream (request: Request): Doc {
@@ -139,7 +175,10 @@ export function openChangeStream (request: Request): Doc {
       throw new CommandError(280, 'ChangeStreamFatalError', `cannot resume stream; the resume token was not found. ${JSON.stringify(tokenOf(spec.mustFind))}`, NON_RESUMABLE)
     }
   }
-  const cursor: StreamCursor = { id: state.cursors.newId(), spec, position: spec.start, killed: new AbortController(), busy: false }
+  // A resumed stream's first token is the one it resumed from, until it reads on (report_post_batch_resume_token.js).
+  const given = (cmd.pipeline as Doc[] | undefined)?.[0]?.$changeStream as Doc | undefined
+  const resumedFrom = (given?.resumeAfter ?? given?.startAfter) as Doc | undefined
+  const cursor: StreamCursor = { id: state.cursors.newId(), spec, position: spec.start, token: resumedFrom ?? tokenAt(spec.start), killed: new AbortController(), busy: false }
   const cut = state.connectionHazards?.batchCut()
   const batch = cut === 0 ? endedEarly(cursor) : readBatch(request, cursor, Math.min(count(cmd.cursor.batchSize, 'batchSize', 101), cut ?? Infinity))
   if (!batch.invalidated) state.cursors.streams.set(cursor.id.toString(), cursor)
