@@ -11,7 +11,9 @@ import t from 'tap'
 import { SeededRandom } from '../../demo-data/random.js'
 import { build } from '../helpers/build.js'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
-import { FeedCopy, listAll, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+
+const feeds = await requireChangeStreams(t)
 
 const SEED = Number(process.env.FEED_SEED ?? randomInt(1, 1_000_000))
 const ROUNDS = Number(process.env.FEED_ROUNDS ?? 40)
@@ -20,7 +22,7 @@ const ROLES = ['volunteer', 'guest', 'staff', 'speaker']
 
 t.setTimeout(180_000)
 
-t.test(`followers converge on their lists (seed ${SEED})`, async (t) => {
+t.test(`followers converge on their lists (seed ${SEED})`, feeds, async (t) => {
   const random = new SeededRandom(SEED)
   const when = () => new Date(Date.UTC(2024, random.int(0, 11), random.int(1, 28)))
   const name = uniqueDatabaseName('feeds')
