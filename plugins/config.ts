@@ -23,6 +23,7 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Interface to listen on (the Docker image sets 0.0.0.0).' }),
   MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://', description: 'The MongoDB to serve. Unset: an embedded database with demo data (never in production: required when NODE_ENV=production).' })),
   MONGODB_DB: Type.String({ pattern: '^[^/\\\\. "$*<>:|?]{1,63}$', default: 'listing', description: 'Database name.' }),
+  EMBEDDED_DATABASE: Type.Union([Type.Literal('auto'), Type.Literal('mongod'), Type.Literal('stand-in')], { default: 'auto', description: 'The database used when MONGODB_URI is unset. auto: MongoDB\'s own mongod as a one-member replica set, where it can be had (npm ci downloads it), else the offline stand-in; mongod: that replica set or no start; stand-in: the offline stand-in, with no download tried (machines without internet, CI).' }),
   DEFAULT_LIMIT: PositiveInteger(100, 100_000, '`limit` when a request gives none; at most MAX_LIMIT.'),
   MAX_LIMIT: PositiveInteger(1000, 100_000, 'Largest `limit` accepted.'),
   MAX_SKIP: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000, description: 'Largest `skip` accepted.' }),
@@ -110,7 +111,7 @@ export function configHelp (): string {
     lines.push(`  ${v.name}${v.default === undefined ? '' : `=${v.default}`}`, `      ${v.description}`, `      Takes ${v.allowed}.`)
   }
   for (const v of OTHER_VARIABLES) lines.push(`  ${v.name}`, `      ${v.description}`)
-  lines.push('', 'Without MONGODB_URI the service runs on an embedded database loaded with demo data.')
+  lines.push('', 'Without MONGODB_URI the service runs on an embedded database loaded with demo data (EMBEDDED_DATABASE says which).')
   return lines.join('\n')
 }
 

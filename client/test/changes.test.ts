@@ -4,12 +4,14 @@ import type { AddressInfo } from 'node:net'
 import { ObjectId, type Db } from 'mongodb'
 import t from 'tap'
 import { build } from '../../test/helpers/build.js'
-import { prepareFeeds } from '../../test/helpers/feeds.js'
+import { prepareFeeds, requireChangeStreams } from '../../test/helpers/feeds.js'
 import { createClient, type ChangeEvent } from '../src/index.js'
+
+const feeds = await requireChangeStreams(t)
 
 t.setTimeout(60_000)
 
-t.test('changes(): a copy kept from the events equals the list; a token resumes; 410 relists', async (t) => {
+t.test('changes(): a copy kept from the events equals the list; a token resumes; 410 relists', feeds, async (t) => {
   const fastify = await build(t, { config: { CURSOR_SECRET: 'a-client-feed-secret-of-32-bytes-long' } })
   await fastify.listen({ port: 0, host: '127.0.0.1' })
   const db = fastify.mongo.db as Db

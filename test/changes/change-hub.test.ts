@@ -5,7 +5,9 @@ import type { FastifyBaseLogger } from 'fastify'
 import t from 'tap'
 import { ChangeHub } from '../../changes/change-hub.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
-import { prepareFeeds } from '../helpers/feeds.js'
+import { prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
+
+const feeds = await requireChangeStreams(t)
 
 const until = async (check: () => boolean, ms = 5000): Promise<void> => {
   const started = Date.now()
@@ -18,7 +20,7 @@ const until = async (check: () => boolean, ms = 5000): Promise<void> => {
 const quiet = (): void => {}
 const silent = { warn: quiet, info: quiet, error: quiet, debug: quiet } as unknown as FastifyBaseLogger
 
-t.test('recent changes, routed by project; an older point is read on its own and joins', async (t) => {
+t.test('recent changes, routed by project; an older point is read on its own and joins', feeds, async (t) => {
   const { client, db } = await clientOfTestDatabase('hub')
   await prepareFeeds(db)
   const sessions = db.collection('sessions')

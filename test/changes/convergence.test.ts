@@ -16,7 +16,9 @@ import { SeededRandom } from '../../demo-data/random.js'
 import { start } from '../../offline-mongodb/server.js'
 import { build } from '../helpers/build.js'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
-import { FeedCopy, listAll, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+
+const feeds = await requireChangeStreams(t)
 
 const SEED = Number(process.env.FEED_SEED ?? randomInt(1, 1_000_000))
 const ROUNDS = Number(process.env.FEED_ROUNDS ?? 40)
@@ -28,11 +30,11 @@ const HAZARD_SEEDS = (process.env.FEED_HAZARD_SEEDS ?? `${SEED + 1},${SEED + 2},
 
 t.setTimeout(400_000)
 
-t.test(`followers converge on their lists (seed ${SEED})`, async (t) => {
+t.test(`followers converge on their lists (seed ${SEED})`, feeds, async (t) => {
   await converge(t, SEED, (await testDatabase()).uri, false)
 })
 
-t.test('and on a database as inconvenient as MongoDB is allowed to be', async (t) => {
+t.test('and on a database as inconvenient as MongoDB is allowed to be', feeds, async (t) => {
   if ((await testDatabase()).kind !== 'offline-mongodb') {
     t.pass('the test database is a real MongoDB: its inconveniences are its own')
     return

@@ -4,7 +4,9 @@
 import { ObjectId, type Db } from 'mongodb'
 import t, { type Test } from 'tap'
 import { build } from '../helpers/build.js'
-import { FeedCopy, listAll, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+
+const feeds = await requireChangeStreams(t)
 
 const SECRET = 'a-feed-test-secret-of-32-bytes-at-least'
 
@@ -19,7 +21,7 @@ async function setUp (t: Test) {
   return { fastify, db, project, other, get }
 }
 
-t.test('listing, then changes: the copy equals the list, and removes are exact', async (t) => {
+t.test('listing, then changes: the copy equals the list, and removes are exact', feeds, async (t) => {
   const { db, project, other, get } = await setUp(t)
   const registrations = db.collection('registrations')
   await registrations.insertMany(Array.from({ length: 7 }, (_, i) => ({ project, role: i % 2 === 0 ? 'volunteer' : 'guest', createdAt: new Date(Date.UTC(2024, 0, i + 1)) })))
@@ -58,7 +60,7 @@ t.test('listing, then changes: the copy equals the list, and removes are exact',
   t.same(foreign, [], 'no event named a document of another project (but the one that left)')
 })
 
-t.test('a feed with $or and $and follows the list of the same filter, in both notations', async (t) => {
+t.test('a feed with $or and $and follows the list of the same filter, in both notations', feeds, async (t) => {
   const { db, project, other, get } = await setUp(t)
   const registrations = db.collection('registrations')
   await registrations.insertMany(Array.from({ length: 9 }, (_, i) => ({ project, role: ['volunteer', 'guest', 'staff'][i % 3], name: `R${i}`, createdAt: new Date(Date.UTC(2024, i, 1)) })))
@@ -84,7 +86,7 @@ t.test('a feed with $or and $and follows the list of the same filter, in both no
   }
 })
 
-t.test('an answer without events moves its token on, and says synced', async (t) => {
+t.test('an answer without events moves its token on, and says synced', feeds, async (t) => {
   const { db, project, get } = await setUp(t)
   const path = `/projects/${String(project)}/sessions/changes`
   const copy = new FeedCopy(path)
@@ -98,7 +100,7 @@ t.test('an answer without events moves its token on, and says synced', async (t)
   t.not(answer.next, before, 'the token moved past what was looked at')
 })
 
-t.test('tokens are bound to the path, the filter and the fields, and signed', async (t) => {
+t.test('tokens are bound to the path, the filter and the fields, and signed', feeds, async (t) => {
   const { project, other, get } = await setUp(t)
   const path = `/projects/${String(project)}/registrations/changes`
   const res = await get(`${path}?fields=role`)
@@ -115,7 +117,7 @@ t.test('tokens are bound to the path, the filter and the fields, and signed', as
   if (list.next !== undefined) t.match(await problem(`${path}?fields=role&since=${list.next}`), { status: 400, code: 'INVALID_CURSOR' }, 'a list cursor is no token')
 })
 
-t.test('the feed takes the list\'s filter rules and its own parameters only', async (t) => {
+t.test('the feed takes the list\'s filter rules and its own parameters only', feeds, async (t) => {
   const { project, get } = await setUp(t)
   const path = `/projects/${String(project)}/registrations/changes`
   const problem = async (url: string) => JSON.parse((await get(url)).body) as { status: number, code: string, errors: Array<{ param: string, code: string, pointer: string }> }
@@ -135,7 +137,7 @@ t.test('the feed takes the list\'s filter rules and its own parameters only', as
   t.equal(post.headers.allow, 'GET, HEAD')
 })
 
-t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE naming it; lists and /ready unaffected', async (t) => {
+t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE naming it; lists and /ready unaffected', feeds, async (t) => {
   // The database is prepared before the service starts, as an operator would have left it.
   const { uniqueDatabaseName, testDatabase } = await import('../helpers/database.js')
   const { MongoClient } = await import('mongodb')
@@ -163,7 +165,7 @@ t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE namin
   t.equal((await get(`/projects/${String(project)}/teams/changes`)).statusCode, 200, 'once enabled, the feed answers at once')
 })
 
-t.test('HEAD on a feed answers its headers without a body', async (t) => {
+t.test('HEAD on a feed answers its headers without a body', feeds, async (t) => {
   const { fastify, project } = await setUp(t)
   const res = await fastify.inject({ method: 'HEAD', url: `/projects/${String(project)}/places/changes` })
   t.equal(res.statusCode, 200)

@@ -5,11 +5,13 @@ import type { Db } from 'mongodb'
 import { ObjectId } from 'mongodb'
 import t from 'tap'
 import { build } from '../helpers/build.js'
-import { FeedCopy, prepareFeeds } from '../helpers/feeds.js'
+import { FeedCopy, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
+
+const feeds = await requireChangeStreams(t)
 
 const CURSOR_SECRET = 'a shared secret of at least thirty-two bytes'
 
-t.test('a token of a replaced database is 410 at once', async (t) => {
+t.test('a token of a replaced database is 410 at once', feeds, async (t) => {
   const project = new ObjectId()
   const path = `/projects/${String(project)}/sessions/changes`
   const apps = []

@@ -11,7 +11,9 @@ import { ObjectId, type Db } from 'mongodb'
 import t, { type Test } from 'tap'
 import type { Config } from '../../plugins/config.js'
 import { build } from '../helpers/build.js'
-import { FeedCopy, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+
+const feeds = await requireChangeStreams(t)
 
 t.setTimeout(120_000)
 
@@ -27,7 +29,7 @@ async function setUp (t: Test, config: Partial<Config> = {}) {
   return { fastify, db, project, path, copy }
 }
 
-t.test('a waiting request answers as soon as a change of its project comes', async (t) => {
+t.test('a waiting request answers as soon as a change of its project comes', feeds, async (t) => {
   const { fastify, db, project, copy } = await setUp(t)
   const started = Date.now()
   const answering = fastify.inject(copy.url('wait=10'))
@@ -44,7 +46,7 @@ t.test('a waiting request answers as soon as a change of its project comes', asy
   t.ok(written - started >= 600, 'it waited for its own project\'s change')
 })
 
-t.test('a wait without changes ends after wait seconds, with no event and a token', async (t) => {
+t.test('a wait without changes ends after wait seconds, with no event and a token', feeds, async (t) => {
   const { fastify, copy } = await setUp(t)
   const started = Date.now()
   const res = await fastify.inject(copy.url('wait=1'))
@@ -56,7 +58,7 @@ t.test('a wait without changes ends after wait seconds, with no event and a toke
   t.ok(elapsed >= 950 && elapsed < 3000, `answered after ${elapsed} ms`)
 })
 
-t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no connection from lists', async (t) => {
+t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no connection from lists', feeds, async (t) => {
   const { fastify, db, copy, project } = await setUp(t, { CHANGES_MAX_WAITING: 50 })
   let checkedOut = 0
   fastify.mongo.client.on('connectionCheckedOut', () => { checkedOut++ })
@@ -88,7 +90,7 @@ t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no conn
   t.equal((await fastify.inject(copy.url('wait=1'))).statusCode, 200, 'places are given back')
 })
 
-t.test('shutdown ends waiting requests at once, with what they have', async (t) => {
+t.test('shutdown ends waiting requests at once, with what they have', feeds, async (t) => {
   const fastify = await build(t, { config: { CURSOR_SECRET: 'a-waiting-test-secret-of-32-bytes-long' } })
   await prepareFeeds(fastify.mongo.db as Db)
   const project = new ObjectId()
@@ -111,7 +113,7 @@ async function listen (t: Test, fastify: Awaited<ReturnType<typeof build>>): Pro
   return `http://127.0.0.1:${address.port}`
 }
 
-t.test('a stream carries events and checkpoints, uncompressed, and ends with a checkpoint', async (t) => {
+t.test('a stream carries events and checkpoints, uncompressed, and ends with a checkpoint', feeds, async (t) => {
   const { fastify, db, project, path } = await setUp(t, { CHANGES_STREAM_SECONDS: 3 })
   await db.collection('registrations').insertMany([{ project, role: 'a' }, { project, role: 'b' }])
   const base = await listen(t, fastify)
@@ -143,7 +145,7 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
   t.equal(checkpoints.at(-1)?.synced, true)
 })
 
-t.test('a stream ends with a checkpoint when the service stops', async (t) => {
+t.test('a stream ends with a checkpoint when the service stops', feeds, async (t) => {
   const { fastify, path } = await setUp(t)
   const base = await listen(t, fastify)
   const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`, { headers: { accept: 'application/x-ndjson' } }, resolve))
@@ -158,7 +160,7 @@ t.test('a stream ends with a checkpoint when the service stops', async (t) => {
   t.ok('next' in (lines.at(-1) as object), 'the last line is a checkpoint')
 })
 
-t.test('a reader that falls limit × 10 events behind is ended with a problem line', async (t) => {
+t.test('a reader that falls limit × 10 events behind is ended with a problem line', feeds, async (t) => {
   const { fastify, db, project, copy } = await setUp(t)
   const base = new URL(await listen(t, fastify))
   // The service's side of the answer, to see when it has ended it (on a busy machine the events

@@ -4,12 +4,14 @@
 import type { Db } from 'mongodb'
 import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { FeedCopy, listAll, prepareFeeds } from '../helpers/feeds.js'
+import { FeedCopy, listAll, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
 import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
+
+const feeds = await requireChangeStreams(t)
 
 t.setTimeout(120_000)
 
-t.test('outage and silence: feeds answer in bounds, then converge', async (t) => {
+t.test('outage and silence: feeds answer in bounds, then converge', feeds, async (t) => {
   const proxy = await proxiedDatabase(t)
   const fastify = await faultApp(t, proxy)
   const db = fastify.mongo.db as Db

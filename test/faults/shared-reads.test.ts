@@ -5,11 +5,13 @@
 import type { Db } from 'mongodb'
 import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { FeedCopy, listAll, prepareFeeds, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 import { until } from '../helpers/until.js'
 import { faultApp, proxiedDatabase } from './fault-app.js'
 
-t.test('a follower never joins a read older than a change it gathered', async (t) => {
+const feeds = await requireChangeStreams(t)
+
+t.test('a follower never joins a read older than a change it gathered', feeds, async (t) => {
   const proxy = await proxiedDatabase(t)
   const fastify = await faultApp(t, proxy)
   const db = fastify.mongo.db as Db

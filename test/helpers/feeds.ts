@@ -1,16 +1,58 @@
-import type { Db, Document } from 'mongodb'
+import { MongoClient, type Db, type Document } from 'mongodb'
+import type { Test } from 'tap'
+import { testDatabase } from './database.js'
 
 /** The collections of the kinds, as a deployment prepares them for change feeds: with pre- and post-images. */
 export const FEED_COLLECTIONS = ['projects', 'activities', 'categories', 'places', 'registrations', 'sessions', 'stewards', 'teams']
 
+/** A sharded cluster answers hello through mongos with this `msg` (the manual's "hello" command page). */
+const isMongos = (hello: Document): boolean => hello.msg === 'isdbgrid'
+
 export async function prepareFeeds (db: Db): Promise<void> {
+  const sharded = isMongos(await db.admin().command({ hello: 1 }))
   for (const name of FEED_COLLECTIONS) {
     await db.createCollection(name, { changeStreamPreAndPostImages: { enabled: true } }).catch(async (error: { code?: number }) => {
       // Already there (created by an insert, say): images switched on in place.
       if (error.code !== 48) throw error
       await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } })
     })
+    // Spread over the shards as a sharded deployment's would be: by hashed _id, one project's
+    // documents on every shard (the manual's "Hashed Sharding"; no enableSharding since 6.0).
+    if (sharded) await db.admin().command({ shardCollection: `${db.databaseName}.${name}`, key: { _id: 'hashed' } })
   }
+}
+
+let standalone: Promise<string | undefined> | undefined
+let reported = false
+
+/** Why the test database cannot give change streams (a standalone server), or undefined; asked once a process. */
+async function withoutChangeStreams (): Promise<string | undefined> {
+  standalone ??= (async () => {
+    const database = await testDatabase()
+    const client = await new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000 }).connect()
+    try {
+      // As plugins/changes.ts tells one: no replica set name, and not a mongos.
+      const hello = await client.db('admin').command({ hello: 1 })
+      if (typeof hello.setName === 'string' || isMongos(hello)) return undefined
+      const which = database.kind === 'external' ? 'MONGODB_URI names' : 'the embedded database is'
+      return `change feed tests need a replica set or sharded cluster: ${which} a standalone server`
+    } finally {
+      await client.close()
+    }
+  })()
+  return await standalone
+}
+
+/**
+ * The options of a file's feed tests. On a standalone server, where every feed answers 503, the
+ * process fails once, saying so, and the feed tests are skipped rather than failing one by one.
+ */
+export async function requireChangeStreams (t: Test): Promise<{ skip?: string }> {
+  const reason = await withoutChangeStreams()
+  if (reason === undefined) return {}
+  if (!reported) t.test('the database gives change streams', async (t) => { t.fail(reason) })
+  reported = true
+  return { skip: reason }
 }
 
 export interface FeedAnswer { events: Array<{ type: 'upsert' | 'remove', _id: string, document?: Document }>, next: string, synced: boolean }

@@ -6,6 +6,7 @@ import t from 'tap'
 import { build } from '../helpers/build.js'
 import { watchCommands } from '../helpers/commands.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+import { requireChangeStreams } from '../helpers/feeds.js'
 import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
 import { quietKeyBuilder, tokenVerifier } from '../../access-control/verify-token.js'
@@ -21,6 +22,7 @@ const open = await buildWithDemoData(t)
 const { publicIds, privateIds } = await projectIds(open)
 const [a, b] = publicIds as [string, string]
 const c = privateIds[0] as string
+const feeds = await requireChangeStreams(t)
 const KINDS = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']
 
 const get = async (app: FastifyInstance, url: string, token?: string) =>
@@ -180,7 +182,7 @@ t.test('a key set that is down, slow, oversized or malformed: 503 AUTH_UNAVAILAB
   t.ok(await until(passes, 5000, 200), 'once it answers and the pause is over, new keys pass')
 })
 
-t.test('change feeds: a token is needed, a project outside the claim is not found, /projects/changes names only the claim\'s projects', async (t) => {
+t.test('change feeds: a token is needed, a project outside the claim is not found, /projects/changes names only the claim\'s projects', feeds, async (t) => {
   t.equal((await get(fastify, `/projects/${a}/registrations/changes`)).statusCode, 401, 'no token')
   t.equal((await get(fastify, `/projects/${a}/registrations/changes`, mint(ec, { projects: [a] }))).statusCode, 200, 'a claimed project')
   const outside = await get(fastify, `/projects/${c}/registrations/changes`, mint(ec, { projects: [a] }))

@@ -2,6 +2,7 @@
 import t from 'tap'
 import { freePort } from '../faults/service-process.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+import { requireChangeStreams } from '../helpers/feeds.js'
 
 interface Sample { name: string, labels: Record<string, string>, value: number }
 
@@ -28,6 +29,7 @@ const port = await freePort()
 const fastify = await buildWithDemoData(t, { config: { METRICS_PORT: port } })
 const { publicIds } = await projectIds(fastify)
 const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+const feeds = await requireChangeStreams(t)
 
 t.test('known requests show up as series with route templates, never raw URLs', async (t) => {
   t.equal(fastify.metricsAddress, `http://127.0.0.1:${port}`)
@@ -64,7 +66,7 @@ t.test('off-schema values and authentication failures are counted', async (t) =>
   t.equal(samples.find((s) => s.name === 'auth_failures_total' && s.labels.reason === 'expired')?.value, 2)
 })
 
-t.test('change feeds: events sent by collection, waits and streams open, and the delivery lag', async (t) => {
+t.test('change feeds: events sent by collection, waits and streams open, and the delivery lag', feeds, async (t) => {
   const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
   const { ObjectId } = await import('mongodb')
   const project = publicIds[0] as string

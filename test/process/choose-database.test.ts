@@ -1,17 +1,18 @@
 import { spawn } from 'node:child_process'
-import { writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { chooseDatabase, describeDatabase, ProductionNeedsMongoError } from '../../process/choose-database.js'
+import { ConfigError } from '../../plugins/config.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
+import { fakeMemoryServer } from '../helpers/fake-memory-server.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
-t.test('MONGODB_URI wins', async (t) => {
-  const db = await chooseDatabase({ env: { MONGODB_URI: 'mongodb://db.internal:27017' } })
+t.test('MONGODB_URI wins, whatever EMBEDDED_DATABASE says', async (t) => {
+  const db = await chooseDatabase({ env: { MONGODB_URI: 'mongodb://db.internal:27017', EMBEDDED_DATABASE: 'mongod' } })
   t.equal(db.kind, 'external')
   t.equal(db.uri, 'mongodb://db.internal:27017')
   t.equal(db.embedded, false)
@@ -24,15 +25,28 @@ t.test('production without MONGODB_URI is refused', async (t) => {
   t.match((error as Error).message, /MONGODB_URI is required/)
 })
 
-t.test('without MONGODB_URI an embedded database is started and answers the driver', async (t) => {
-  const db = await chooseDatabase({ env: {} })
+t.test('an EMBEDDED_DATABASE it does not know stops the choice, naming the variable', async (t) => {
+  const error = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'docker' } }).catch((e: unknown) => e)
+  t.ok(error instanceof ConfigError)
+  t.match((error as Error).message, 'EMBEDDED_DATABASE="docker" is not allowed: EMBEDDED_DATABASE takes one of auto, mongod, stand-in')
+})
+
+t.test('without MONGODB_URI an embedded database is started: a replica set whose changes can be watched', async (t) => {
+  // The one this machine is set up for (CI's stand-in runs ask for the stand-in).
+  const db = await chooseDatabase({ env: { EMBEDDED_DATABASE: process.env.EMBEDDED_DATABASE } })
   t.teardown(db.close)
   t.ok(db.embedded)
   t.match(db.kind, /^(mongodb-memory-server|offline-mongodb)$/)
   t.match(describeDatabase(db), /no MONGODB_URI/)
   const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 3000 }).connect()
   t.teardown(() => client.close())
-  t.equal((await client.db('x').command({ ping: 1 })).ok, 1)
+  t.type((await client.db('admin').command({ hello: 1 })).setName, 'string', `${db.kind} is a replica set`)
+  const collection = client.db('choose').collection<{ _id: number }>('watched')
+  const stream = collection.watch()
+  t.teardown(() => stream.close())
+  await stream.tryNext()
+  await collection.insertOne({ _id: 1 })
+  t.match(await stream.next(), { operationType: 'insert', documentKey: { _id: 1 } }, 'a change stream sees an insert')
 })
 
 t.test('a download site that does not answer costs the probe\'s time, said at once, then the stand-in', async (t) => {
@@ -48,34 +62,27 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
   const heard: Array<{ at: number, message: string }> = []
   const started = Date.now()
   const env = { MONGOMS_DOWNLOAD_MIRROR: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}` }
-  const db = await chooseDatabase({ env, probeTimeoutMs: 500, failureMark, onProgress: (message) => heard.push({ at: Date.now() - started, message }) })
+  // No mongod binary, whatever this machine has: mongodb-memory-server is a fake that finds none.
+  const { memoryServer, calls } = fakeMemoryServer({ binary: undefined })
+  const db = await chooseDatabase({ env, memoryServer, probeTimeoutMs: 500, failureMark, onProgress: (message) => heard.push({ at: Date.now() - started, message }) })
   t.teardown(db.close)
   const took = Date.now() - started
   t.match(heard[0]?.message, /no MONGODB_URI: starting an embedded database/, 'what is tried is said first')
   t.ok((heard[0]?.at ?? Infinity) < 100, `said at once (${heard[0]?.at ?? '?'} ms)`)
-  if (db.kind === 'mongodb-memory-server') {
-    t.comment(`a mongod binary is already here (${db.reason}): no download was tried`)
-    return
-  }
   t.equal(db.kind, 'offline-mongodb')
   t.match(db.reason, /did not answer in 500 ms/)
+  t.same(calls.downloaded, [], 'no download was started')
   t.ok(took < 500 + 2500, `the stand-in chosen after ${took} ms, bounded by the probe`)
-  const again = await chooseDatabase({ env, probeTimeoutMs: 500, failureMark })
+  const again = await chooseDatabase({ env, memoryServer, probeTimeoutMs: 500, failureMark })
   t.teardown(again.close)
   t.match(again.reason, /download failed recently/, 'the failure is remembered: the next start does not ask again')
+  t.same(calls.located.length, 1, 'nor look for a binary')
 })
 
 t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tests there, and stops with its parent', async (t) => {
-  // tap's testdir is removed when the test ends.
-  const failureMark = join(t.testdir({}), 'mark')
-  // A download that failed a moment ago: the stand-in, without a probe.
-  await writeFile(failureMark, `${Date.now()}\nno download in this test`)
-  const db = await chooseDatabase({ env: {}, failureMark, standInProcess: true })
+  const db = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'stand-in' }, standInProcess: true })
   t.teardown(db.close)
-  if (db.kind !== 'offline-mongodb') {
-    t.comment(`a mongod binary is here (${db.reason}): no stand-in`)
-    return
-  }
+  t.equal(db.kind, 'offline-mongodb')
   const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 3000 }).connect()
   t.teardown(() => client.close())
   const collection = client.db('choose').collection<{ v: string }>('regex')
