@@ -127,7 +127,7 @@ t.test('a busy port stops start-up with one line naming its variable, exit code 
   for (const variable of ['PORT', 'METRICS_PORT']) {
     const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'server.ts']), {
       cwd: path.join(import.meta.dirname, '..', '..'),
-      env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', [variable]: port },
+      env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', CURSOR_KEY_FILE: 'off', [variable]: port },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let stderr = ''
