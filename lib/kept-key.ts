@@ -9,8 +9,11 @@ import { PROJECT_ROOT } from './package-info.js'
 /** The key's length: HMAC-SHA256's block is 64 bytes, its output 32; RFC 2104 §3 asks at least the output's length. */
 export const KEY_BYTES = 32
 
-/** Where `npm start` keeps its key: in the checkout's own cache folder, so that two checkouts never share one. */
-export const DEFAULT_KEY_FILE = path.join(PROJECT_ROOT, 'node_modules', '.cache', 'listing-api', 'cursor-key')
+/**
+ * Where `npm start` keeps its key: beside the development token key pair (`npm run token`), in
+ * the checkout's own `.dev-keys/` (ignored by git), so that two checkouts never share one.
+ */
+export const DEFAULT_KEY_FILE = path.join(PROJECT_ROOT, '.dev-keys', 'cursor-key')
 
 /** The key a file holds (base64url text of KEY_BYTES bytes), or undefined when there is none or it is not one. */
 async function readKey (file: string): Promise<Buffer | undefined> {

@@ -1,6 +1,6 @@
 // The development key kept in a file (lib/kept-key.ts): made once, read back by the next
 // process, readable by its owner only, and one key for processes that start at once.
-import { readdir, stat, writeFile } from 'node:fs/promises'
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { DEFAULT_KEY_FILE, KEY_BYTES, keptKey } from '../../lib/kept-key.js'
@@ -33,6 +33,7 @@ t.test('a file that holds no key is replaced by one', async (t) => {
   t.same((await keptKey(file)).key, replaced.key)
 })
 
-t.test('npm start keeps its key in the checkout\'s own cache folder', async (t) => {
-  t.equal(DEFAULT_KEY_FILE, path.join(PROJECT_ROOT, 'node_modules', '.cache', 'listing-api', 'cursor-key'))
+t.test('npm start keeps its key in the checkout\'s own .dev-keys folder, which git ignores', async (t) => {
+  t.equal(DEFAULT_KEY_FILE, path.join(PROJECT_ROOT, '.dev-keys', 'cursor-key'))
+  t.match(await readFile(path.join(PROJECT_ROOT, '.gitignore'), 'utf8'), /^\.dev-keys\/$/m)
 })
