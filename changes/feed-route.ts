@@ -294,7 +294,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {
       const point = (current.position as { point: StreamPoint }).point
       if (!moved(hub, point)) await hub.nextWake(project, deadline, fastify.changes.onStop, reply.raw)
-      if (state.gone) break
+      // Stopping: the answer is what it has, not another read of a database that may be stopping too (Ctrl-C stops the embedded one).
+      if (state.gone || fastify.changes.stopping) break
       current = await next(current.position)
       if (fastify.changes.stopping) break
     }
