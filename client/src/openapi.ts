@@ -154,7 +154,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The service's name, version and where its docs are */
+        /** The service's name, version, where its docs are, and its change feeds */
         get: {
             parameters: {
                 query?: never;
@@ -186,6 +186,8 @@ export interface paths {
                                 /** @description Readiness */
                                 ready: string;
                             };
+                            /** @description The change feeds, which keep a filtered copy of a list in sync: each list but /projects/public with /changes added ({projectId}: a project's id) */
+                            feeds: string[];
                         };
                     };
                 };
@@ -195,7 +197,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The service's name, version and where its docs are (headers only) */
+        /** The service's name, version, where its docs are, and its change feeds (headers only) */
         head: {
             parameters: {
                 query?: never;
