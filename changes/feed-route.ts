@@ -4,13 +4,12 @@
 // post-images; the changed documents are then read again with the feed's own filter and
 // fields, so that MongoDB decides what matches: a document found is an upsert (as it is now),
 // one not found a remove.
-import { Type, type TObject } from '@sinclair/typebox'
+import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type Document, type ReadPreferenceMode } from 'mongodb'
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT, compileFeedQuery, type FeedQuery } from '../list-query/compile-list-query.js'
+import { compileFeedQuery, type FeedQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
-import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
-import { ProblemError, internalError, problemResponse } from '../schemas/problem.js'
+import { ProblemError } from '../schemas/problem.js'
 import { EXACT_VALUES, type CursorBinding } from '../list-endpoint/cursor.js'
 import { keysetFilter } from '../list-endpoint/keyset.js'
 import { bsonToJson } from '../list-endpoint/bson-json.js'
@@ -19,13 +18,13 @@ import { findPage, type PageQuery } from '../list-endpoint/find-page.js'
 import type { Misfit } from '../list-endpoint/off-schema.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
-import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
 import { isHistoryLost, isUnreadable, unavailableReason } from './change-events.js'
 import { clusterTimeOf } from './cluster-time.js'
 import { readAtOrAfter } from './feed-reads.js'
 import type { ChangeHub, Gathered, StreamPoint } from './change-hub.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
 import { streamFeed } from './feed-stream.js'
+import { feedOpenApi } from './feed-openapi.js'
 
 export interface FeedRouteOptions {
   collection: string
@@ -34,6 +33,8 @@ export interface FeedRouteOptions {
   spec: QuerySpec
   /** A request every list and feed refuses: the 400 example shows the feed's answer to it. */
   badRequestExample: string
+  /** A filter the feed accepts (the list's example): Swagger UI fills it in. */
+  filterExample: string
   /** The list's own 401 and 404 examples, which the feed answers alike. */
   unauthenticated: ProblemError
   unknownProject: ProblemError
@@ -106,7 +107,7 @@ function feedError (error: unknown): unknown {
 }
 
 export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions): void {
-  const { collection, schema, scoped, spec, url, protectedByToken, projection, notFound } = options
+  const { collection, schema, scoped, spec, url, projection, notFound } = options
   const { QUERY_TIMEOUT_MS, PUBLIC_URL, CHANGES_READ_PREFERENCE } = fastify.config
   const transcode = bsonToJson(schema)
   const feedUrl = `${url}changes`
@@ -211,42 +212,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     for (const at of step.committedAt) stats.onLag(Math.max(0, now - at) / 1000)
   }
 
-  const eventSchema = Type.Union([
-    Type.Object({ type: Type.Literal('upsert'), _id: Type.String(), document: Type.Ref(schema) }, { description: 'Store or replace the document by _id: it matches the filter, as it is when the answer is read' }),
-    Type.Object({ type: Type.Literal('remove'), _id: Type.String() }, { description: 'Delete the document if held: deleted, out of the filter, or out of the project' })
-  ])
-
   fastify.get(feedUrl, {
-    schema: {
-      tags: ['changes'],
-      summary: `Follow the changes of the ${collection}${scoped ? ' of a project' : ''}`,
-      ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
-      description: `Keeps a copy of the list in sync (docs/changes.md). Start without \`since\`: the answers list every match as \`upsert\` events (\`synced\` false until the listing is complete), then carry the changes. Always send the last \`next\` as \`since\`. With \`Accept: ${NDJSON}\` the answer is a stream of event lines and \`{ "next", "synced" }\` checkpoints. Filter as the list does, with JSON or brackets (\`${bracketExample(spec)}\`).`,
-      querystring: Type.Object({
-        filter: Type.Optional(Type.String({ description: `The list's filter (same rules, same errors): a JSON object described by the ${filterSchemaId(schema.$id as string)} schema, or filter[<field>] brackets`, [FILTER_SCHEMA]: filterSchemaId(schema.$id as string) })),
-        fields: Type.Optional(Type.String({ description: 'The list\'s fields' })),
-        since: Type.Optional(Type.String({ description: 'The `next` of the previous answer; leave out to start with the whole list' })),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, description: 'Events per answer' })),
-        wait: Type.Optional(Type.Integer({ minimum: 0, maximum: FEED_MAX_WAIT, default: 0, description: 'Seconds to wait for a change when none is ready' }))
-      }, { additionalProperties: false }),
-      ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
-      response: {
-        200: {
-          ...Type.Object({
-            events: Type.Array(eventSchema),
-            next: Type.String({ description: 'Send it back as since: the changes after this answer follow it' }),
-            synced: Type.Boolean({ description: 'false while the first listing is not complete' })
-          }),
-          headers: { link: { type: 'string', description: '`<URL with since=next>; rel="next"` (RFC 8288)' } }
-        },
-        400: problemResponse('The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH)', badRequest),
-        ...(protectedByToken ? { 401: problemResponse('No valid bearer token (UNAUTHENTICATED)', options.unauthenticated) } : {}),
-        ...(scoped ? { 404: problemResponse('No project has this id, or none the caller may read', options.unknownProject) } : {}),
-        410: problemResponse('The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED)', expired()),
-        500: problemResponse('Unexpected failure', internalError()),
-        503: problemResponse('The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After', unavailable('the database is a standalone server: change feeds need a replica set or a sharded cluster'))
-      }
-    },
+    schema: feedOpenApi(options, badRequest),
     config: { feedQuery: spec },
     validatorCompiler: () => () => true
   }, async function feed (request: FastifyRequest, reply: FastifyReply) {
@@ -327,7 +294,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {
       const point = (current.position as { point: StreamPoint }).point
       if (!moved(hub, point)) await hub.nextWake(project, deadline, fastify.changes.onStop, reply.raw)
-      if (state.gone) break
+      // Stopping: the answer is what it has, not another read of a database that may be stopping too (Ctrl-C stops the embedded one).
+      if (state.gone || fastify.changes.stopping) break
       current = await next(current.position)
       if (fastify.changes.stopping) break
     }

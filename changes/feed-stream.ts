@@ -83,6 +83,12 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
       if (step.events.length < limit && step.position.phase === 'following' && !moved(hub, step.position.point)) {
         await hub.nextWake(project, Math.min(endsAt, checkpointAt + CHECKPOINT_MS), fastify.changes.onStop, raw)
         if (gone) return reply
+        // Stopping: the stream ends at its last position, without another read of a database that may be stopping too.
+        if (fastify.changes.stopping) {
+          checkpoint()
+          finish()
+          return reply
+        }
         if (!hub.isRunning) hub.ready().catch(() => {})
       }
       step = await next(position)

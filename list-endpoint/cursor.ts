@@ -42,8 +42,17 @@ function digest (text: string): Buffer {
   return known
 }
 const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID_CURSOR', message })
-const unreadable = (param: string): CursorReading => invalid(`${param} is not a readable cursor`)
-const altered = (param: string): CursorReading => invalid(`${param} is not a cursor of this service, or it was altered`)
+/**
+ * A feed's token (`since`) that cannot be read leaves its client one way on: the listing again
+ * (docs/changes.md), which the message says, as the 410 of a lost history does.
+ */
+const FEED_ADVICE = ': start again without since, and replace the copy with what the feed lists'
+const what = (param: string): string => param === 'since' ? 'token' : 'cursor'
+const advice = (param: string): string => param === 'since' ? FEED_ADVICE : ''
+const unreadable = (param: string): CursorReading => invalid(`${param} is not a readable ${what(param)}${advice(param)}`)
+const altered = (param: string): CursorReading => invalid(param === 'since'
+  ? `since is not a token of this service, or it was altered, or it was signed with another key (after a restart without CURSOR_SECRET, or by a replica with another one)${FEED_ADVICE}`
+  : `${param} is not a cursor of this service, or it was altered`)
 
 function mismatch (changed: string[]): CursorReading {
   return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
@@ -91,7 +100,7 @@ export class CursorCodec {
   /** The sort-key values of a cursor, if it is ours, intact, and made for this very query. */
   decode (text: string, binding: CursorBinding, param = 'after'): CursorReading {
     const dot = text.lastIndexOf('.')
-    if (dot <= 0 || text.length > 4096 || !TEXT.test(text)) return invalid(`${param} is not a cursor of this service: pass the next value of a previous ${param === 'after' ? 'page' : 'answer'} unchanged`)
+    if (dot <= 0 || text.length > 4096 || !TEXT.test(text)) return invalid(param === 'since' ? `since is not a token of this service: pass the next of a previous answer unchanged, or ${FEED_ADVICE.slice(2)}` : `${param} is not a cursor of this service: pass the next value of a previous page unchanged`)
     const text64 = text.slice(0, dot)
     const payload = Buffer.from(text64, 'base64url')
     // Version 1 was JSON (its first byte `{`), signed as base64url text.
@@ -104,7 +113,7 @@ export class CursorCodec {
     const signed = this.keys.some((key) => key.verify(signedBytes, signature))
     if (!signed) return altered(param)
     if (version1) return readVersion1(payload, binding)
-    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid(`${param} is a cursor of another version of this service`)
+    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid(`${param} is a ${what(param)} of another version of this service${advice(param)}`)
     const changed = PARTS.filter((part, i) => !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
     if (changed.length > 0) return mismatch(changed)
     try {

@@ -312,6 +312,7 @@ export function listRoute ({ collection, schema, scoped, fixedFilter, open = fal
         spec,
         url: url.endsWith('/') ? url : `${url}/`,
         badRequestExample: BAD_REQUEST_EXAMPLE,
+        filterExample: example.filter,
         unauthenticated: ProblemError.about('authorization', 401, 'UNAUTHENTICATED', NO_TOKEN_MESSAGE),
         unknownProject: projectNotFound(new ObjectId(UNKNOWN_PROJECT_EXAMPLE)),
         protectedByToken,

@@ -20,6 +20,9 @@ export const RECENT_CHANGES = 10_000
  */
 const AVAILABLE_TTL_MS = 60_000
 
+/** How long the shared streams have to close at shutdown: a getMore under way ends within the hub's 1 s await, on a database that answers. */
+const HUB_STOP_MS = 1500
+
 export interface FeedStats {
   /** Events sent, by collection. */
   eventsSent: Map<string, number>
@@ -172,9 +175,14 @@ async function changesPlugin (fastify: FastifyInstance) {
   }
   fastify.lifecycle.onStop(stop)
   // Before the database closes (its onClose): the streams are closed while the client is open.
+  // A stream whose database is gone (Ctrl-C stops the embedded one with the service) waits for a
+  // server until serverSelectionTimeoutMS: it is given HUB_STOP_MS, then the client's forced close ends it.
   fastify.addHook('preClose', async () => {
     stop()
-    await Promise.all([...hubs.values()].map(async (hub) => await hub.stop()))
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, HUB_STOP_MS) })
+    await Promise.race([Promise.all([...hubs.values()].map(async (hub) => await hub.stop())), late])
+    clearTimeout(timer)
   })
   // Start-up says once whether feeds can be given (each collection is checked again at its first feed).
   fastify.addHook('onReady', (done) => {

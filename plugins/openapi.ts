@@ -22,6 +22,14 @@ function asJsonContent (parameter: Parameter): void {
   }
 }
 
+interface Operation { summary?: string, parameters?: Parameter[], responses?: Record<string, { content?: unknown }> }
+
+/** HEAD answers as GET does, headers only (RFC 9110 §9.3.2): its responses have no content. */
+function withoutBodies (operation: Operation): void {
+  if (operation.summary !== undefined) operation.summary = `${operation.summary} (headers only)`
+  for (const response of Object.values(operation.responses ?? {})) delete response.content
+}
+
 /** The OpenAPI 3 document is generated from the route schemas; Swagger UI serves it at /docs. */
 async function openapiPlugin (fastify: FastifyInstance) {
   await fastify.register(fastifySwagger, {
@@ -41,18 +49,22 @@ async function openapiPlugin (fastify: FastifyInstance) {
         : {}),
       tags: [
         { name: 'projects', description: 'Projects and their collections' },
+        { name: 'changes', description: 'Change feeds: keep a filtered copy of a list in sync. Start without since, apply the events, and send each answer\'s next back as since; long polls with wait, or an NDJSON stream' },
         { name: 'health', description: 'Liveness and readiness' }
       ]
     },
+    // Every GET path answers HEAD (Fastify's exposeHeadRoutes): described, so that a validating proxy knows it.
+    exposeHeadRoutes: true,
     transformObject: (document) => {
       const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } } }).openapiObject
       // JSON Schema 2020-12 as written: the route-schema conversion would fold patternProperties.
       openapiObject.components = { ...openapiObject.components, schemas: { ...openapiObject.components?.schemas, ...filterSchemas() } }
       for (const item of Object.values(openapiObject.paths ?? {})) {
-        for (const operation of Object.values(item as Record<string, { parameters?: Parameter[] }>)) {
+        for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
           // The path parameter first: it is what a reader fills in before any query parameter.
           operation.parameters?.sort((a, b) => Number(b.in === 'path') - Number(a.in === 'path'))
           operation.parameters?.forEach(asJsonContent)
+          if (method === 'head') withoutBodies(operation)
         }
       }
       return openapiObject as ReturnType<SwaggerTransformObject>

@@ -146,7 +146,7 @@ async function withDemoService<T> (use: (fastify: FastifyInstance) => Promise<T>
     import('fastify'), import('../app.js'), import('../plugins/config.js'), import('../offline-mongodb/server.js'), import('../demo-data/seed.js')
   ])
   const database = await start()
-  const config = { ...readConfig({}), LOG_LEVEL: 'silent' as const, METRICS_PORT: 0, MONGODB_URI: database.uri }
+  const config = { ...readConfig({}), CURSOR_KEY_FILE: 'off', LOG_LEVEL: 'silent' as const, METRICS_PORT: 0, MONGODB_URI: database.uri }
   try {
     await seedDemoData(database.uri, config.MONGODB_DB)
     const fastify = Fastify(serverOptions(config))

@@ -179,11 +179,20 @@ export type ChangesOptions<L extends FeedName, F extends ReadonlyArray<FieldName
    */
   onToken?: (next: string, synced: boolean) => void | Promise<void>
   /**
-   * Called on 410 CHANGES_EXPIRED (the database no longer holds the changes after the token):
-   * drop the copy; the feed then lists every match again.
+   * Called when the token cannot take the feed on: 410 CHANGES_EXPIRED (the database no longer
+   * holds the changes after it), or 400 INVALID_CURSOR of `since` (a token the service cannot
+   * read: signed with another key, as after a restart of a service without CURSOR_SECRET, or
+   * damaged). Drop the copy; the feed then lists every match again.
    */
   onExpired: () => void | Promise<void>
 } & (L extends Unscoped ? { projectId?: undefined } : { projectId: string })
+
+/** Whether a feed's answer leaves one way on: listing again without `since` (docs/changes.md, "Tokens"). */
+function startsAgain (error: unknown): error is ListingProblem {
+  if (!(error instanceof ListingProblem)) return false
+  if (error.status === 410 && error.code === 'CHANGES_EXPIRED') return true
+  return error.status === 400 && error.code === 'INVALID_CURSOR' && error.errors[0]?.param === 'since'
+}
 
 /** Statuses worth another attempt: the service or an ingress is busy or restarting. */
 const RETRIED = new Set([429, 502, 503, 504])
@@ -292,7 +301,8 @@ export class ListingClient {
   /**
    * Follows a change feed (the service's docs/changes.md), forever or until `call.signal`
    * aborts or the loop breaks: every event in order, the listing first when there is no
-   * `since`. Retries like list(); on 410 it calls onExpired, then lists again from scratch.
+   * `since`. Retries like list(); on 410, or a `since` the service cannot read (400
+   * INVALID_CURSOR), it calls onExpired, then lists again from scratch.
    */
   async * changes<L extends FeedName, const F extends ReadonlyArray<FieldName<L>> | undefined = undefined> (list: L, options: ChangesOptions<L, F>, call: CallOptions = {}): AsyncGenerator<ChangeEvent<L, F>, void, undefined> {
     const base = `${this.#base}${path(list, options.projectId)}/changes`
@@ -311,7 +321,7 @@ export class ListingClient {
         // An attempt may wait `wait` seconds for its answer.
         answer = await this.#withRetries(async (signal) => await this.#get(url, signal, call), call.signal, wait * 1000) as FeedAnswer<L, F>
       } catch (error) {
-        if (!(error instanceof ListingProblem) || error.status !== 410 || error.code !== 'CHANGES_EXPIRED') throw error
+        if (since === undefined || !startsAgain(error)) throw error
         await options.onExpired()
         since = undefined
         continue

@@ -35,7 +35,25 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Liveness: the process answers (headers only) */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -100,7 +118,32 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Readiness, from what the service knows now: the database answers its pings, and the service is not starting or shutting down (headers only) */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database does not answer, or the service is shutting down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -111,7 +154,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The service's name, version and where its docs are */
+        /** The service's name, version, where its docs are, and its change feeds */
         get: {
             parameters: {
                 query?: never;
@@ -143,6 +186,8 @@ export interface paths {
                                 /** @description Readiness */
                                 ready: string;
                             };
+                            /** @description The change feeds, which keep a filtered copy of a list in sync: each list but /projects/public with /changes added ({projectId}: a project's id) */
+                            feeds: string[];
                         };
                     };
                 };
@@ -152,7 +197,25 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The service's name, version, where its docs are, and its change feeds (headers only) */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -344,7 +407,81 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List all projects (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `public` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the ProjectFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, public, `customFields.<name>`.
+                     * @example -createdAt
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, public, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of projects */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -357,7 +494,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the projects
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -370,7 +507,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -379,7 +516,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -402,6 +539,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Project"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -531,7 +685,69 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the projects (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the ProjectFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -723,7 +939,81 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the public projects (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `public` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"name":{"$regex":"festival","$options":"i"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the ProjectFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, public, `customFields.<name>`.
+                     * @example -createdAt
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, public, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of projects */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -957,7 +1247,97 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the activities of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `category` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `tags` | string[] | `$eq` `$ne` `$in` `$nin` `$exists` `$all` `$size` `$regex` `$options` | no |
+         *     | `active` | boolean | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `description` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"active":true,"name":{"$regex":"yoga","$options":"i"}}`) or brackets (`filter[tags][$in]=music,dance`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the ActivityFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, category, active, description, `customFields.<name>`.
+                     * @example +name,-createdAt
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, category, tags, active, description, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of activities */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -970,7 +1350,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the activities of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[tags][$in]=music,dance`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[tags][$in]=music,dance`).
          */
         get: {
             parameters: {
@@ -983,7 +1363,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -998,7 +1378,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -1021,6 +1401,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Activity"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -1177,7 +1574,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the activities of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[tags][$in]=music,dance`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the ActivityFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -1399,7 +1871,93 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the categories of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"name":{"$in":["Music","Dance"]}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the CategoryFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, `customFields.<name>`.
+                     * @example +name
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of categories */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -1412,7 +1970,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the categories of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -1425,7 +1983,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -1440,7 +1998,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -1463,6 +2021,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Category"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -1619,7 +2194,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the categories of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the CategoryFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -1843,7 +2493,94 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the places (spaces) of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `maxNumberOfParticipants` | number | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"maxNumberOfParticipants":{"$gte":50}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the PlaceFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, maxNumberOfParticipants, `customFields.<name>`.
+                     * @example -maxNumberOfParticipants
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, maxNumberOfParticipants, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of places */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -1856,7 +2593,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the places of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -1869,7 +2606,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -1884,7 +2621,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -1907,6 +2644,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Place"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -2063,7 +2817,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the places of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the PlaceFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -2317,7 +3146,99 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the registrations of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `user` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `steward` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `role` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `sessionsSubscriptions` | array of objects | `$exists` `$size` | no |
+         *     | `sessionsSubscriptions.session` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | no |
+         *     | `sessionsSubscriptions.subscribedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | no |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"createdAt":{"$gte":"2024"},"$or":[{"role":"volunteer"},{"steward":{"$exists":true}}]}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the RegistrationFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, user, steward, role, `customFields.<name>`.
+                     * @example -createdAt
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, user, steward, role, sessionsSubscriptions, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of registrations */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -2330,7 +3251,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the registrations of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -2343,7 +3264,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -2358,7 +3279,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -2381,6 +3302,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Registration"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -2537,7 +3475,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the registrations of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the RegistrationFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -2770,7 +3783,98 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the sessions of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `activity` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `start` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `end` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `places` | ObjectId[] | `$eq` `$ne` `$in` `$nin` `$exists` `$all` `$size` | no |
+         *     | `stewards` | ObjectId[] | `$eq` `$ne` `$in` `$nin` `$exists` `$all` `$size` | no |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"start":{"$gte":"2024-06-14"},"end":{"$lt":"2024-06-16"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the SessionFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, activity, start, end, `customFields.<name>`.
+                     * @example +start
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, activity, start, end, places, stewards, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of sessions */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -2783,7 +3887,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the sessions of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -2796,7 +3900,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -2811,7 +3915,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -2834,6 +3938,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Session"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -2990,7 +4111,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the sessions of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the SessionFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -3213,7 +4409,93 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the stewards (supervisors) of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"email":{"$regex":"@example.org$"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the StewardFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, `customFields.<name>`.
+                     * @example +name
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of stewards */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -3226,7 +4508,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the stewards of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -3239,7 +4521,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -3254,7 +4536,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -3277,6 +4559,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Steward"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -3433,7 +4732,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the stewards of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the StewardFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -3656,7 +5030,94 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the teams of a project (headers only)
+         * @description Filterable and sortable fields:
+         *
+         *     | field | type | filter operators | sortable |
+         *     |---|---|---|---|
+         *     | `_id` | ObjectId | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `name` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `email` | string | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` `$regex` `$options` | yes |
+         *     | `createdAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `updatedAt` | date | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$exists` | yes |
+         *     | `activity` | ObjectId | `$eq` `$ne` `$in` `$nin` `$exists` | yes |
+         *     | `customFields.<name>` | custom (as stored) | `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin` `$regex` `$options` `$exists` `$all` `$size` | yes |
+         *
+         *     Filter with JSON (`filter={"name":{"$regex":"^Team"}}`) or brackets (`filter[createdAt][$gte]=2024-06-01`), not both. Bracket values are read by the field's type; a custom field's value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. Keys are ANDed. `$or` and `$and` take arrays of 1 to 10 filters (`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), nested at most 3 deep, with at most 50 field conditions in all. Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. Arrays hold at most 100 values, patterns at most 500 characters. `$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. `project` is fixed by the path. Sort on up to 5 fields; `_id` always ends the sort. limit 0–1000 (default 100; 0 counts only), skip 0–100000. A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description JSON object of conditions, described by the TeamFilter schema; or use `filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead (`filter[$or][<i>][<field>]=…` for branches). See the table above. */
+                    filter?: string;
+                    /**
+                     * @description Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). Sortable: _id, name, email, createdAt, updatedAt, activity, `customFields.<name>`.
+                     * @example +name
+                     */
+                    sort?: string;
+                    /** @description Maximum number of results; 0 reads no document (a count-only page with count=true) */
+                    limit?: number;
+                    /** @description Number of leading results skipped (default 0; not with after) */
+                    skip?: number;
+                    /** @description Add `total`, the number of matches ignoring limit, skip and after */
+                    count?: boolean;
+                    /** @description Comma-separated fields to return (`_id` always comes), such as `name,email`. Allowed: _id, name, email, createdAt, updatedAt, customFields, project, activity, `customFields.<name>`. */
+                    fields?: string;
+                    /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page of teams */
+                200: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language; every problem is listed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };
@@ -3669,7 +5130,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the teams of a project
-         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
          */
         get: {
             parameters: {
@@ -3682,7 +5143,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready */
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
                     wait?: number;
                 };
                 header?: never;
@@ -3697,7 +5158,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
                 200: {
                     headers: {
                         /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
@@ -3720,6 +5181,23 @@ export interface paths {
                             next: string;
                             /** @description false while the first listing is not complete */
                             synced: boolean;
+                        };
+                        "application/x-ndjson": {
+                            /** @enum {string} */
+                            type: "upsert";
+                            _id: string;
+                            document: components["schemas"]["Team"];
+                        } | {
+                            /** @enum {string} */
+                            type: "remove";
+                            _id: string;
+                        } | {
+                            /** @description Send it back as since: the changes after this answer follow it */
+                            next: string;
+                            /** @description false while the first listing is not complete */
+                            synced: boolean;
+                        } | {
+                            problem: components["schemas"]["Problem"];
                         };
                     };
                 };
@@ -3876,7 +5354,82 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Follow the changes of the teams of a project (headers only)
+         * @description Keeps a copy of the list in sync (docs/changes.md). Start without `since`: the answers list every match as `upsert` events (`synced` false until the listing is complete), then carry the changes. Always send the last `next` as `since`; on 410, or 400 `INVALID_CURSOR` of `since`, drop the copy and start again without it. With `Accept: application/x-ndjson` the answer is a stream of event lines and `{ "next", "synced" }` checkpoints that stays open until CHANGES_STREAM_SECONDS (300 s by default) pass: Swagger UI shows it when it ends, `curl -N -H 'Accept: application/x-ndjson'` as it comes. Filter as the list does, with JSON or brackets (`filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query?: {
+                    /** @description The list's filter (same rules, same errors): a JSON object described by the TeamFilter schema, or filter[<field>] brackets */
+                    filter?: string;
+                    /** @description The list's fields */
+                    fields?: string;
+                    /** @description The `next` of the previous answer; leave out to start with the whole list */
+                    since?: string;
+                    /** @description Events per answer */
+                    limit?: number;
+                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    wait?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The events after since (the listing first, without it); with Accept: application/x-ndjson, a stream of them */
+                200: {
+                    headers: {
+                        /** @description `<URL with since=next>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or since is not a token of this feed (INVALID_CURSOR, CURSOR_MISMATCH) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database no longer holds the changes after since: start again without since (CHANGES_EXPIRED) */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         patch?: never;
         trace?: never;
     };

@@ -75,3 +75,44 @@ t.test('changes(): a copy kept from the events equals the list; a token resumes;
   t.equal(expiredCalls, 1, 'onExpired was called once')
   t.equal(copy.size, 1)
 })
+
+t.test('changes(): a token the service cannot read (a restart with another key) calls onExpired and lists again', async (t) => {
+  const before = await build(t, { config: { CURSOR_SECRET: 'the-key-of-the-first-start-32-bytes!' } })
+  const db = before.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  await db.collection('registrations').insertMany([{ project, role: 'volunteer' }, { project, role: 'volunteer' }])
+  const projectId = project.toHexString()
+  const saved = (await before.inject(`/projects/${projectId}/registrations/changes?fields=role`)).json().next as string
+
+  // The service again, on the same database, signing with another key.
+  const after = await build(t, { config: { CURSOR_SECRET: 'the-key-of-the-next-start-32-bytes!!', MONGODB_DB: before.config.MONGODB_DB } })
+  await after.listen({ port: 0, host: '127.0.0.1' })
+  const refused = (await after.inject(`/projects/${projectId}/registrations/changes?fields=role&since=${saved}`)).json()
+  t.match(refused, { status: 400, code: 'INVALID_CURSOR', errors: [{ param: 'since' }], detail: /start again without since/ }, 'the answer says what to do')
+
+  const client = createClient({ baseUrl: `http://127.0.0.1:${(after.server.address() as AddressInfo).port}` })
+  const copy = new Map<string, unknown>([['a document of the old copy', {}]])
+  let expiredCalls = 0
+  const stop = new AbortController()
+  const options = {
+    projectId,
+    fields: ['role'] as const,
+    wait: 1,
+    since: saved,
+    onExpired: () => { expiredCalls++; copy.clear() },
+    onToken: (_next: string, synced: boolean) => { if (synced) stop.abort() }
+  }
+  try {
+    for await (const event of client.changes('registrations', options, { signal: stop.signal })) {
+      if (event.type === 'upsert') copy.set(event._id, event.document)
+      else copy.delete(event._id)
+    }
+  } catch (error) {
+    if (!stop.signal.aborted) throw error
+  }
+  t.equal(expiredCalls, 1, 'onExpired was called once')
+  const listed = (await client.list('registrations', { projectId, fields: ['role'] })).data
+  t.same([...copy.keys()].sort(), listed.map((doc) => doc._id).sort(), 'the copy was listed again from scratch')
+})

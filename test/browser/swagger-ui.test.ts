@@ -1,7 +1,8 @@
 // A person in Swagger UI: open /docs, "Try it out" on the sessions list with a filter, see a 200
-// with data. Headless Debian Chromium driven by playwright-core (no browser download).
+// with data; "Execute" on each change feed as the page comes, see a 200. Headless Debian
+// Chromium driven by playwright-core (no browser download).
 import { existsSync } from 'node:fs'
-import { chromium } from 'playwright-core'
+import { chromium, type Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import type { BuildOptions } from '../helpers/build.js'
 import { buildWithDemoData, list } from '../helpers/demo-app.js'
@@ -14,11 +15,10 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 // A browser rendering the whole OpenAPI document (nine lists and eight feeds) takes its time on a busy 2-core machine.
 t.setTimeout(120_000)
 
-/** The app on demo data in Chromium: Swagger UI open, "Try it out" on the sessions list of a public project. */
-async function sessionsInSwaggerUi (t: Test, options: BuildOptions = {}) {
+/** The app on demo data in Chromium, Swagger UI open. */
+async function swaggerUi (t: Test, options: BuildOptions = {}) {
   const fastify = await buildWithDemoData(t, options)
   const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
-  const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -26,11 +26,24 @@ async function sessionsInSwaggerUi (t: Test, options: BuildOptions = {}) {
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   await page.goto(`${address}/docs`)
-  const operation = page.locator('.opblock-get', { has: page.locator('[data-path="/projects/{projectId}/sessions"]') })
+  return { fastify, page }
+}
+
+/** The GET operation of `path`, opened, with "Try it out" on. */
+async function tryOut (page: Page, path: string) {
+  const operation = page.locator('.opblock-get', { has: page.locator(`[data-path="${path}"]`) })
   await operation.locator('.opblock-summary').click()
   // /docs enables "Try it out" by default (tryItOutEnabled); the button then reads "Cancel".
-  const tryOut = operation.locator('button.try-out__btn')
-  if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click()
+  const button = operation.locator('button.try-out__btn')
+  if ((await button.innerText()).trim() === 'Try it out') await button.click()
+  return operation
+}
+
+/** Swagger UI open, "Try it out" on the sessions list of a public project. */
+async function sessionsInSwaggerUi (t: Test, options: BuildOptions = {}) {
+  const { fastify, page } = await swaggerUi(t, options)
+  const projectId = (await list(fastify, '/projects/public?limit=1')).data[0]?._id as string
+  const operation = await tryOut(page, '/projects/{projectId}/sessions')
   await operation.locator('tr[data-param-name="projectId"] input').fill(projectId)
   return { fastify, page, operation, projectId }
 }
@@ -74,6 +87,24 @@ if (!existsSync(CHROMIUM)) {
     const sort = await operation.locator('tr[data-param-name="sort"] input').inputValue()
     const bySkip = await list(fastify, `/projects/${projectId}/sessions?filter=${encodeURIComponent('{"start":{"$gte":"2024-06-15"}}')}&sort=${encodeURIComponent(sort)}&fields=name,start&limit=2&skip=2`)
     t.same(secondPage.data, bySkip.data, 'the cursor copied from the first answer gives the next page')
+  })
+
+  t.test('Execute on every change feed, as the page comes (its example filter and project), answers 200 with events', async (t) => {
+    const { fastify, page } = await swaggerUi(t)
+    const document = (await fastify.inject('/docs/json')).json()
+    const feeds = Object.keys(document.paths).filter((path) => path.endsWith('/changes'))
+    t.equal(feeds.length, 8)
+    for (const path of feeds) {
+      const operation = await tryOut(page, path)
+      await operation.locator('button.execute').click()
+      const status = operation.locator('.live-responses-table .response .response-col_status').first()
+      await status.waitFor({ timeout: 15_000 })
+      t.equal((await status.innerText()).trim(), '200', `${path}: 200`)
+      const body = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
+      t.ok(body.events.length > 0, `${path}: the demo documents the example matches`)
+      // Closed again: the page keeps rendering only what is open.
+      await operation.locator('.opblock-summary').click()
+    }
   })
 
   t.test('with AUTH_MODE=jwt: Try it out is 401, then Authorize with a token and it is 200', async (t) => {

@@ -30,6 +30,8 @@
 //   against `npm start`: `5 pages, 1000 documents`"); when its output is the body (one curl, no
 //   pipe, no -i, -o, -w, -D or -v), the body is JSON (NDJSON, every complete line an object, for
 //   an NDJSON feed) and its content type says so.
+// The feed loop of docs/changes.md is also run from a saved token the service cannot read: it must
+// say so, start again without `since`, and list.
 // Endless examples (a feed streamed with `curl -N` or NDJSON, a `while :` loop) are stopped
 // ENDLESS_AFTER_OUTPUT_MS after their first line of output (ENDLESS_S at most). They pass if
 // they printed a line and every answer they got was as above; the one curl that was stopped
@@ -37,10 +39,12 @@
 // curl -v, since it never completes. Every example is bounded: curl's --max-time, `timeout`
 // around bash (which ends the whole process group), and a kill after that.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
+import { CursorCodec } from '../../list-endpoint/cursor.js'
 import { startService, untilReady, type ServiceProcess } from '../faults/service-process.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 
@@ -131,7 +135,7 @@ function items (markdown: string): Item[] {
   return found.sort((a, b) => a.line - b.line)
 }
 
-/** The text with quoted parts emptied and a trailing comment removed: what the shell parses as operators. */
+/** The text with quoted parts emptied and comments removed: what the shell parses as operators. */
 function unquoted (text: string): string {
   let out = ''
   for (let i = 0; i < text.length; i++) {
@@ -145,7 +149,13 @@ function unquoted (text: string): string {
       i = j
       continue
     }
-    if (c === '#' && (i === 0 || /\s/.test(text[i - 1] as string))) break
+    if (c === '#' && (i === 0 || /\s/.test(text[i - 1] as string))) {
+      // A comment runs to the end of its line: a script's next lines are still code.
+      const end = text.indexOf('\n', i)
+      if (end < 0) break
+      i = end - 1
+      continue
+    }
     out += c
   }
   return out
@@ -368,7 +378,11 @@ function answers (stderr: string): Answer[] {
   return result
 }
 
-async function run (example: Example, origin: string, cwd: string): Promise<Outcome> {
+/**
+ * Runs an example in `cwd`. An endless one is stopped ENDLESS_AFTER_OUTPUT_MS after its output
+ * shows what `shown` waits for (a line, unless told).
+ */
+async function run (example: Example, origin: string, cwd: string, shown = (stdout: string): boolean => stdout.includes('\n')): Promise<Outcome> {
   const script = [PRELUDE, ...example.setup, example.text].join('\n').replace(DOCS_ORIGIN, origin)
   const seconds = example.endless ? ENDLESS_S : EXAMPLE_S
   const started = Date.now()
@@ -385,7 +399,7 @@ async function run (example: Example, origin: string, cwd: string): Promise<Outc
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk
     // An endless example has shown that it works once it prints a line: stopped shortly after (timeout passes SIGTERM on to the group).
-    if (example.endless && stopping === undefined && stdout.includes('\n')) {
+    if (example.endless && stopping === undefined && shown(stdout)) {
       stopping = setTimeout(() => { cut = true; child.kill('SIGTERM') }, ENDLESS_AFTER_OUTPUT_MS)
     }
   })
@@ -534,6 +548,26 @@ t.test('every example works against the service as npm start runs it', async (t)
     }
     t.test(name, async (t) => { check(t, example, ran.outcome, ran.origin) })
   }
+
+  // The feed loop of docs/changes.md, run again with the token a previous run saved, which the
+  // service cannot read (signed with another key, as after a restart without CURSOR_SECRET).
+  const loop = all.find((example) => example.doc === 'docs/changes.md' && /\bwhile\b/.test(unquoted(example.text)) && example.text.includes('/changes'))
+  t.test('the feed loop of docs/changes.md starts again without since when its saved token cannot be used', { skip: jq ? false : 'jq is not installed' }, async (t) => {
+    if (!t.ok(loop, 'docs/changes.md has a feed loop')) return
+    const saved = /\bcat (\S+)/.exec(loop?.text ?? '')?.[1]
+    if (!t.ok(saved, 'it resumes from a token saved in a file')) return
+    const dir = await mkdtemp(path.join(tmpdir(), 'shell-examples-loop-'))
+    t.teardown(async () => await rm(dir, { recursive: true, force: true }))
+    const foreign = new CursorCodec([randomBytes(32)]).encode({ path: 'another service', filter: '{}', sort: 'changes', fields: '*' }, [])
+    await writeFile(path.join(dir, saved as string), `${foreign}\n`)
+    const outcome = await run(loop as Example, origin, dir, (stdout) => stdout.includes('["upsert"'))
+    const shown = `\n--- stdout\n${outcome.stdout.slice(0, 2000)}\n--- stderr\n${outcome.stderr.slice(0, 2000)}`
+    t.match(outcome.stdout, /^400 INVALID_CURSOR: .*start again without since/m, `it prints why${shown}`)
+    t.match(outcome.stdout, /^starting again without since/m, 'and what it does')
+    t.match(outcome.stdout, /^\["upsert","[0-9a-f]{24}",/m, 'then the listing comes')
+    t.same(outcome.answers.slice(0, 2).map((answer) => answer.status), [400, 200], 'a 400, then a 200 without since')
+    t.not((await readFile(path.join(dir, saved as string), 'utf8')).trim(), foreign, 'the new token is saved')
+  })
 
   t.test('the services stop cleanly on SIGTERM', async (t) => {
     for (const service of services) t.equal(await stop(service), 0, `${service.url} exits 0`)

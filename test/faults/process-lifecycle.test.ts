@@ -1,5 +1,6 @@
 // The service as a process: it starts before its database (the normal order when a cluster
-// starts) and becomes ready when the database answers; on SIGTERM it drains and exits 0.
+// starts) and becomes ready when the database answers; on SIGTERM it drains and exits 0, its
+// long polls and streams ended at once.
 import { spawn } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
@@ -7,6 +8,7 @@ import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { INDEXES } from '../../plugins/indexes.js'
+import { prepareFeeds } from '../helpers/feeds.js'
 import { startFaultProxy } from './fault-proxy.js'
 import { freePort, get, startService, expectReady } from './service-process.js'
 import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
@@ -117,6 +119,44 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   t.equal(await service.exited, 0, 'exit code 0')
 })
 
+t.test('SIGTERM with a long poll and a stream open, the database stopping too (Ctrl-C): both end at once, exit 0 within the drain', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const client = new MongoClient(database.uri)
+  t.teardown(async () => await client.close())
+  await prepareFeeds(client.db('listing'))
+  const { insertedId: project } = await client.db('listing').collection('projects').insertOne({ name: 'P' })
+  const delayMs = 1000
+  // A query timeout well above the drain: a read of the stopped database, or a wait for it, shows.
+  // debug: a line per request, so that the test knows both have arrived.
+  const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: String(delayMs), QUERY_TIMEOUT_MS: '10000', LOG_LEVEL: 'debug' })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  await expectReady(t, service.url)
+  const feed = `${service.url}/projects/${project.toHexString()}/registrations/changes`
+  const { next } = await (await fetch(feed)).json() as { next: string }
+  const poll = fetch(`${feed}?wait=60&since=${next}`).then(async (res) => ({ status: res.status, body: await res.json() as { events: unknown[], next?: string } }))
+  const stream = fetch(`${feed}?since=${next}`, { headers: { accept: 'application/x-ndjson' } }).then(async (res) => (await res.text()).split('\n').filter((line) => line !== ''))
+  const arrived = await timeUntil(async () => service.lines.filter((line) => line.includes('incoming request') && line.includes(`since=${next}`)).length === 2, 5000, 50)
+  t.ok(arrived < Infinity, 'both requests are being answered')
+
+  // Ctrl-C signals the whole process group: the embedded database stops with the service.
+  const signalled = Date.now()
+  service.child.kill('SIGTERM')
+  await database.close()
+  const code = await service.exited
+  const exitedAfter = Date.now() - signalled
+  t.equal(code, 0, 'exit code 0')
+  t.ok(exitedAfter < delayMs + 3500, `exited ${exitedAfter} ms after SIGTERM: the delay and the streams' close, not the query timeout on a stopped database`)
+  const polled = await poll
+  t.equal(polled.status, 200, 'the long poll answers 200')
+  t.same(polled.body.events, [], 'with what it has')
+  t.type(polled.body.next, 'string', 'and a token to go on from elsewhere')
+  const lines = (await stream).map((line) => JSON.parse(line) as Record<string, unknown>)
+  t.match(lines.at(-1), { next: String, synced: true }, 'the stream ends with a checkpoint')
+  t.notOk(lines.some((line) => 'problem' in line), 'not a problem')
+  t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+|"stack"|killed by timeout/.test(line)), 'no stack trace, no kill')
+})
+
 t.test('a busy port stops start-up with one line naming its variable, exit code 1', async (t) => {
   const database = await start()
   t.teardown(database.close)
@@ -127,7 +167,7 @@ t.test('a busy port stops start-up with one line naming its variable, exit code 
   for (const variable of ['PORT', 'METRICS_PORT']) {
     const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'server.ts']), {
       cwd: path.join(import.meta.dirname, '..', '..'),
-      env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', [variable]: port },
+      env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', CURSOR_KEY_FILE: 'off', [variable]: port },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let stderr = ''

@@ -33,7 +33,8 @@ export const productionFlags = (): string[] => imageCommand(path.join(ROOT, 'Doc
 export async function startService (env: Record<string, string>, flags: string[] = []): Promise<ServiceProcess> {
   return await listening(spawn(NODE, nodeArgs([...productionFlags(), ...flags, '--import', 'tsx', 'server.ts']), {
     cwd: ROOT,
-    env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    // CURSOR_KEY_FILE=off: no key file left in the checkout's cache, unless a test names one.
+    env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', CURSOR_KEY_FILE: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   }))
 }

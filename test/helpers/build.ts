@@ -32,7 +32,8 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   // No client replacement unless a test asks (test/faults/ does): the process's event loop also
   // runs the test's own work, and a stall there is not a stuck client (a test watching the
   // client's commands would lose them to its replacement).
-  const config: Config = { ...readConfig({}), ...shims, LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, DATABASE_STUCK_AFTER_MS: 60_000, ...overrides }
+  // No key kept in a file (CURSOR_KEY_FILE): each app signs with a key of its own, as a test of a restart asks explicitly.
+  const config: Config = { ...readConfig({}), ...shims, CURSOR_KEY_FILE: 'off', LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, DATABASE_STUCK_AFTER_MS: 60_000, ...overrides }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
   // A process's first build imports the whole app, while other test processes do the same on
   // the same two cores: Fastify's 10 s for a plugin to start bounds a service's start, and

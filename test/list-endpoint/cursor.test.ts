@@ -27,6 +27,16 @@ t.test('key rotation: the first key signs, every key verifies', async (t) => {
   t.match(new CursorCodec([newKey]).decode(issuedAfter, binding), { ok: true }, 'new cursors are signed with the first key')
 })
 
+t.test('a feed token the service cannot read tells its client to start again without since', async (t) => {
+  const token = new CursorCodec([oldKey]).encode(binding, [1])
+  const codec = new CursorCodec([newKey])
+  const advice = /start again without since, and replace the copy with what the feed lists/
+  t.match(codec.decode(token, binding, 'since'), { ok: false, code: 'INVALID_CURSOR', message: /signed with another key \(after a restart without CURSOR_SECRET/ }, 'another key')
+  t.match(codec.decode(token, binding, 'since'), { message: advice })
+  t.match(codec.decode('not a token', binding, 'since'), { ok: false, code: 'INVALID_CURSOR', message: advice }, 'not one at all')
+  t.match(codec.decode(token, binding), { ok: false, message: 'after is not a cursor of this service, or it was altered' }, 'a list\'s cursor says what it said')
+})
+
 t.test('a mismatch names what changed', async (t) => {
   const codec = new CursorCodec([newKey])
   const cursor = codec.encode(binding, [1, new ObjectId()])

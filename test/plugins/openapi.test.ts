@@ -54,6 +54,11 @@ t.test('what a reader sees is right: version, error examples, path parameter fir
   for (const [url, item] of Object.entries(document.paths as Record<string, Record<string, { parameters?: Array<{ in: string }>, responses: Record<string, { content?: Record<string, { example?: { status: number, code: string } }> }> }>>)) {
     for (const [method, operation] of Object.entries(item)) {
       if (url.includes('{')) t.equal(operation.parameters?.[0]?.in, 'path', `${method} ${url}: the path parameter comes first`)
+      if (method === 'head') {
+        t.same(Object.keys(operation.responses), Object.keys(item.get?.responses ?? {}), `HEAD ${url} answers as GET does`)
+        t.notOk(Object.values(operation.responses).some((response) => response.content !== undefined), `HEAD ${url}: headers only`)
+        continue
+      }
       for (const [status, response] of Object.entries(operation.responses)) {
         const example = response.content?.['application/problem+json']?.example
         if (Number(status) < 400) continue

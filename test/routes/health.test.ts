@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify'
+import type { Db } from 'mongodb'
 import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { build } from '../helpers/build.js'
+import { prepareFeeds } from '../helpers/feeds.js'
 
 t.test('GET /health answers while the process lives', async (t) => {
   const fastify = await build(t)
@@ -57,7 +59,7 @@ t.test('/ready logs a change of state once, at info, and no fault for its 503s',
   t.same(logLines.filter((line) => line.msg === 'database fault' || ((line.level as number) >= 40 && /ready/i.test(JSON.stringify(line)))), [], 'no warning about /ready')
 })
 
-t.test('GET / points to the docs, the OpenAPI document, the lists and the probes', async (t) => {
+t.test('GET / points to the docs, the OpenAPI document, the lists, the probes and the change feeds', async (t) => {
   const { PACKAGE } = await import('../../lib/package-info.js')
   const fastify = await build(t)
   const res = await fastify.inject('/')
@@ -68,6 +70,14 @@ t.test('GET / points to the docs, the OpenAPI document, the lists and the probes
     const target = await fastify.inject(link)
     t.equal(target.statusCode, 200, `${name}: ${link} answers`)
   }
+  const kinds = ['activities', 'categories', 'places', 'registrations', 'sessions', 'stewards', 'teams']
+  t.same(index.feeds, ['/projects/changes', ...kinds.map((kind) => `/projects/{projectId}/${kind}/changes`)], 'the eight change feeds')
+  const db = fastify.mongo.db as Db
+  await prepareFeeds(db)
+  const { insertedId: project } = await db.collection('projects').insertOne({ name: 'P' })
+  for (const feed of index.feeds as string[]) t.equal((await fastify.inject(feed.replace('{projectId}', project.toHexString()))).statusCode, 200, `${feed} answers`)
   const behind = await build(t, { config: { PUBLIC_URL: 'https://api.example.org/listing' } })
-  t.equal((await behind.inject('/')).json().links.docs, 'https://api.example.org/listing/docs', 'behind a proxy, the public links')
+  const behindIndex = (await behind.inject('/')).json()
+  t.equal(behindIndex.links.docs, 'https://api.example.org/listing/docs', 'behind a proxy, the public links')
+  t.equal(behindIndex.feeds[0], 'https://api.example.org/listing/projects/changes', 'and feeds')
 })
