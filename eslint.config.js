@@ -1,4 +1,5 @@
 import neostandard from 'neostandard'
+import noDeprecatedOption from './tools/eslint/no-deprecated-option.js'
 
 export default [
   ...neostandard({
@@ -8,5 +9,16 @@ export default [
   {
     // TypeBox's idiom names a schema and its static type alike: `const Problem = Type.Object(…)`, `type Problem = Static<typeof Problem>`.
     rules: { '@typescript-eslint/no-redeclare': 'off' }
+  },
+  {
+    // A deprecated API (a driver option that no longer has an effect, say) fails the lint. The
+    // rules need the types: one program, test/tsconfig.json's, holds every file but the example
+    // (built against the client's published types) and the client's type tests (their own
+    // program); one program rather than a project per tsconfig keeps the lint fast.
+    files: ['**/*.ts'],
+    ignores: ['examples/**', 'client/test/types/**'],
+    languageOptions: { parserOptions: { project: './test/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    plugins: { local: { rules: { 'no-deprecated-option': noDeprecatedOption } } },
+    rules: { '@typescript-eslint/no-deprecated': 'error', 'local/no-deprecated-option': 'error' }
   }
 ]

@@ -77,11 +77,14 @@ export function readChange (event: Document, scoped: boolean): Change {
 }
 
 /**
- * The change-stream errors after which a token cannot be resumed: ChangeStreamHistoryLost 286,
- * ChangeStreamFatalError 280 (the token's event is not in the history), InvalidResumeToken 260,
- * and the refusals of a token MongoDB cannot read (BadValue 2, FailedToParse 9, 40647, 40649).
+ * The change-stream errors after which a token cannot be resumed (src/mongo/base/error_codes.yml,
+ * src/mongo/db/pipeline/resume_token.cpp): ChangeStreamHistoryLost 286, ChangeStreamFatalError 280
+ * (the token's event is not in the history), CappedPositionLost 136 (the oplog, a capped
+ * collection, was overwritten under the stream), InvalidResumeToken 260, and the refusals of a
+ * token MongoDB cannot read (FailedToParse 9, 40647, 40649). BadValue 2 is not one: MongoDB 5.0
+ * answers it to the images the feed asks for, and relisting would not cure that.
  */
-const EXPIRED_CODES = new Set([286, 280, 260, 2, 9, 40647, 40649])
+const EXPIRED_CODES = new Set([286, 280, 136, 260, 9, 40647, 40649])
 
 export function isHistoryLost (error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
@@ -89,13 +92,23 @@ export function isHistoryLost (error: unknown): boolean {
 }
 
 /**
- * The database cannot give change streams: a standalone server (40573 "The $changeStream stage
- * is only supported on replica sets"), or a storage engine without them.
+ * Why the database cannot give change streams, from a server error: a standalone server (40573
+ * "The $changeStream stage is only supported on replica sets"), a storage engine or deployment
+ * without them (40324, CommandNotSupported 115, ChangeStreamNotEnabled 376), a user without the
+ * privileges (Unauthorized 13; manual, "Change Streams", Access Control), or a server older than
+ * 6.0 refusing the images (BadValue 2 or the unknown field 40415 naming `fullDocument`). The
+ * version is checked before any stream opens (changes/availability.ts); the last is for a server
+ * that passed it and still refuses.
  */
 export function unavailableReason (error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code
+  const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
   if (code === 40573) return 'the database is a standalone server: change feeds need a replica set or a sharded cluster'
   if (code === 40324 || code === 115) return 'the database does not support change streams here'
+  if (code === 376) return 'change streams are not enabled on this deployment (ChangeStreamNotEnabled)'
+  if (code === 13) return 'the database user of the service lacks the privileges change feeds need: changeStream and find on the collection, and listCollections on the database (the read role has them)'
+  if ((code === 2 || code === 40415) && typeof message === 'string' && /fullDocument/.test(message)) {
+    return 'the server refuses change stream pre- and post-images (fullDocument: "whenAvailable"): change feeds need MongoDB 6.0 or later'
+  }
   return undefined
 }
 

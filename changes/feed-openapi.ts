@@ -22,7 +22,7 @@ export function feedOpenApi (options: FeedRouteOptions, badRequest: ProblemError
   const { collection, schema, scoped, spec, protectedByToken } = options
   const filterId = filterSchemaId(schema.$id as string)
   const events = [
-    Type.Object({ type: Type.Literal('upsert'), _id: Type.String(), document: Type.Ref(schema) }, { description: 'Store or replace the document by _id: it matches the filter, as it is when the answer is read' }),
+    Type.Object({ type: Type.Literal('upsert'), _id: Type.String(), document: Type.Ref(schema.$id as string) }, { description: 'Store or replace the document by _id: it matches the filter, as it is when the answer is read' }),
     Type.Object({ type: Type.Literal('remove'), _id: Type.String() }, { description: 'Delete the document if held: deleted, out of the filter, or out of the project' })
   ]
   const line = Type.Union([

@@ -42,8 +42,14 @@ export function isRetryableRead (error: unknown): boolean {
   return error instanceof MongoError && typeof error.code === 'number' && (RETRYABLE_READ_CODES.has(error.code) || CURSOR_LOST_CODES.has(error.code))
 }
 
-/** The server cannot serve now: the retryable reads' codes but the time limits, a lost cursor, and Interrupted 11601. */
-const UNAVAILABLE_CODES = new Set([...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601])
+/**
+ * The server cannot serve now: the retryable reads' codes but the time limits, a lost cursor,
+ * Interrupted 11601, and FailedToSatisfyReadPreference 133 (a mongos found no member of a shard
+ * that the read preference allows, as in an election).
+ */
+const UNAVAILABLE_CODES = new Set([...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601, 133])
+/** Unauthorized 13: the service's database user lacks a privilege; nothing the client sent. */
+const UNAUTHORIZED_CODE = 13
 
 /** Refusals of what the client sent, which our checks should have caught first. */
 const QUERY_CODES: Record<number, [ErrorCode, string]> = {
@@ -55,6 +61,7 @@ const QUERY_CODES: Record<number, [ErrorCode, string]> = {
 }
 
 const UNAVAILABLE: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database is not answering; try again shortly.', param: 'request' }
+const REFUSED_ACCESS: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database refuses this service the read (its user lacks a privilege); try again once the operator has granted it.', param: 'request' }
 const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.', param: 'request' }
 
 /** The client's problem for a database failure, or undefined when it is not one (a bug: 500). */
@@ -64,6 +71,7 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
     const code = typeof error.code === 'number' ? error.code : -1
     if (TIME_LIMIT_CODES.has(code)) return TIMEOUT
     if (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
+    if (code === UNAUTHORIZED_CODE) return REFUSED_ACCESS
     const query = QUERY_CODES[code]
     if (query !== undefined) {
       const [problemCode, detail] = code === 2 && /regular expression/i.test(error.message) ? ['INVALID_REGEX' as const, QUERY_CODES[51091]?.[1] ?? ''] : query

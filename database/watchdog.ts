@@ -9,6 +9,7 @@
 import net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MongoClient, ServerHeartbeatFailedEvent, TopologyDescription, TopologyDescriptionChangedEvent } from 'mongodb'
+import { everyMemberRefuses } from './refusal.js'
 
 /** The pause between the end of one ping and the next. */
 const TICK_MS = 500
@@ -94,13 +95,15 @@ export class DatabaseWatchdog {
 
   /**
    * Whether the service may take requests, from what is known now, without asking the
-   * database: the warm-up is done, the last ping was answered, none has gone unanswered for
-   * `silentAfterMs`, and no request has met an unreachable database since. The driver's own
-   * view of the servers is not used here: it lags both ways (a check begun in an outage can fail
-   * after the database answers again, and a connection refused as it opens does not count).
+   * database: the warm-up is done, no member refuses connections, the last ping was answered,
+   * none has gone unanswered for `silentAfterMs`, and no request has met an unreachable database
+   * since. The driver's view of the servers says no more than the refusal: it lags both ways (a
+   * check begun in an outage can fail after the database answers again, and a connection
+   * refused as it opens does not count).
    */
   readiness (): Readiness {
     if (!this.warmedUp) return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
+    if (this.refusesConnections()) return { ready: false, reason: 'the database refuses connections' }
     const silentAfterMs = this.options.silentAfterMs ?? this.options.pingTimeoutMs
     if (this.pingSentAt !== undefined && performance.now() - Math.max(this.pingSentAt, this.answeredAt) > silentAfterMs) {
       return { ready: false, reason: `the database has not answered a ping for ${silentAfterMs} ms` }
@@ -108,6 +111,19 @@ export class DatabaseWatchdog {
     if (!this.ready) return { ready: false, reason: 'the database does not answer a ping' }
     if (this.suspectedAt !== undefined) return { ready: false, reason: 'a request could not reach the database; a ping is checking' }
     return { ready: true }
+  }
+
+  /**
+   * Whether the database refuses connections now, from the driver's view of the servers (each
+   * checked every heartbeatFrequencyMS, and every 500 ms while a ping waits for one): every
+   * member it knows failed its last check because its connection was refused. Requests then fail
+   * at once rather than wait out server selection (plugins/mongodb.ts). A replica set in an
+   * election is not refusing: its members answer their checks as secondaries while it has no
+   * primary, and requests wait for the new one within their budget; nor is a silent database,
+   * whose checks time out.
+   */
+  refusesConnections (): boolean {
+    return everyMemberRefuses(this.topology)
   }
 
   /** Work to run once the database first answers (retried on later pings until it succeeds). */

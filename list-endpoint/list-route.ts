@@ -39,7 +39,7 @@ export interface ListRouteOptions {
 /** The 200 body of a list (docs/query-language.md, "The lists"); serializing through it keeps undeclared fields out. */
 export function listEnvelope (schema: TObject, description?: string) {
   return Type.Object({
-    data: Type.Array(Type.Ref(schema)),
+    data: Type.Array(Type.Ref(schema.$id as string)),
     limit: Type.Integer(),
     skip: Type.Integer(),
     total: Type.Optional(Type.Integer({ description: 'Matches ignoring limit and skip; only with count=true' })),

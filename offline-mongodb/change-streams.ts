@@ -158,8 +158,6 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
   return done({ events, postBatchResumeToken: tokenAfterReading(cursor, lastRead, lastProduced, lastEventAt), invalidated: false })
 }
 
-
-
 /** `aggregate` with `$changeStream`: a tailable cursor, and the events already there as its first batch. */
 export function openChangeStream (request: Request): Doc {
   const { cmd, state } = request

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { availabilityCheck } from '../changes/availability.js'
 import { ChangeHub } from '../changes/change-hub.js'
 import { CollectionIdentities } from '../changes/collection-identity.js'
 import { ProblemError } from '../schemas/problem.js'
@@ -67,31 +68,7 @@ async function changesPlugin (fastify: FastifyInstance) {
   const identities = new CollectionIdentities(() => fastify.database.db(), fastify.config.QUERY_TIMEOUT_MS)
   const count = (map: Map<string, number>, collection: string): void => { map.set(collection, (map.get(collection) ?? 0) + 1) }
 
-  /** Whether the deployment has change streams at all: asked once for every collection checked together. */
-  let deployment: { reason: Promise<string | undefined>, at: number } | undefined
-  const deploymentReason = (): Promise<string | undefined> => {
-    if (deployment === undefined || Date.now() - deployment.at > AVAILABLE_TTL_MS) {
-      const reason = fastify.database.timed('hello', () => fastify.database.db().admin().command({ hello: 1 }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS })).then((hello) =>
-        typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid' ? 'the database is a standalone server: change feeds need a replica set or a sharded cluster (MongoDB 6.0 or later)' : undefined)
-      deployment = { reason, at: Date.now() }
-      reason.catch(() => { deployment = undefined })
-    }
-    return deployment.reason
-  }
-
-  async function check (collection: string, scoped: boolean): Promise<string | undefined> {
-    const db = fastify.database.db()
-    const standalone = await deploymentReason()
-    if (standalone !== undefined) return standalone
-    // A project's deleted document is known to be the project's from its pre-image only.
-    if (!scoped) return undefined
-    const [info] = await fastify.database.timed('listCollections', () => db.listCollections({ name: collection }, { timeoutMS: fastify.config.QUERY_TIMEOUT_MS }).toArray())
-    const enable = `db.runCommand({ collMod: "${collection}", changeStreamPreAndPostImages: { enabled: true } })`
-    if (info === undefined) return `the collection ${collection} does not exist yet: create it with change stream pre- and post-images (db.createCollection("${collection}", { changeStreamPreAndPostImages: { enabled: true } }))`
-    const options = (info as { options?: { changeStreamPreAndPostImages?: { enabled?: unknown } } }).options
-    if (options?.changeStreamPreAndPostImages?.enabled !== true) return `the collection ${collection} does not record change stream pre- and post-images: enable them with ${enable}`
-    return undefined
-  }
+  const check = availabilityCheck(fastify.database, fastify.config.QUERY_TIMEOUT_MS, AVAILABLE_TTL_MS)
 
   const declared = new Map<string, boolean>()
   const feeds: ChangeFeeds = {

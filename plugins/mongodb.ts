@@ -6,6 +6,7 @@ import { classifyDatabaseError } from '../database/classify-error.js'
 import { chooseShims, type Shim } from '../database/driver-shims.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
 import { SlotSet } from '../lib/slot-set.js'
+import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,6 +43,13 @@ export interface Database {
   readonly watchdog: DatabaseWatchdog
   /** The driver shims in use (database/driver-shims.ts). */
   readonly shims: ReadonlySet<Shim>
+}
+
+/** The 503 of a request while the database refuses connections: the watchdog has logged the outage once, and /ready reports it. */
+function refusing (): ProblemError {
+  const error = new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The database refuses connections; try again shortly.', [], { 'retry-after': '1' })
+  error.logged = false
+  return error
 }
 
 /** The promise of `work`, rejected rather than thrown when `work` throws before returning one. */
@@ -173,6 +181,9 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     db: () => fastify.mongo.db as Db,
     // The request's deadline reaches every operation as the driver's public `signal` option.
     bounded: (work) => {
+      // Every member refuses connections (/ready says so): the request would wait out server
+      // selection, the whole budget, for the same 503. An election still gets the budget.
+      if (watchdog.refusesConnections()) return Promise.reject(refusing())
       const deadline = new AbortController()
       const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
       return attempt(() => work(deadline.signal)).then((result) => {

@@ -30,7 +30,7 @@ export const GROUPS: Record<string, Group> = {
   routes: { folders: ['test/routes'] },
   'list-query': { folders: ['test/list-query'] },
   'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
-  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs'], files: ['test/architecture.test.ts', 'test/dockerfile.test.ts', 'test/engines.test.ts'] },
+  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs', 'test/tools'], files: ['test/architecture.test.ts', 'test/dockerfile.test.ts', 'test/engines.test.ts'] },
   // The typed client, and Swagger UI in a browser: the API as its clients see it.
   clients: { folders: ['client/test', 'test/browser'] },
   // The change feeds; named so that the two fault groups, which take longer, start before it.

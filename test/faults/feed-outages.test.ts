@@ -5,7 +5,9 @@ import type { Db } from 'mongodb'
 import { ObjectId } from 'mongodb'
 import t from 'tap'
 import { FeedCopy, listAll, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
-import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
+import { build } from '../helpers/build.js'
+import { clientOfTestDatabase } from '../helpers/database.js'
+import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 
@@ -55,4 +57,21 @@ t.test('outage and silence: feeds answer in bounds, then converge', feeds, async
     await copy.catchUp(get)
     t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/sessions`), `${fault}: the copy equals the list`)
   }
+})
+
+t.test('a silent database: the check of whether a collection can have a feed is bounded like any command', async (t) => {
+  const proxy = await proxiedDatabase(t)
+  // Without pre- and post-images, a collection is checked again at each feed request.
+  const { db } = await clientOfTestDatabase('feed_check')
+  await db.createCollection('sessions', { changeStreamPreAndPostImages: { enabled: false } })
+  const fastify = await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, MONGODB_DB: db.databaseName } })
+  const path = `/projects/${String(new ObjectId())}/sessions/changes`
+  t.match(JSON.parse((await fastify.inject(path)).body), { status: 503, code: 'CHANGES_UNAVAILABLE', detail: /sessions/ }, 'checked while it answers')
+  proxy.blackhole()
+  const started = Date.now()
+  const res = await fastify.inject(path)
+  const ms = Date.now() - started
+  t.equal(res.statusCode, 503, `a silent database: ${(JSON.parse(res.body) as { code: string }).code}`)
+  t.ok(ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${ms} ms`)
+  proxy.heal()
 })

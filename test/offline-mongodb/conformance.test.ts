@@ -102,8 +102,8 @@ t.test('projection keeps only the named fields, with _id unless excluded (manual
 
 t.test('unique indexes reject duplicates with E11000 (manual: Unique Indexes)', async (t) => {
   const collection = db.collection('unique')
-  t.equal(await collection.createIndex({ email: 1 }, { unique: true }), 'email_1')
-  t.equal(await collection.createIndex({ email: 1 }, { unique: true }), 'email_1', 'creating it again is a no-op')
+  t.equal(await collection.createIndex({ email: 1 }, { unique: true }, {}), 'email_1')
+  t.equal(await collection.createIndex({ email: 1 }, { unique: true }, {}), 'email_1', 'creating it again is a no-op')
   await collection.insertOne({ email: 'a@example.org' })
   const duplicate = await collection.insertOne({ email: 'a@example.org' }).catch((e: unknown) => e)
   t.equal((duplicate as MongoServerError).code, 11000)
@@ -240,7 +240,7 @@ t.test('multi updates every match; an update that changes nothing counts as matc
 
 t.test('updates keep unique indexes (manual: Unique Indexes)', async (t) => {
   const collection = db.collection<{ _id: number, email: string }>('unique_updates')
-  await collection.createIndex({ email: 1 }, { unique: true })
+  await collection.createIndex({ email: 1 }, { unique: true }, {})
   await collection.insertMany([{ _id: 1, email: 'a' }, { _id: 2, email: 'b' }])
   const duplicate = await collection.updateOne({ _id: 2 }, { $set: { email: 'a' } }).catch((e: unknown) => e)
   t.equal((duplicate as MongoServerError).code, 11000)

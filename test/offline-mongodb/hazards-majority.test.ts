@@ -74,7 +74,7 @@ t.test('afterClusterTime waits for the majority point, within maxTimeMS (50), an
   t.same(read.cursor.firstBatch, [{ _id: 1, v: 'new' }], 'and answers once the point reaches its afterClusterTime, with the write')
   t.equal(hazards.waiting, 0)
 
-  const future = new Timestamp({ t: hazards.latestTime.high + 100, i: 1 })
+  const future = new Timestamp({ t: hazards.latestTime.t + 100, i: 1 })
   t.equal(await codeOf(db.command({ find: 'items', readConcern: { afterClusterTime: future } })), 72, 'InvalidOptions beyond the cluster time')
 })
 
@@ -90,7 +90,7 @@ t.test('a w: "majority" write (the default) is acknowledged once the point passe
   await within(writing, 5000, 'the acknowledgement')
   t.same(await db.collection<Item>('items', { readConcern: { level: 'majority' } }).findOne({ _id: 1 }), { _id: 1, v: 'majority' }, 'acknowledged: a majority read sees it')
 
-  const error = await db.collection<Item>('items').insertOne({ _id: 2, v: 'late' }, { writeConcern: { w: 'majority', wtimeout: 100 } }).catch((e: unknown) => e)
+  const error = await db.collection<Item>('items').insertOne({ _id: 2, v: 'late' }, { writeConcern: { w: 'majority', wtimeoutMS: 100 } }).catch((e: unknown) => e)
   t.match(error, { code: 64 }, 'WriteConcernFailed after wtimeout')
   t.same(await db.collection<Item>('items').findOne({ _id: 2 }), { _id: 2, v: 'late' }, 'the write itself was made')
 })
@@ -151,7 +151,7 @@ t.test('by itself the majority point catches up within majorityLagMs, unless hel
   t.same(await atMajority.findOne({ _id: 2 }), { _id: 2, v: 'majority' }, 'a majority write is seen at majority once acknowledged')
 
   await client.db('admin').command({ offlineHazards: 'holdMajority' })
-  const error = await items.insertOne({ _id: 3, v: 'held' }, { writeConcern: { w: 'majority', wtimeout: 200 } }).catch((e: unknown) => e)
+  const error = await items.insertOne({ _id: 3, v: 'held' }, { writeConcern: { w: 'majority', wtimeoutMS: 200 } }).catch((e: unknown) => e)
   t.match(error, { code: 64 }, 'held: not committed in five times majorityLagMs')
   await client.db('admin').command({ offlineHazards: 'releaseMajority' })
   t.ok(await until(async () => (await atMajority.findOne({ _id: 3 })) !== null, 5000), 'released: it catches up')

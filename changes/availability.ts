@@ -1,0 +1,97 @@
+// Whether the database can give a collection's change feed: the deployment (a replica set or a
+// sharded cluster, MongoDB 6.0 or later) and the collection (its pre- and post-images). Both
+// checks run within a request's deadline, as every other command does (Database#bounded).
+import type { Db, Document } from 'mongodb'
+import { unavailableReason } from './change-events.js'
+
+/** What the checks use of the service's database (plugins/mongodb.ts, Database). */
+export interface CheckedDatabase {
+  db: () => Db
+  bounded: <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T>
+  timed: <T>(command: string, work: () => Promise<T>) => Promise<T>
+}
+
+/**
+ * The wire version of MongoDB 6.0, the first release with change stream pre- and post-images
+ * (`fullDocument: "whenAvailable"`, `fullDocumentBeforeChange`). The specifications' table
+ * (source/wireversion-featurelist) gives 13 for 5.0 up to 16 for 5.3, 17 for 6.0, 21 for 7.0
+ * and 25 for 8.0; a mongos answers its own, which its shards match.
+ */
+export const FEEDS_WIRE_VERSION = 17
+
+/** The releases older than 6.0 that the driver still connects to (wire version 9 and later; 10 to 12 were development releases). */
+const OLDER_RELEASES: Record<number, string> = { 9: '4.4', 13: '5.0', 14: '5.1', 15: '5.2', 16: '5.3' }
+
+/** Whether `hello` names a server older than 6.0 (then `buildInfo` is asked for its release, for the message). */
+export function olderThanFeeds (hello: Document): boolean {
+  return typeof hello.maxWireVersion === 'number' && hello.maxWireVersion < FEEDS_WIRE_VERSION
+}
+
+/**
+ * Why the deployment cannot give feeds, or undefined when it can: a standalone server (`hello`
+ * has neither a replica set's `setName` nor a mongos's `msg: "isdbgrid"`), or a release older
+ * than 6.0, named by `version` (buildInfo's) or else by its wire version.
+ */
+export function deploymentReason (hello: Document, version?: string): string | undefined {
+  if (typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid') {
+    return 'the database is a standalone server: change feeds need a replica set or a sharded cluster (MongoDB 6.0 or later)'
+  }
+  if (!olderThanFeeds(hello)) return undefined
+  const wire = hello.maxWireVersion as number
+  const known = OLDER_RELEASES[wire]
+  const release = typeof version === 'string' && version !== ''
+    ? `MongoDB ${version}`
+    : known === undefined ? `a MongoDB release of wire version ${wire}` : `MongoDB ${known} (wire version ${wire})`
+  return `the database runs ${release}: change feeds need MongoDB 6.0 or later, the first with change stream pre- and post-images`
+}
+
+/** Why the database cannot give a collection's feed, or undefined when it can. */
+export type AvailabilityCheck = (collection: string, scoped: boolean) => Promise<string | undefined>
+
+/** Why a collection cannot have a feed, from its listCollections entry (undefined: it does not exist). */
+function collectionReason (collection: string, info: Document | undefined): string | undefined {
+  if (info === undefined) return `the collection ${collection} does not exist yet: create it with change stream pre- and post-images (db.createCollection("${collection}", { changeStreamPreAndPostImages: { enabled: true } }))`
+  const images = (info as { options?: { changeStreamPreAndPostImages?: { enabled?: unknown } } }).options?.changeStreamPreAndPostImages
+  if (images?.enabled === true) return undefined
+  return `the collection ${collection} does not record change stream pre- and post-images: enable them with db.runCommand({ collMod: "${collection}", changeStreamPreAndPostImages: { enabled: true } })`
+}
+
+/**
+ * The check of a collection, bounded as a request's commands are. The deployment's verdict is shared by every collection for `ttlMs`; `scoped` collections
+ * need their images, since a project's deleted document is known to be the project's from its
+ * pre-image only. A refusal that says what the deployment lacks (a user without the
+ * listCollections privilege) is a verdict too; any other failure is thrown.
+ */
+export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: number, ttlMs: number): AvailabilityCheck {
+  let deployment: { reason: Promise<string | undefined>, at: number } | undefined
+  // Within the deadline of the check that asked: the ones that join it share that deadline.
+  const deploymentVerdict = (signal: AbortSignal): Promise<string | undefined> => {
+    if (deployment === undefined || Date.now() - deployment.at > ttlMs) {
+      const admin = database.db().admin()
+      const reason = database.timed('hello', () => admin.command({ hello: 1 }, { signal })).then(async (hello) => {
+        // The release's own name for the message; without it, its wire version names it.
+        const build = olderThanFeeds(hello) ? await database.timed('buildInfo', () => admin.command({ buildInfo: 1 }, { signal })).catch(() => undefined) : undefined
+        return deploymentReason(hello, build?.version)
+      })
+      deployment = { reason, at: Date.now() }
+      reason.catch(() => { deployment = undefined })
+    }
+    return deployment.reason
+  }
+  const checkOnce = (collection: string, scoped: boolean): Promise<string | undefined> => database.bounded(async (signal) => {
+    const unfit = await deploymentVerdict(signal)
+    if (unfit !== undefined || !scoped) return unfit
+    const options = { maxTimeMS: queryTimeoutMs, signal }
+    const [info] = await database.timed('listCollections', () => database.db().listCollections({ name: collection }, options).toArray())
+    return collectionReason(collection, info)
+  })
+  return async (collection, scoped) => {
+    try {
+      return await checkOnce(collection, scoped)
+    } catch (error) {
+      const reason = unavailableReason(error)
+      if (reason === undefined) throw error
+      return reason
+    }
+  }
+}
