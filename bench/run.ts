@@ -11,11 +11,10 @@ import { benchHttp, SECTIONS, type Section } from './http.js'
 import { httpTables } from './http-tables.js'
 import { checkWritable, printTable, writeTables } from './report.js'
 import { benchSerialize, serializeTable } from './serialize.js'
-import { benchSignature, signatureTable } from './signature.js'
 
 const USAGE = `npm run bench [-- options]
 
-Runs the compile, BSON-to-JSON and signature micro-benchmarks, then the HTTP benchmark: the service
+Runs the compile and BSON-to-JSON micro-benchmarks, then the HTTP benchmark: the service
 against two floors, on the demo data. Tables on stdout, JSON in bench/results/latest.json.
 
   --rounds N        interleaved rounds of the HTTP mix (default 5)
@@ -74,8 +73,7 @@ console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGi
 
 const compile = benchCompile()
 const serialize = benchSerialize()
-const signature = benchSignature()
-const tables = [compileTable(compile), serializeTable(serialize), signatureTable(signature)]
+const tables = [compileTable(compile), serializeTable(serialize)]
 tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
 if (http !== undefined) {
@@ -84,7 +82,7 @@ if (http !== undefined) {
   tables.push(...more)
 }
 
-const result = { date: new Date().toISOString(), machine, options, compile, serialize, signature, http }
+const result = { date: new Date().toISOString(), machine, options, compile, serialize, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')

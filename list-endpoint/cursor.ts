@@ -1,6 +1,6 @@
 // Opaque, signed keyset cursors (docs/paging.md): base64url bytes holding a digest of the query
-// they continue and the sort-key values of a page's last document, signed with HMAC-SHA256
-// (cursor-mac.ts, node:crypto).
+// they continue and the sort-key values of a page's last document, signed with node:crypto's
+// HMAC-SHA256 (createHmac) and checked with timingSafeEqual.
 // Any of the configured keys verifies; the first signs (key rotation).
 //
 // Layout: a version byte (2), four 8-byte digests (SHA-256 prefixes of the binding's path,
@@ -9,10 +9,9 @@
 // ObjectId is ~120 characters, and it is written twice per page (body and Link). Version 1
 // cursors (JSON and Extended JSON, signed as text) are still read: a walk started before an
 // upgrade goes on after it.
-import { createHash } from 'node:crypto'
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { BSON } from 'mongodb'
 import { RecentMap } from '../lib/recent-map.js'
-import { CursorMac } from './cursor-mac.js'
 
 const VERSION = 2
 const PARTS = ['path', 'filter', 'sort', 'fields'] as const
@@ -41,6 +40,17 @@ function digest (text: string): Buffer {
   }
   return known
 }
+/** The HMAC-SHA256 of `message` under `key`. */
+function sign (key: Buffer, message: Uint8Array): Buffer {
+  return createHmac('sha256', key).update(message).digest()
+}
+
+/** Whether `signature` is the HMAC-SHA256 of `message` under `key`, compared in constant time. */
+function signedWith (key: Buffer, message: Uint8Array, signature: Buffer): boolean {
+  const expected = sign(key, message)
+  return expected.length === signature.length && timingSafeEqual(expected, signature)
+}
+
 const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID_CURSOR', message })
 /**
  * A feed's token (`since`) that cannot be read leaves its client one way on: the listing again
@@ -66,11 +76,11 @@ export function valuesDocument (values: unknown[]): Uint8Array {
 }
 
 export class CursorCodec {
-  private readonly keys: CursorMac[]
+  private readonly keys: Buffer[]
 
   constructor (keys: Buffer[]) {
     if (keys.length === 0) throw new Error('a cursor codec needs at least one key')
-    this.keys = keys.map((key) => new CursorMac(key))
+    this.keys = [...keys]
   }
 
   /** A cursor continuing after a document whose sort keys hold `values` (missing ones undefined). */
@@ -83,7 +93,7 @@ export class CursorCodec {
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
     payload.set(head, 0)
     payload.set(bson, VALUES_AT)
-    return `${payload.toString('base64url')}.${(this.keys[0] as CursorMac).mac(payload).toString('base64url')}`
+    return `${payload.toString('base64url')}.${sign(this.keys[0] as Buffer, payload).toString('base64url')}`
   }
 
   /**
@@ -110,7 +120,7 @@ export class CursorCodec {
     if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return altered(param)
     // Version 1 signed the base64url text (ASCII), not the bytes.
     const signedBytes = version1 ? Buffer.from(text64, 'latin1') : payload
-    const signed = this.keys.some((key) => key.verify(signedBytes, signature))
+    const signed = this.keys.some((key) => signedWith(key, signedBytes, signature))
     if (!signed) return altered(param)
     if (version1) return readVersion1(payload, binding)
     if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid(`${param} is a ${what(param)} of another version of this service${advice(param)}`)

@@ -13,6 +13,18 @@ t.test('a cursor is signed with HMAC-SHA256 of its bytes', async (t) => {
   t.equal(signature, createHmac('sha256', newKey).update(Buffer.from(payload, 'base64url')).digest('base64url'), 'a cursor is signed with HMAC-SHA256 of its bytes')
 })
 
+t.test('a signature is createHmac over the payload with the key, for keys shorter and longer than its block', async (t) => {
+  // Cursors signed before the service used createHmac (the same HMAC-SHA256, built by hand) read on.
+  for (const key of [Buffer.from('k'), Buffer.from('k'.repeat(64)), Buffer.from('k'.repeat(200))]) {
+    const codec = new CursorCodec([key])
+    const [payload, signature] = codec.encode(binding, [new ObjectId()]).split('.') as [string, string]
+    const bytes = Buffer.from(payload, 'base64url')
+    t.equal(signature, createHmac('sha256', key).update(bytes).digest('base64url'), `a key of ${key.length} bytes signs`)
+    const signedElsewhere = `${payload}.${createHmac('sha256', key).update(bytes).digest('base64url')}`
+    t.match(codec.decode(signedElsewhere, binding), { ok: true }, `a key of ${key.length} bytes verifies`)
+  }
+})
+
 t.test('key rotation: the first key signs, every key verifies', async (t) => {
   const issuedBefore = new CursorCodec([oldKey]).encode(binding, [new Date('2024-06-01T10:00:00Z'), new ObjectId('665f1c2e9b1d4a3f5c7e8a90')])
   const rotated = new CursorCodec([newKey, oldKey])
