@@ -6,7 +6,7 @@
 // histograms; the metrics stage of `npm run bench` shows their price. Here a series is found once per
 // label values through nested Maps and kept; an observation is a loop over the bounds and three
 // additions. The registry of prom-client still writes the exposition: `get()` answers what its
-// Histogram#get answers (test/series-histogram.test.ts holds the two texts equal).
+// Histogram#get answers (test/lib/series-histogram.test.ts holds the two texts equal).
 import type { Metric, Registry } from 'prom-client'
 
 /** One series: its label values, and counts per bucket (the last is +Inf). */
