@@ -5,7 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, type Problem } from '../schemas/problem.js'
-import type { ChangeHub, StreamPoint } from './change-hub.js'
+import type { ChangeHub } from './change-hub.js'
+import type { StreamPoint } from './recent-changes.js'
 import type { FeedPosition } from './feed-token.js'
 import type { FeedStep } from './feed-route.js'
 
