@@ -259,7 +259,7 @@ export class ChangeHub {
         // Unreadable from a fresh stream is no single change: it is retried as any failure.
         if (isUnreadable(error) && resumeAfter !== undefined) {
           // A change no stream can read: this one starts again from now, past it. Feeds behind it
-          // meet it when they read from their tokens, and answer 410 (feed-route.ts).
+          // meet it when they read from their tokens, and answer 410 (feed-steps.ts).
           this.options.log.error({ collection: this.options.collection().collectionName, err: error }, 'a change of the collection can never be read: the change feed moves past it; feeds behind it answer 410 and list again')
           this.options.onUnreadable?.(error)
           this.reset()
