@@ -4,28 +4,13 @@
 // requests that wait are woken when a change of their project comes. A position the recent
 // changes do not reach back to (older, or issued before this replica saw it) is read with a
 // short stream of its own from the position's resume token, which then joins them.
-import { randomBytes } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ChangeStream, Collection, Document, MongoClient } from 'mongodb'
-import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange, type Change } from './change-events.js'
+import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange } from './change-events.js'
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
-
-/** A place in a collection's changes, as a feed token holds it (changes/feed-token.ts). */
-export interface StreamPoint {
-  /** Where MongoDB resumes: an event's resume token or a postBatchResumeToken. */
-  resumeToken: Document
-  /** The `_data` of the collection's last change behind this point, when known: any replica that saw that change finds the point among its recent changes. */
-  after?: string
-  /** The hub and sequence number of the replica that issued the point. */
-  epoch?: string
-  seq?: number
-}
-
-/** What a feed reads from the changes after a point. */
-export type Gathered =
-  | { lost: false, ids: unknown[], point: StreamPoint, committedAt: number[] }
-  | { lost: true }
+import { RecentChanges, idText, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
+import { Waiters } from './waiters.js'
 
 export interface HubOptions {
   collection: () => Collection<Document>
@@ -45,10 +30,6 @@ export interface HubOptions {
   /** Hears of a change that can never be read (the stream moved past it; feeds behind it answer 410). */
   onUnreadable?: (error: unknown) => void
 }
-
-interface Entry extends Change { seq: number }
-
-type Wake = () => void
 
 /** The collection's stream ended with an `invalidate` event (a drop or rename). */
 class StreamInvalidated extends Error {}
@@ -71,34 +52,24 @@ async function pause (ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-const idText = (id: unknown): string => typeof (id as { toHexString?: unknown })?.toHexString === 'function' ? (id as { toHexString: () => string }).toHexString() : JSON.stringify(id)
-
-function newEpoch (): string {
-  return randomBytes(6).toString('base64url')
-}
-
 /** Where to resume a stream: MongoDB's options for a point. */
 const resumeOptions = (point: StreamPoint | undefined): Document => point === undefined ? {} : { resumeAfter: point.resumeToken }
 
 export class ChangeHub {
-  private entries: Entry[] = []
-  private readonly keys = new Map<string, number>()
-  /** The sequence number of entries[0]; entries hold firstSeq … lastSeq. */
-  private firstSeq = 1
-  private lastSeq = 0
-  private epoch = newEpoch()
-  private resumeToken: Document | undefined
+  private readonly recent: RecentChanges
+  private readonly waiters = new Waiters()
   private stream: ChangeStream | undefined
   private running = false
   private stopped = false
   private loop: Promise<void> | undefined
-  private readonly waiters = new Map<string, Set<Wake>>()
   private readyWaiters: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private failing = false
   private retryTimer: NodeJS.Timeout | undefined
   private retryWake: (() => void) | undefined
 
-  constructor (private readonly options: HubOptions) {}
+  constructor (private readonly options: HubOptions) {
+    this.recent = new RecentChanges(options.capacity)
+  }
 
   /** Resolves when the stream has answered (its position is known); rejects with the failure of an attempt to open it. */
   ready (): Promise<void> {
@@ -117,58 +88,22 @@ export class ChangeHub {
 
   /** The newest point: behind every change the stream has brought. */
   position (): StreamPoint {
-    if (this.resumeToken === undefined) throw new Error('the change hub has no position before its stream answers')
-    const last = this.entries[this.entries.length - 1]
-    const point: StreamPoint = { resumeToken: this.resumeToken, epoch: this.epoch, seq: this.lastSeq }
-    if (last !== undefined) point.after = last.key
-    return point
+    return this.recent.position()
   }
 
   /** The sequence number `point` stands after, when the recent changes reach back to it. */
   locate (point: StreamPoint): number | undefined {
-    if (!this.running) return undefined
-    if (point.epoch === this.epoch && point.seq !== undefined && point.seq >= this.firstSeq - 1 && point.seq <= this.lastSeq) return point.seq
-    return point.after === undefined ? undefined : this.keys.get(point.after)
+    return this.running ? this.recent.locate(point) : undefined
   }
 
-  /**
-   * The ids of the documents changed after `from` that concern `project` (every change when
-   * undefined), at most `limit` distinct ones, and the point behind the last change looked at.
-   */
+  /** The changes after `from` (a sequence number locate() gave): RecentChanges.gather(). */
   gather (from: number, project: string | undefined, limit: number, admit: (id: unknown) => boolean): Gathered {
-    const ids = new Map<string, unknown>()
-    const committedAt: number[] = []
-    let seq = from
-    for (let i = from + 1 - this.firstSeq; i < this.entries.length; i++) {
-      const entry = this.entries[i] as Entry
-      if (entry.lost) return { lost: true }
-      if (entry.id !== undefined && (project === undefined || entry.projects.includes(project))) {
-        const text = idText(entry.id)
-        if (!ids.has(text) && admit(entry.id)) {
-          if (ids.size === limit) break
-          ids.set(text, entry.id)
-          committedAt.push(entry.committedAt)
-        }
-      }
-      seq = entry.seq
-    }
-    const point = seq === this.lastSeq ? this.position() : this.pointAt(seq)
-    return { lost: false, ids: [...ids.values()], point, committedAt }
-  }
-
-  private pointAt (seq: number): StreamPoint {
-    if (seq < this.firstSeq) {
-      // Nothing was looked at: the point is the one asked about, before the first kept change.
-      const first = this.entries[0] as Entry
-      return { resumeToken: first.token, epoch: this.epoch, seq }
-    }
-    const entry = this.entries[seq - this.firstSeq] as Entry
-    return { resumeToken: entry.token, after: entry.key, epoch: this.epoch, seq }
+    return this.recent.gather(from, project, limit, admit)
   }
 
   /**
-   * The same, read by a stream of its own from `point`'s resume token, for a point the recent
-   * changes do not reach back to. It reads until it has caught up, or has `limit` documents, or
+   * The changes after `point`, as gather() finds them, read by a stream of its own from the
+   * point's resume token, for a point the recent changes do not reach back to. It reads until it has caught up, or has `limit` documents, or
    * has some and `softDeadline` (ms since the epoch) has passed. Caught up is not one empty
    * batch: through `mongos` an awaitData getMore answers empty when its wait runs out while
    * idle shards still hold committed events (SERVER-80427; manual: "Change Streams on Sharded
@@ -236,111 +171,42 @@ export class ChangeHub {
     // No change read: the point stands where it stood (its place among the recent changes too),
     // only its resume token moved on. Else it joins the recent changes when they hold its last change.
     if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }
-    const seq = at.after === undefined ? undefined : this.keys.get(at.after)
-    const joined: StreamPoint = seq === undefined ? { resumeToken: at.resumeToken, ...(at.after === undefined ? {} : { after: at.after }) } : { ...at, epoch: this.epoch, seq }
-    return { lost: false, ids: [...ids.values()], point: joined, committedAt }
+    return { lost: false, ids: [...ids.values()], point: this.recent.join(at), committedAt }
   }
 
   /**
    * Calls `wake` once, at the next change that concerns `project` (any change when undefined),
    * or when the stream restarts or loses its history; returns the function that cancels it.
    */
-  wait (project: string | undefined, wake: Wake): () => void {
-    const key = project ?? '*'
-    let set = this.waiters.get(key)
-    if (set === undefined) {
-      set = new Set()
-      this.waiters.set(key, set)
-    }
-    set.add(wake)
-    const waiting = set
-    return () => {
-      waiting.delete(wake)
-      if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key)
-    }
+  wait (project: string | undefined, wake: () => void): () => void {
+    return this.waiters.wait(project, wake)
   }
 
-  /**
-   * Resolves at the next change of `project` (wait()), at `until` (ms since the epoch), when
-   * `stopping` calls back, or when `response` closes (the client left), whichever comes first.
-   */
+  /** Waiters.nextWake(): the next change of `project`, `until`, the service stopping or the client leaving. */
   async nextWake (project: string | undefined, until: number, stopping: (listener: () => void) => () => void, response: ServerResponse): Promise<void> {
-    await new Promise<void>((resolve) => {
-      let cancelWait = (): void => {}
-      let cancelStop = (): void => {}
-      const done = (): void => {
-        clearTimeout(timer)
-        cancelWait()
-        cancelStop()
-        response.off('close', done)
-        resolve()
-      }
-      const timer = setTimeout(done, Math.max(0, until - Date.now()))
-      cancelWait = this.wait(project, done)
-      cancelStop = stopping(done)
-      response.once('close', done)
-    })
+    await this.waiters.nextWake(project, until, stopping, response)
   }
 
   /** How many requests wait on this hub. */
   get waiting (): number {
-    let count = 0
-    for (const set of this.waiters.values()) count += set.size
-    return count
+    return this.waiters.count
   }
 
   /** Wakes every waiting request (shutdown: each answers with what it has). */
   wakeAll (): void {
-    const all = [...this.waiters.values()]
-    this.waiters.clear()
-    for (const set of all) for (const wake of set) wake()
-  }
-
-  private wakeFor (changes: readonly Entry[]): void {
-    if (this.waiters.size === 0) return
-    const keys = new Set<string>()
-    let everyone = false
-    for (const change of changes) {
-      if (change.lost) everyone = true
-      for (const project of change.projects) keys.add(project)
-    }
-    if (everyone) {
-      this.wakeAll()
-      return
-    }
-    keys.add('*')
-    for (const key of keys) {
-      const set = this.waiters.get(key)
-      if (set === undefined) continue
-      this.waiters.delete(key)
-      for (const wake of set) wake()
-    }
+    this.waiters.wakeAll()
   }
 
   private add (event: Document): Entry {
-    const entry: Entry = { ...readChange(event, this.options.scoped), seq: ++this.lastSeq }
-    if (entry.id === undefined && !entry.lost) this.options.onSkipped?.(entry.type)
-    this.entries.push(entry)
-    this.keys.set(entry.key, entry.seq)
-    this.resumeToken = entry.token
-    // The oldest are dropped a quarter of the capacity at a time, not one by one: a splice moves
-    // every entry kept, and one per change made a burst of changes quadratic.
-    if (this.entries.length > this.options.capacity + Math.ceil(this.options.capacity / 4)) {
-      const dropped = this.entries.splice(0, this.entries.length - this.options.capacity)
-      for (const old of dropped) this.keys.delete(old.key)
-      this.firstSeq = (this.entries[0] as Entry).seq
-    }
-    return entry
+    const change = readChange(event, this.options.scoped)
+    if (change.id === undefined && !change.lost) this.options.onSkipped?.(change.type)
+    return this.recent.add(change)
   }
 
   /** Forgets every change: tokens issued before can no longer be found here. */
   private reset (): void {
     this.options.onReset?.()
-    this.entries = []
-    this.keys.clear()
-    this.epoch = newEpoch()
-    this.firstSeq = this.lastSeq + 1
-    this.resumeToken = undefined
+    this.recent.reset()
   }
 
   private settleReady (error?: unknown): void {
@@ -354,7 +220,7 @@ export class ChangeHub {
 
   private async run (): Promise<void> {
     while (!this.stopped) {
-      const resumeAfter = this.resumeToken
+      const resumeAfter = this.recent.resumeToken
       const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...(resumeAfter === undefined ? {} : { resumeAfter }), batchSize: 1000, maxAwaitTimeMS: AWAIT_MS, maxTimeMS: this.options.maxTimeMS })
       this.stream = stream
       try {
@@ -370,7 +236,7 @@ export class ChangeHub {
             if (stream.bufferedCount() === 0) break
             event = await stream.tryNext()
           }
-          if (stream.resumeToken !== undefined && stream.resumeToken !== null) this.resumeToken = stream.resumeToken as Document
+          if (stream.resumeToken !== undefined && stream.resumeToken !== null) this.recent.resumeToken = stream.resumeToken as Document
           if (!this.running) {
             this.running = true
             if (this.failing) this.options.log.info({ collection: this.options.collection().collectionName }, 'the change feed follows the collection again')
@@ -379,7 +245,7 @@ export class ChangeHub {
             // Requests that waited while it failed look again.
             this.wakeAll()
           }
-          if (added.length > 0) this.wakeFor(added)
+          if (added.length > 0) this.waiters.wakeFor(added)
           if (invalidated || stream.closed) throw new StreamInvalidated()
         }
       } catch (error) {
@@ -393,7 +259,7 @@ export class ChangeHub {
         // Unreadable from a fresh stream is no single change: it is retried as any failure.
         if (isUnreadable(error) && resumeAfter !== undefined) {
           // A change no stream can read: this one starts again from now, past it. Feeds behind it
-          // meet it when they read from their tokens, and answer 410 (feed-route.ts).
+          // meet it when they read from their tokens, and answer 410 (feed-steps.ts).
           this.options.log.error({ collection: this.options.collection().collectionName, err: error }, 'a change of the collection can never be read: the change feed moves past it; feeds behind it answer 410 and list again')
           this.options.onUnreadable?.(error)
           this.reset()

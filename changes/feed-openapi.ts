@@ -2,12 +2,30 @@
 // parameters, with a filter example the feed accepts (the list's own, so that "Execute" answers
 // 200 as the page comes), its answer as JSON and as an NDJSON stream (one line's schema), and its
 // problems with the answers the service sends.
-import { Type } from '@sinclair/typebox'
+import { Type, type TObject } from '@sinclair/typebox'
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT } from '../list-query/compile-list-query.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
+import type { QuerySpec } from '../list-query/query-spec.js'
 import { internalError, problemResponse, type ProblemError } from '../schemas/problem.js'
 import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
-import { NDJSON, expired, unavailable, type FeedRouteOptions } from './feed-route.js'
+import { expired, unavailable } from './feed-problems.js'
+import { NDJSON } from './feed-stream.js'
+
+/** What the description of a list's feed says: its list's kind, query rules and examples. */
+export interface FeedDescription {
+  collection: string
+  schema: TObject
+  scoped: boolean
+  spec: QuerySpec
+  /** A request every list and feed refuses: the 400 example shows the feed's answer to it. */
+  badRequestExample: string
+  /** A filter the feed accepts (the list's example): Swagger UI fills it in. */
+  filterExample: string
+  /** The list's own 401 and 404 examples, which the feed answers alike. */
+  unauthenticated: ProblemError
+  unknownProject: ProblemError
+  protectedByToken: boolean
+}
 
 const LINK = { link: { type: 'string', description: '`<URL with since=next>; rel="next"` (RFC 8288)' } }
 
@@ -18,7 +36,7 @@ const position = {
 }
 
 /** The route schema of the feed of `options`' list; `badRequest` is its answer to the request every list refuses. */
-export function feedOpenApi (options: FeedRouteOptions, badRequest: ProblemError) {
+export function feedOpenApi (options: FeedDescription, badRequest: ProblemError) {
   const { collection, schema, scoped, spec, protectedByToken } = options
   const filterId = filterSchemaId(schema.$id as string)
   const events = [

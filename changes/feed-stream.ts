@@ -5,9 +5,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, type Problem } from '../schemas/problem.js'
-import type { ChangeHub, StreamPoint } from './change-hub.js'
+import type { ChangeHub } from './change-hub.js'
+import type { StreamPoint } from './recent-changes.js'
 import type { FeedPosition } from './feed-token.js'
-import type { FeedStep } from './feed-route.js'
+import type { FeedStep } from './feed-steps.js'
+
+export const NDJSON = 'application/x-ndjson'
 
 /** A checkpoint comes at least this often on a quiet stream (proxies' read timeouts are 60 s by default). */
 export const CHECKPOINT_MS = 15_000

@@ -5,7 +5,7 @@
 // (changes/collection-identity.ts) and, while listing, the last `_id` listed.
 import type { Document } from 'mongodb'
 import type { CursorBinding, CursorCodec } from '../list-endpoint/cursor.js'
-import type { StreamPoint } from './change-hub.js'
+import type { StreamPoint } from './recent-changes.js'
 
 /** The binding's sort part: a feed lists by `_id`, and its tokens are not a list's cursors. */
 export const FEED_SORT = 'changes'

@@ -47,6 +47,44 @@ t.test('no import runs back up a floor', async (t) => {
   t.ok(imports > 100, `${imports} imports checked`)
 })
 
+/** The relative imports of `file` (type-only ones too), as the files they name. */
+async function importsOf (file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8')
+  return [...text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'(\.{1,2}\/[^']+)'/gm)]
+    .map(([, specifier]) => path.resolve(path.dirname(file), specifier as string).replace(/\.js$/, '.ts'))
+}
+
+t.test('a list knows nothing of its feed: list-endpoint/ imports nothing from changes/', async (t) => {
+  const files = await sources(path.join(ROOT, 'list-endpoint'))
+  for (const file of files) {
+    const feedImports = (await importsOf(file)).filter((target) => roomOf(target) === 'changes')
+    t.same(feedImports.map((target) => path.relative(ROOT, target)), [], path.relative(ROOT, file))
+  }
+  t.ok(files.length > 10, `${files.length} files checked`)
+})
+
+t.test('no import circle among the service\'s files, type-only imports included', async (t) => {
+  const files: string[] = FLOORS.flat().filter((room) => room.endsWith('.ts')).map((room) => path.join(ROOT, room))
+  for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) files.push(...await sources(path.join(ROOT, room)))
+  const graph = new Map<string, string[]>()
+  for (const file of files) graph.set(file, (await importsOf(file)).filter((target) => files.includes(target)))
+  // Depth first; a file met again while it is still on the path closes a circle.
+  const done = new Set<string>()
+  const circles: string[] = []
+  const visit = (file: string, trail: string[]): void => {
+    const at = trail.indexOf(file)
+    if (at !== -1) {
+      circles.push([...trail.slice(at), file].map((f) => path.relative(ROOT, f)).join(' → '))
+      return
+    }
+    if (done.has(file)) return
+    for (const target of graph.get(file) ?? []) visit(target, [...trail, file])
+    done.add(file)
+  }
+  for (const file of files) visit(file, [])
+  t.same(circles, [], `${files.length} files`)
+})
+
 t.test('npm test runs every test file once: in tap\'s run, in the run after it, or in one group', async (t) => {
   const all = (await Promise.all(['test', 'client/test'].map(async (dir) => await sources(path.join(ROOT, dir)))))
     .flat().map((file) => path.relative(ROOT, file)).filter(isTestFile)

@@ -8,7 +8,7 @@ import { classifyDatabaseError } from '../../database/classify-error.js'
 
 const serverError = (code: number, codeName: string, errmsg = codeName): MongoServerError => new MongoServerError({ ok: 0, code, codeName, errmsg })
 
-/** The status and code a feed answers for `error`, with the detail (changes/feed-route.ts, plugins/errors.ts). */
+/** The status and code a feed answers for `error`, with the detail (changes/feed-problems.ts, plugins/errors.ts). */
 function feedAnswer (error: MongoServerError): { status: number, code: string, detail: string } {
   if (isHistoryLost(error)) return { status: 410, code: 'CHANGES_EXPIRED', detail: 'start again without since' }
   const reason = unavailableReason(error)

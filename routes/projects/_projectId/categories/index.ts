@@ -1,7 +1,7 @@
-import { listRoute } from '../../../../list-endpoint/list-route.js'
+import { listAndFeed } from '../../../list-and-feed.js'
 import { Category } from '../../../../schemas/kinds.js'
 
-export default listRoute({
+export default listAndFeed({
   collection: 'categories',
   schema: Category,
   scoped: true,

@@ -1,7 +1,7 @@
-import { listRoute } from '../../../../list-endpoint/list-route.js'
+import { listAndFeed } from '../../../list-and-feed.js'
 import { Team } from '../../../../schemas/kinds.js'
 
-export default listRoute({
+export default listAndFeed({
   collection: 'teams',
   schema: Team,
   scoped: true,

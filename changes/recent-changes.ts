@@ -1,0 +1,128 @@
+// The recent changes of one collection, in the order its stream brought them: each numbered,
+// found by its key, so that a feed's next answer is read from memory (change-hub.ts fills it).
+// Pure bookkeeping: no driver, no timers.
+import { randomBytes } from 'node:crypto'
+import type { Document } from 'mongodb'
+import type { Change } from './change-events.js'
+
+/** A place in a collection's changes, as a feed token holds it (changes/feed-token.ts). */
+export interface StreamPoint {
+  /** Where MongoDB resumes: an event's resume token or a postBatchResumeToken. */
+  resumeToken: Document
+  /** The `_data` of the collection's last change behind this point, when known: any replica that saw that change finds the point among its recent changes. */
+  after?: string
+  /** The hub and sequence number of the replica that issued the point. */
+  epoch?: string
+  seq?: number
+}
+
+/** What a feed reads from the changes after a point. */
+export type Gathered =
+  | { lost: false, ids: unknown[], point: StreamPoint, committedAt: number[] }
+  | { lost: true }
+
+export interface Entry extends Change { seq: number }
+
+/** An id's text, by which a gathering counts each document once. */
+export const idText = (id: unknown): string => typeof (id as { toHexString?: unknown })?.toHexString === 'function' ? (id as { toHexString: () => string }).toHexString() : JSON.stringify(id)
+
+function newEpoch (): string {
+  return randomBytes(6).toString('base64url')
+}
+
+export class RecentChanges {
+  private entries: Entry[] = []
+  private readonly keys = new Map<string, number>()
+  /** The sequence number of entries[0]; entries hold firstSeq … lastSeq. */
+  private firstSeq = 1
+  private lastSeq = 0
+  private epoch = newEpoch()
+  /** Where the stream stands: past every change kept; undefined until it has answered. */
+  resumeToken: Document | undefined
+
+  /** How many changes are kept (at least; up to a quarter more before the oldest are dropped). */
+  constructor (private readonly capacity: number) {}
+
+  add (change: Change): Entry {
+    const entry: Entry = { ...change, seq: ++this.lastSeq }
+    this.entries.push(entry)
+    this.keys.set(entry.key, entry.seq)
+    this.resumeToken = entry.token
+    // The oldest are dropped a quarter of the capacity at a time, not one by one: a splice moves
+    // every entry kept, and one per change made a burst of changes quadratic.
+    if (this.entries.length > this.capacity + Math.ceil(this.capacity / 4)) {
+      const dropped = this.entries.splice(0, this.entries.length - this.capacity)
+      for (const old of dropped) this.keys.delete(old.key)
+      this.firstSeq = (this.entries[0] as Entry).seq
+    }
+    return entry
+  }
+
+  /** Forgets every change: tokens issued before can no longer be found here. */
+  reset (): void {
+    this.entries = []
+    this.keys.clear()
+    this.epoch = newEpoch()
+    this.firstSeq = this.lastSeq + 1
+    this.resumeToken = undefined
+  }
+
+  /** The newest point: behind every change the stream has brought. */
+  position (): StreamPoint {
+    if (this.resumeToken === undefined) throw new Error('the change hub has no position before its stream answers')
+    const last = this.entries[this.entries.length - 1]
+    const point: StreamPoint = { resumeToken: this.resumeToken, epoch: this.epoch, seq: this.lastSeq }
+    if (last !== undefined) point.after = last.key
+    return point
+  }
+
+  /** The sequence number `point` stands after, when the recent changes reach back to it. */
+  locate (point: StreamPoint): number | undefined {
+    if (point.epoch === this.epoch && point.seq !== undefined && point.seq >= this.firstSeq - 1 && point.seq <= this.lastSeq) return point.seq
+    return point.after === undefined ? undefined : this.keys.get(point.after)
+  }
+
+  /**
+   * The ids of the documents changed after `from` that concern `project` (every change when
+   * undefined), at most `limit` distinct ones, and the point behind the last change looked at.
+   */
+  gather (from: number, project: string | undefined, limit: number, admit: (id: unknown) => boolean): Gathered {
+    const ids = new Map<string, unknown>()
+    const committedAt: number[] = []
+    let seq = from
+    for (let i = from + 1 - this.firstSeq; i < this.entries.length; i++) {
+      const entry = this.entries[i] as Entry
+      if (entry.lost) return { lost: true }
+      if (entry.id !== undefined && (project === undefined || entry.projects.includes(project))) {
+        const text = idText(entry.id)
+        if (!ids.has(text) && admit(entry.id)) {
+          if (ids.size === limit) break
+          ids.set(text, entry.id)
+          committedAt.push(entry.committedAt)
+        }
+      }
+      seq = entry.seq
+    }
+    const point = seq === this.lastSeq ? this.position() : this.pointAt(seq)
+    return { lost: false, ids: [...ids.values()], point, committedAt }
+  }
+
+  /**
+   * A point read elsewhere (a stream of its own), after the change keyed `at.after`: placed among
+   * the recent changes when they hold that change, else as it is.
+   */
+  join (at: StreamPoint): StreamPoint {
+    const seq = at.after === undefined ? undefined : this.keys.get(at.after)
+    return seq === undefined ? { resumeToken: at.resumeToken, ...(at.after === undefined ? {} : { after: at.after }) } : { ...at, epoch: this.epoch, seq }
+  }
+
+  private pointAt (seq: number): StreamPoint {
+    if (seq < this.firstSeq) {
+      // Nothing was looked at: the point is the one asked about, before the first kept change.
+      const first = this.entries[0] as Entry
+      return { resumeToken: first.token, epoch: this.epoch, seq }
+    }
+    const entry = this.entries[seq - this.firstSeq] as Entry
+    return { resumeToken: entry.token, after: entry.key, epoch: this.epoch, seq }
+  }
+}

@@ -1,0 +1,22 @@
+// A list and its change feed, composed from one definition: the list (list-endpoint/) hands back
+// what its feed shares with it, and the feed (changes/) is registered beside it, unless the list
+// is open (readable without a token), which has no feed. Each list's route file calls this.
+import type { FastifyInstance } from 'fastify'
+import { registerListRoute, type ListDefinition } from '../list-endpoint/list-route.js'
+import { feedRoute } from '../changes/feed-route.js'
+
+/** Not a route file of its own: autoload passes over it (@fastify/autoload, `plugin.autoload`). */
+export const autoload = false
+
+/** Registers the list of `definition` on `fastify`, and its change feed at `<list>/changes` unless it is open. */
+export function registerList (fastify: FastifyInstance, definition: ListDefinition): void {
+  const list = registerListRoute(fastify, definition)
+  if (definition.open !== true) feedRoute(fastify, list)
+}
+
+/** A route file's plugin: the list of `definition` and its feed, in a context of their own. */
+export function listAndFeed (definition: ListDefinition) {
+  return async function listAndFeedPlugin (fastify: FastifyInstance) {
+    registerList(fastify, definition)
+  }
+}
