@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { AppOptions } from '../app.js'
 import { ProjectCache } from '../list-endpoint/project-cache.js'
 
 declare module 'fastify' {
@@ -9,8 +10,18 @@ declare module 'fastify' {
   }
 }
 
-async function projectCachePlugin (fastify: FastifyInstance) {
-  fastify.decorate('projectCache', new ProjectCache(fastify.config.PROJECT_CACHE_TTL_MS, fastify.config.PROJECT_CACHE_MAX))
+/** The cache on the app's clock: the list route asks it without saying the time. */
+class ClockedProjectCache extends ProjectCache {
+  constructor (ttlMs: number, maxEntries: number, readonly clock: () => number) {
+    super(ttlMs, maxEntries)
+  }
+
+  override get (id: string, now = this.clock()): boolean | undefined { return super.get(id, now) }
+  override set (id: string, exists: boolean, now = this.clock()): void { super.set(id, exists, now) }
+}
+
+async function projectCachePlugin (fastify: FastifyInstance, { now = Date.now }: Pick<AppOptions, 'now'>) {
+  fastify.decorate('projectCache', new ClockedProjectCache(fastify.config.PROJECT_CACHE_TTL_MS, fastify.config.PROJECT_CACHE_MAX, now))
 }
 
 export default fp(projectCachePlugin, { name: 'project-cache', dependencies: ['config'] })
