@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AppOptions } from '../app.js'
 import { ProjectCache } from '../list-endpoint/project-cache.js'
 
 declare module 'fastify' {
@@ -20,7 +19,8 @@ class ClockedProjectCache extends ProjectCache {
   override set (id: string, exists: boolean, now = this.clock()): void { super.set(id, exists, now) }
 }
 
-async function projectCachePlugin (fastify: FastifyInstance, { now = Date.now }: Pick<AppOptions, 'now'>) {
+/** `now`: the app's option (AppOptions in app.ts), a clock a test can move. */
+async function projectCachePlugin (fastify: FastifyInstance, { now = Date.now }: { now?: () => number }) {
   fastify.decorate('projectCache', new ClockedProjectCache(fastify.config.PROJECT_CACHE_TTL_MS, fastify.config.PROJECT_CACHE_MAX, now))
 }
 
