@@ -11,6 +11,8 @@ import { sharedSerializers } from './lib/shared-serializers.js'
 export interface AppOptions {
   /** The configuration with MONGODB_URI resolved to the database chosen for this process. */
   config: Config
+  /** The clock of what the app remembers for a while (the project cache): Date.now unless a test sets one. */
+  now?: () => number
 }
 
 /** docs/operations.md: an incoming X-Request-Id is kept only when it is this; otherwise one is made. */

@@ -6,6 +6,7 @@ import path from 'node:path'
 import t from 'tap'
 import { filesOf, GROUPS, isTestFile } from './_groups/groups.js'
 import { NODE, nodeArgs } from './helpers/node-child.js'
+import { tapRuns } from '../tools/run-tests.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 
@@ -88,11 +89,10 @@ t.test('no import circle among the service\'s files, type-only imports included'
 t.test('npm test runs every test file once: in tap\'s run, in the run after it, or in one group', async (t) => {
   const all = (await Promise.all(['test', 'client/test'].map(async (dir) => await sources(path.join(ROOT, dir)))))
     .flat().map((file) => path.relative(ROOT, file)).filter(isTestFile)
-  // What tap runs at once (its include and exclude), and the files the test script names after them.
+  // What tap runs at once (its include and exclude), and the files tools/run-tests.ts runs after them.
   const tapList = execFileSync(NODE, nodeArgs([path.join(ROOT, 'node_modules', '.bin', 'tap'), 'list'], { coverage: false }), { cwd: ROOT, encoding: 'utf8' })
   const listed = tapList.split('\n').filter((line) => line !== '')
-  const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>
-  const after = (scripts.test ?? '').split(' && ').filter((command) => command.startsWith('tap ')).flatMap((command) => command.split(' ').filter((word) => word.endsWith('.test.ts')))
+  const after = tapRuns([])[1]?.filter((word) => word.endsWith('.test.ts')) ?? []
   const grouped = Object.values(GROUPS).flatMap(filesOf)
   const groupFiles = Object.keys(GROUPS).map((name) => `test/_groups/${name}.test.ts`)
   const runs = new Map<string, number>()

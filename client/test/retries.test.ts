@@ -1,5 +1,6 @@
 // The client's runtime against scripted answers: what is retried and for how long, what is not,
-// what a ListingProblem carries, what each request sends, and that walks read nothing ahead.
+// what a ListingProblem carries, what each request sends, and that walks read nothing ahead and
+// resume where they were.
 import t from 'tap'
 import { createClient, ListingProblem, retryAfterMs, type ClientOptions } from '../src/index.js'
 
@@ -161,4 +162,15 @@ t.test('Retry-After: seconds or an HTTP date', async (t) => {
   t.equal(retryAfterMs(new Date(Date.UTC(2030, 0, 1, 0, 0, 10)).toUTCString(), Date.UTC(2030, 0, 1)), 10_000)
   t.equal(retryAfterMs('soon'), undefined)
   t.equal(retryAfterMs(null), undefined)
+})
+
+t.test('a walk through an outage asks again for the same page: nothing lost or repeated', async (t) => {
+  const refused = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') })
+  const s = script(page([{ _id: '1' }, { _id: '2' }], 'c1'), problem(503, 'DATABASE_UNAVAILABLE'), refused, page([{ _id: '3' }, { _id: '4' }], 'c2'), page([{ _id: '5' }]))
+  const reasons: string[] = []
+  const walked: unknown[] = []
+  for await (const document of client(s, { onRetry: (e) => reasons.push(e.reason) }).all('registrations', { projectId: PROJECT, pageSize: 2 })) walked.push(document)
+  t.same(walked, ['1', '2', '3', '4', '5'].map((_id) => ({ _id })))
+  t.same(s.calls.map((c) => c.url.searchParams.get('after')), [null, 'c1', 'c1', 'c1', 'c2'], 'each failed attempt is asked again with the same cursor')
+  t.match(reasons, [/503/, /ECONNREFUSED/])
 })

@@ -16,13 +16,15 @@ export interface BuildOptions {
   extend?: (app: FastifyInstance) => void
   /** Collects the app's log lines (parsed) instead of discarding them. */
   logLines?: Array<Record<string, unknown>>
+  /** The app's clock for what it remembers a while (the project cache); Date.now unless given. */
+  now?: () => number
 }
 
 /**
  * The app as server.ts builds it (same server options), on a database name of its own,
  * closed and dropped when the test ends.
  */
-export async function build (t: Test, { config: overrides = {}, databaseUri, extend, logLines }: BuildOptions = {}): Promise<FastifyInstance> {
+export async function build (t: Test, { config: overrides = {}, databaseUri, extend, logLines, now }: BuildOptions = {}): Promise<FastifyInstance> {
   const uri = databaseUri ?? (await testDatabase()).uri
   // No metrics listener unless a test asks for one: test files run in parallel and would share its port.
   // SHIMS=none in the environment runs the whole suite on the driver's public path (.ci/run does once).
@@ -41,7 +43,7 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   options.pluginTimeout = 60_000
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
   const fastify = Fastify(options)
-  await fastify.register(app, { config })
+  await fastify.register(app, now === undefined ? { config } : { config, now })
   extend?.(fastify)
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
   fastify.after(() => { (fastify.mongo.client as MongoClient & { monitorCommands: boolean }).monitorCommands = true })

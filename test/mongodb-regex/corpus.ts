@@ -10,6 +10,16 @@ export const PCRE2_REFUSES = [
   '(?<n>a)(?<n>b)', '\\k<missing>', `${'('.repeat(251)}a${')'.repeat(251)}`.slice(0, 500), '(?:abc){30000}', '(abc){25000}'
 ]
 
+/**
+ * PCRE2 syntax that JavaScript lacks, which PCRE2 compiles but the service refuses by its own rule,
+ * each with what its reason must show: how to write it so that it is accepted.
+ */
+export const OWN_RULE: Array<[string, RegExp]> = [
+  ['(?i)yoga', /\$options/], ['(?i:yoga)', /\$options/], ['a++b', /write a\+/], ['(?P<year>\\d{4})', /\(\?<name>/], ['(?P<y>a)(?P=y)', /\(\?<name>|\\k<name>/],
+  ['\\Ayoga', /write \^/], ['yoga\\z', /write \$/], ['[[:alpha:]]+', /\[a-zA-Z\]/], ['(?>a+)b', /\(\?:/], ['a(?#note)b', /remove/], ['\\012', /\\x\{hh\}/],
+  ['[]a]', /\\\]/], ['\\h+', /\[ \\t\]/], ['\\p{L}+', /class/], ['\\Qa.b\\E', /escape/]
+]
+
 /** MongoDB refuses a NUL itself, before PCRE2 (code 2, "Regular expression cannot contain an embedded null byte"). */
 export const MONGODB_REFUSES = ['a\0b', '\0', '[\0]']
 

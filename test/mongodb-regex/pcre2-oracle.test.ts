@@ -1,32 +1,23 @@
 // Whatever the service accepts as a $regex, MongoDB's engine compiles: each pattern of the
 // corpus, under several option sets, is read by us and compiled by PCRE2 10.42 (UTF mode).
 import t from 'tap'
-import { checkPattern } from '../../mongodb-regex/check-pattern.js'
 import { readPattern } from '../../mongodb-regex/read-pattern.js'
 import { pcre2OracleOrSkip } from '../helpers/pcre2-oracle.js'
-import { FLAG_SETS, MONGODB_REFUSES, MUST_ACCEPT, PCRE2_REFUSES, generatedPatterns } from './corpus.js'
+import { FLAG_SETS, MUST_ACCEPT, OWN_RULE, PCRE2_REFUSES, generatedPatterns } from './corpus.js'
 
 const oracle = pcre2OracleOrSkip(t, 'PCRE2 oracle')
 if (oracle !== undefined) {
-  t.test('the patterns PCRE2 refuses: PCRE2 does, and so do we', async (t) => {
+  // That we refuse them too is in rules.test.ts.
+  t.test('the patterns PCRE2 refuses: PCRE2 does', async (t) => {
     for (const pattern of PCRE2_REFUSES) {
       const compiled = await oracle.compile(pattern)
       t.notOk(compiled.ok, `PCRE2 refuses ${JSON.stringify(pattern)}`)
-      t.notOk(readPattern(pattern).ok, `we refuse ${JSON.stringify(pattern)} (PCRE2: ${compiled.error ?? ''})`)
     }
   })
 
-  t.test('a refusal says who refuses: PCRE2, or the service by its own rule (with the way to write it)', async (t) => {
-    const OWN_RULE: Array<[string, RegExp]> = [
-      ['(?i)yoga', /\$options/], ['(?i:yoga)', /\$options/], ['a++b', /write a\+/], ['(?P<year>\\d{4})', /\(\?<name>/], ['(?P<y>a)(?P=y)', /\(\?<name>|\\k<name>/],
-      ['\\Ayoga', /write \^/], ['yoga\\z', /write \$/], ['[[:alpha:]]+', /\[a-zA-Z\]/], ['(?>a+)b', /\(\?:/], ['a(?#note)b', /remove/], ['\\012', /\\x\{hh\}/],
-      ['[]a]', /\\\]/], ['\\h+', /\[ \\t\]/], ['\\p{L}+', /class/], ['\\Qa.b\\E', /escape/]
-    ]
-    for (const [pattern, hint] of OWN_RULE) {
-      const ours = readPattern(pattern)
-      t.match(ours, { ok: false, by: 'service', reason: hint }, `${pattern}: the service's rule, saying how to write it`)
-      t.ok((await oracle.compile(pattern)).ok, `${pattern}: PCRE2 compiles it`)
-    }
+  // That the service refuses these, and says how to write them, is in rules.test.ts.
+  t.test('what the service refuses by its own rule, PCRE2 compiles', async (t) => {
+    for (const [pattern] of OWN_RULE) t.ok((await oracle.compile(pattern)).ok, `${pattern}: PCRE2 compiles it`)
   })
 
   t.test('whenever we say PCRE2 refuses a pattern, PCRE2 does', async (t) => {
@@ -53,15 +44,8 @@ if (oracle !== undefined) {
     t.ok(own > 0 && ownCompiled > 0, 'the corpus exercises the service\'s own rules')
   })
 
-  t.test('a NUL character, which MongoDB refuses before PCRE2 sees it', async (t) => {
-    for (const pattern of MONGODB_REFUSES.filter((p) => p.includes('\0'))) t.match(readPattern(pattern), { ok: false, nul: true }, JSON.stringify(pattern))
-  })
-
-  t.test('the patterns clients write are accepted, safe, and compile in PCRE2', async (t) => {
-    for (const pattern of MUST_ACCEPT) {
-      t.same(checkPattern(pattern), { ok: true }, JSON.stringify(pattern))
-      t.ok((await oracle.compile(pattern)).ok, `PCRE2 compiles ${JSON.stringify(pattern)}`)
-    }
+  t.test('the patterns clients write (accepted and safe: rules.test.ts) compile in PCRE2', async (t) => {
+    for (const pattern of MUST_ACCEPT) t.ok((await oracle.compile(pattern)).ok, `PCRE2 compiles ${JSON.stringify(pattern)}`)
   })
 
   t.test('over the whole corpus and every option set, whatever we accept PCRE2 compiles', async (t) => {

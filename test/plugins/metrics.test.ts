@@ -3,6 +3,7 @@ import t from 'tap'
 import { freePort } from '../faults/service-process.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
 import { requireChangeStreams } from '../helpers/feeds.js'
+import { until } from '../helpers/until.js'
 
 interface Sample { name: string, labels: Record<string, string>, value: number }
 
@@ -74,9 +75,9 @@ t.test('change feeds: events sent by collection, waits and streams open, and the
   let answer = await (await fetch(feed)).json() as { next: string, synced: boolean, events: unknown[] }
   while (!answer.synced || answer.events.length > 0) answer = await (await fetch(`${feed}&since=${answer.next}`)).json() as typeof answer
   const waiting = fetch(`${feed}&since=${answer.next}&wait=5`)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  let samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
-  t.equal(samples.find((s) => s.name === 'changes_requests_waiting')?.value, 1, 'one request waits')
+  let samples: Sample[] = []
+  const scrape = async (): Promise<Sample[]> => (samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text))
+  t.ok(await until(async () => (await scrape()).find((s) => s.name === 'changes_requests_waiting')?.value === 1, 4000, 50), 'one request waits')
   t.equal(samples.find((s) => s.name === 'changes_streams_open')?.value, 0)
   const sentBefore = samples.find((s) => s.name === 'changes_events_sent_total' && s.labels.collection === 'places')?.value ?? 0
   await db.collection('places').insertOne({ project: new ObjectId(project), name: 'new place' })

@@ -7,8 +7,7 @@ import { ProjectCache } from '../../../list-endpoint/project-cache.js'
 import { build } from '../../helpers/build.js'
 import { watchCommands } from '../../helpers/commands.js'
 
-const TTL = 300
-const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+const TTL = 60_000
 
 t.test('warm: one find per list; cold: one aggregate that also looks the project up', async (t) => {
   const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: 60_000 } })
@@ -31,17 +30,24 @@ t.test('warm: one find per list; cold: one aggregate that also looks the project
   t.same(commands.names(), [], 'an unknown project, remembered: 404 without a query')
 })
 
-t.test(`created and deleted projects are seen within the TTL (${TTL} ms)`, async (t) => {
-  const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: TTL } })
+t.test(`created and deleted projects are seen once the TTL (${TTL} ms) has passed, not before`, async (t) => {
+  // The app's clock, moved by the test: the TTL passes without waiting for it.
+  let now = Date.parse('2026-01-01T00:00:00Z')
+  const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: TTL }, now: () => now })
   const db = fastify.mongo.db!
   const project = new ObjectId()
-  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 404, 'not yet created')
+  const status = async (): Promise<number> => (await fastify.inject(`/projects/${project}/sessions`)).statusCode
+  t.equal(await status(), 404, 'not yet created')
   await db.collection('projects').insertOne({ _id: project, name: 'p' })
-  await sleep(TTL + 50)
-  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 200, 'created: listable once the TTL has passed')
+  now += TTL - 1
+  t.equal(await status(), 404, 'created: still remembered as absent just before the TTL')
+  now += 1
+  t.equal(await status(), 200, 'created: listable once the TTL has passed')
   await db.collection('projects').deleteOne({ _id: project })
-  await sleep(TTL + 50)
-  t.equal((await fastify.inject(`/projects/${project}/sessions`)).statusCode, 404, 'deleted: 404 once the TTL has passed')
+  now += TTL - 1
+  t.equal(await status(), 200, 'deleted: still remembered as there just before the TTL')
+  now += 1
+  t.equal(await status(), 404, 'deleted: 404 once the TTL has passed')
 })
 
 t.test('PROJECT_CACHE_TTL_MS=0: asked every time', async (t) => {

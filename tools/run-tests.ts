@@ -1,0 +1,29 @@
+// `npm test`: given test files (`npm test -- test/lib/slot-set.test.ts`), tap runs just those;
+// otherwise the whole suite in two runs: tap's own (package.json's `tap` include and exclude),
+// then, once it has passed, the files that need the machine's CPU.
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+
+const ROOT = path.join(import.meta.dirname, '..')
+
+/** Run after the others, two side by side and then the rehearsal alone: they need the machine's CPU. */
+export const RUN_AFTER = ['test/faults/readiness.test.ts', 'test/faults/slow-database.test.ts', 'test/rehearsal/rehearsal.test.ts']
+
+/** Whether an argument names test files (a misspelt path too: tap says so, rather than the whole suite running). */
+const isPath = (arg: string, exists: (file: string) => boolean): boolean =>
+  !arg.startsWith('-') && (arg.includes('/') || /\.[cm]?[jt]s$/.test(arg) || exists(path.resolve(ROOT, arg)))
+
+/** The tap runs for the arguments given to `npm test`: without a file or folder, options apply to both runs of the suite. */
+export function tapRuns (args: string[], exists = existsSync): string[][] {
+  if (args.some((arg) => isPath(arg, exists))) return [args]
+  return [args, ['--jobs=2', '--serial=test/rehearsal', ...args, ...RUN_AFTER]]
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const tap = path.join(ROOT, 'node_modules', '.bin', 'tap')
+  for (const args of tapRuns(process.argv.slice(2))) {
+    const { status } = spawnSync(tap, args, { stdio: 'inherit' })
+    if (status !== 0) process.exit(status ?? 1)
+  }
+}
