@@ -1,7 +1,7 @@
 // The HTTP benchmark's results as tables (bench/report.ts prints them or writes them into a page).
 import { ENCODINGS } from '../plugins/compression.js'
 import { compressionLevelsTable } from './compression.js'
-import type { HttpResult, RunFigure } from './http.js'
+import type { HttpResult, RunFigure } from './http-types.js'
 import type { Table } from './report.js'
 import { spreadText } from './timing.js'
 import { stagesTable } from './stages.js'
