@@ -1,7 +1,7 @@
 import fastifyMongo from '@fastify/mongodb'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
+import { MongoClient, MongoServerError, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { chooseShims, type Shim } from '../database/driver-shims.js'
 import { DatabaseWatchdog } from '../database/watchdog.js'
@@ -28,7 +28,8 @@ export interface Database {
   db: () => Db
   /**
    * Runs a request's database work with a signal that aborts it once the request has had its
-   * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies.
+   * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies. An
+   * operation the server refuses leaves the others running; any other failure aborts them.
    */
   bounded: <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T>
   /**
@@ -50,6 +51,14 @@ function refusing (): ProblemError {
   const error = new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The database refuses connections; try again shortly.', [], { 'retry-after': '1' })
   error.logged = false
   return error
+}
+
+/**
+ * A server's answer to one operation (a duplicate key, a time limit, a refused query), not a
+ * network or state error (the server unreachable, stepping down, shutting down).
+ */
+function refusedByServer (error: unknown): boolean {
+  return error instanceof MongoServerError && classifyDatabaseError(error)?.code !== 'DATABASE_UNAVAILABLE'
 }
 
 /** The promise of `work`, rejected rather than thrown when `work` throws before returning one. */
@@ -191,9 +200,17 @@ async function mongodbPlugin (fastify: FastifyInstance) {
         watchdog.answered()
         return result
       }, (error: unknown) => {
-        clearTimeout(timer)
-        // Whatever else the request started (the list beside a failed project check) stops too.
-        deadline.abort(error)
+        if (refusedByServer(error)) {
+          // The others of the request (the count beside a page the server refused) run on to
+          // their answers, still bounded by the deadline: aborting an operation in flight closes
+          // its connection, and aborts by the hundred can empty the pool (the driver's
+          // Abortable.signal documentation, mongodb.d.ts).
+          timer.unref()
+        } else {
+          clearTimeout(timer)
+          // The database out of reach, or the request failed otherwise: whatever else it started stops too.
+          deadline.abort(error)
+        }
         // A database out of reach: /ready says so at once, and a ping checks.
         if (classifyDatabaseError(error as Error)?.code === 'DATABASE_UNAVAILABLE') watchdog.suspect()
         throw error
