@@ -49,6 +49,8 @@ export class DatabaseReadiness {
   private warming: Promise<void> | undefined
   private warmedUp = false
   private waitingLogged = false
+  /** Stopped for good: the client is closing. */
+  private ended = false
   private readonly checkListeners: CheckListener[] = []
 
   constructor (private readonly options: ReadinessOptions) {
@@ -182,9 +184,13 @@ export class DatabaseReadiness {
     this.succeeded()
   }
 
-  /** Stops the checks. A ping under way ends unheard: the client is about to close. */
+  /**
+   * Stops the checks, before the client closes: a ping under way, or a heartbeat, that the close
+   * cuts short (MongoTopologyClosedError) says nothing of the database, and is not logged.
+   */
   stop (): void {
     this.stopped = true
+    this.ended = true
     clearTimeout(this.timer)
   }
 
@@ -246,6 +252,7 @@ export class DatabaseReadiness {
   }
 
   private failed (error: Error): void {
+    if (this.ended) return
     if (this.ready) this.lastReadyChange = Date.now()
     this.ready = false
     if (this.waitingLogged) return

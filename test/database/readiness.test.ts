@@ -36,3 +36,25 @@ t.test('a slow database where each ping opens its connection: the handshake is a
   t.ok(created >= 2, `${created} connections opened by the pings`)
   t.same([...reasons], [], 'ready throughout: each ping takes two 600 ms answers, and the first of them comes well within 1000 ms')
 })
+
+t.test('stopped before its client closes: a ping cut short by the close is not taken for an outage', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
+  t.teardown(proxy.close)
+  const client = new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 3000 })
+  const warnings: string[] = []
+  const checks = new DatabaseReadiness({ client, log: { ...log, warn: (message: string) => { warnings.push(message) } } as unknown as FastifyBaseLogger, pingTimeoutMs: 3000 })
+  checks.start()
+  await checks.started()
+  t.equal(checks.ready, true, 'ready')
+  // The next ping's reply held: it waits as the close comes.
+  const hold = proxy.holdReply((command) => command.ping !== undefined)
+  t.teardown(hold.release)
+  await hold.held
+  const pinging = checks.ping() // joins the ping under way
+  checks.stop()
+  await client.close(true)
+  t.equal(await pinging, false, 'the ping ended with the close')
+  t.same(warnings, [], 'no warning that the database is gone')
+})
