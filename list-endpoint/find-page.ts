@@ -2,7 +2,8 @@
 // the `raw` option: the reply's `cursor` stays BSON and its first batch is handed to the
 // transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
 // `raw`, then toArray) cost 1.6–2.9× as much client CPU for the same command, most of it per
-// document (bench/driver-process.ts; docs/performance.md has the figures).
+// document (bench/driver-process.ts; docs/performance.md has the figures). A driver that
+// decodes the reply's `cursor` although `raw` was asked for gets the public cursor path instead.
 import { Long, type ClientSession, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
@@ -48,10 +49,45 @@ export function findCommand (db: Db, collection: string, { filter, sort, project
  */
 function commandRetried (db: Db, command: Document, options: { readPreference: ReadPreferenceLike, signal: AbortSignal, session?: ClientSession }): Promise<Document> {
   const raw = { ...options, raw: true }
-  return db.command(command, raw).catch((error: unknown) => {
-    if (options.signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
-    return db.command(command, raw)
+  return readRetried(db, options.signal, () => db.command(command, raw))
+}
+
+/**
+ * Clients whose `raw` command replies came back decoded (a driver that no longer keeps a reply's
+ * `cursor` as BSON): their pages are read through the driver's public cursors from then on.
+ */
+const decodedReplies = new WeakSet<object>()
+
+/** Kills a cursor the server left open; it reaps an idle one itself anyway (cursorTimeoutMillis, 10 minutes). */
+function kill (db: Db, collection: string, id: bigint, readPreference: ReadPreferenceLike): void {
+  if (id === 0n) return
+  db.command({ killCursors: collection, cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {})
+}
+
+/** The id of a cursor reply the driver decoded (`{firstBatch, id, ns}`), 0 when there is none. */
+function decodedId (cursor: unknown): bigint {
+  const id = (cursor as { id?: unknown } | undefined)?.id
+  if (typeof id === 'number' || typeof id === 'bigint') return BigInt(id)
+  return id instanceof Long ? id.toBigInt() : 0n
+}
+
+/**
+ * Sends a cursor's command again, once, on what the driver itself retries a find on, while the
+ * request still has time. The driver retries the find, not a getMore: a cursor lost between
+ * batches (CursorNotFound during a failover, say) or a broken connection is read from the start.
+ */
+function readRetried<T> (db: Db, signal: AbortSignal, read: () => Promise<T>): Promise<T> {
+  return read().catch((error: unknown) => {
+    if (signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
+    return read()
   })
+}
+
+/** The page through the driver's FindCursor with `raw`, which fetches every batch. */
+async function cursorPage (db: Db, collection: string, { filter, sort, projection, skip, limit }: PageQuery, { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions): Promise<Page> {
+  const options = { projection, sort, skip, limit, raw: true, maxTimeMS, signal, readPreference, ...(session === undefined ? {} : { session }), ...(readConcern === undefined ? {} : { readConcern }) }
+  const docs = await readRetried(db, signal, () => db.collection(collection).find(filter, options).toArray())
+  return pageOf(docs as unknown as Buffer[])
 }
 
 /**
@@ -59,27 +95,22 @@ function commandRetried (db: Db, command: Document, options: { readPreference: R
  * short by its 16 MiB reply limit), the cursor is killed and the page read again through the
  * driver's cursor, which fetches the rest (getMore must come from the session that opened it).
  */
-export async function findPage (db: Db, collection: string, query: PageQuery, { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions): Promise<Page> {
+export async function findPage (db: Db, collection: string, query: PageQuery, options: PageOptions): Promise<Page> {
+  if (decodedReplies.has(db.client)) return await cursorPage(db, collection, query, options)
+  const { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference } = options
   const sessionOption = session === undefined ? {} : { session }
   const reply = await commandRetried(db, findCommand(db, collection, query, maxTimeMS, readConcern), { readPreference, signal, ...sessionOption })
   const cursor: unknown = reply.cursor
-  if (!Buffer.isBuffer(cursor)) throw new Error('find-page: the driver decoded the cursor although `raw` was asked for')
+  if (!Buffer.isBuffer(cursor)) {
+    decodedReplies.add(db.client)
+    kill(db, collection, decodedId(cursor), readPreference)
+    return await cursorPage(db, collection, query, options)
+  }
   const { page, id } = firstBatch(cursor)
-  if (id === 0n) return page
-  db.command({ killCursors: collection, cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {
-    // The server reaps an idle cursor itself (cursorTimeoutMillis, 10 minutes).
-  })
-  // A server that keeps the cursor open although the limit was returned: the page is whole.
-  if (page.starts.length >= query.limit) return page
-  const { filter, sort, projection, skip, limit } = query
-  const readAll = () => db.collection(collection).find(filter, { projection, sort, skip, limit, raw: true, maxTimeMS, signal, readPreference, ...sessionOption, ...(readConcern === undefined ? {} : { readConcern }) }).toArray()
-  // The driver retries the find, not a getMore: a cursor lost between batches (CursorNotFound
-  // during a failover, say) or a broken connection is read again from the start, once.
-  const docs = await readAll().catch((error: unknown) => {
-    if (signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
-    return readAll()
-  })
-  return pageOf(docs as unknown as Buffer[])
+  kill(db, collection, id, readPreference)
+  // Nothing left open, or a server that keeps the cursor open although the limit was returned: the page is whole.
+  if (id === 0n || page.starts.length >= query.limit) return page
+  return await cursorPage(db, collection, query, options)
 }
 
 /**
@@ -120,21 +151,37 @@ const TOO_LARGE = new Set([10334, 4568, 17419])
  */
 export async function findProjectPage (db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
   const readPreference = db.readPreference
-  let reply: Document
+  const command = projectPageCommand(db, collection, projectId, query, options.maxTimeMS)
+  let page: Page
   try {
-    reply = await commandRetried(db, projectPageCommand(db, collection, projectId, query, options.maxTimeMS), { readPreference, signal: options.signal })
+    if (decodedReplies.has(db.client)) return projectOf(await aggregatePage(db, command, options.signal))
+    const cursor: unknown = (await commandRetried(db, command, { readPreference, signal: options.signal })).cursor
+    if (!Buffer.isBuffer(cursor)) {
+      decodedReplies.add(db.client)
+      kill(db, 'projects', decodedId(cursor), readPreference)
+      return projectOf(await aggregatePage(db, command, options.signal))
+    }
+    const batch = firstBatch(cursor)
+    kill(db, 'projects', batch.id, readPreference)
+    if (batch.id !== 0n) return await apart(db, collection, projectId, query, options)
+    page = batch.page
   } catch (error) {
     if (!TOO_LARGE.has((error as { code?: number }).code ?? 0)) throw error
     return await apart(db, collection, projectId, query, options)
   }
-  const cursor: unknown = reply.cursor
-  if (!Buffer.isBuffer(cursor)) throw new Error('find-page: the driver decoded the cursor although `raw` was asked for')
-  const { page, id } = firstBatch(cursor)
-  if (id !== 0n) {
-    db.command({ killCursors: 'projects', cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {})
-    return await apart(db, collection, projectId, query, options)
-  }
+  return projectOf(page)
+}
+
+/** The aggregate's `{_id, page}` documents: none when the project does not exist. */
+function projectOf (page: Page): { exists: boolean, page: Page } {
   return { exists: page.starts.length > 0, page: innerPage(page, 'page') }
+}
+
+/** The project's aggregate through the driver's AggregationCursor with `raw`, which fetches every batch. */
+async function aggregatePage (db: Db, { pipeline, cursor, maxTimeMS, readConcern }: Document, signal: AbortSignal): Promise<Page> {
+  const options = { raw: true, batchSize: cursor.batchSize as number, maxTimeMS: maxTimeMS as number, signal, readPreference: db.readPreference, ...(readConcern === undefined ? {} : { readConcern: readConcern as ReadConcernLike }) }
+  const docs = await readRetried(db, signal, () => db.collection('projects').aggregate(pipeline as Document[], options).toArray())
+  return pageOf(docs as unknown as Buffer[])
 }
 
 async function apart (db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {

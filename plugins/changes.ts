@@ -163,7 +163,7 @@ async function changesPlugin (fastify: FastifyInstance) {
   })
   // Start-up says once whether feeds can be given (each collection is checked again at its first feed).
   fastify.addHook('onReady', (done) => {
-    fastify.database.watchdog.started().then(async () => {
+    fastify.database.readiness.started().then(async () => {
       // One collection at a time: a command each, never a burst beside the pool's warm-up.
       let available = true
       for (const [collection, scoped] of declared) if (await feeds.unavailable(collection, scoped) !== undefined) available = false

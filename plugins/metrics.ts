@@ -90,7 +90,7 @@ async function metricsPlugin (fastify: FastifyInstance) {
     name: 'mongodb_client_replacements',
     help: 'MongoDB clients replaced by the watchdog since start',
     registers: [registry],
-    collect () { this.set(fastify.database.watchdog.replacements) }
+    collect () { this.set(fastify.database.replacement.count) }
   })
   counterFrom(registry, 'changes_events_sent_total', 'Change-feed events sent, by collection', 'collection', () => fastify.changes.stats.eventsSent)
   counterFrom(registry, 'changes_events_skipped_total', 'Change events of types the feed does not know, passed over, by collection', 'collection', () => fastify.changes.stats.eventsSkipped)

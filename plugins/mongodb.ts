@@ -1,16 +1,17 @@
 import fastifyMongo from '@fastify/mongodb'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { MongoClient, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
+import { MongoClient, MongoServerError, type Collection, type Db, type Document, type MongoClientOptions } from 'mongodb'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { chooseShims, type Shim } from '../database/driver-shims.js'
-import { DatabaseWatchdog } from '../database/watchdog.js'
+import { ClientReplacement, closeClients } from '../database/client-replacement.js'
+import { DatabaseReadiness } from '../database/readiness.js'
 import { SlotSet } from '../lib/slot-set.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The database as it stands now: the client may be replaced by the watchdog. */
+    /** The database as it stands now: the client may be replaced (database/client-replacement.ts). */
     database: Database
   }
 }
@@ -22,13 +23,16 @@ export const CLIENT_MARGIN_MS = 500
 export type CommandListener = (command: string, outcome: 'success' | 'failure', seconds: number) => void
 
 export interface Database {
+  /** The current client: read it here, never from `fastify.mongo`, which keeps the first. */
+  client: () => MongoClient
   /** A collection of the current client (cached per client). */
   collection: (name: string) => Collection<Document>
   /** The database of the current client. */
   db: () => Db
   /**
    * Runs a request's database work with a signal that aborts it once the request has had its
-   * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies.
+   * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies. An
+   * operation the server refuses leaves the others running; any other failure aborts them.
    */
   bounded: <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T>
   /**
@@ -40,16 +44,27 @@ export interface Database {
   onCommand: (listener: CommandListener) => void
   /** Calls `attach` with the client now and with every client that replaces it (metrics listen to them). */
   observe: (attach: (client: MongoClient) => void) => void
-  readonly watchdog: DatabaseWatchdog
+  /** Whether the service may take requests (what /ready reports), from its pings of the database. */
+  readonly readiness: DatabaseReadiness
+  /** The replacement of a client stuck after an outage. */
+  readonly replacement: ClientReplacement
   /** The driver shims in use (database/driver-shims.ts). */
   readonly shims: ReadonlySet<Shim>
 }
 
-/** The 503 of a request while the database refuses connections: the watchdog has logged the outage once, and /ready reports it. */
+/** The 503 of a request while the database refuses connections: the readiness checks have logged the outage once, and /ready reports it. */
 function refusing (): ProblemError {
   const error = new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The database refuses connections; try again shortly.', [], { 'retry-after': '1' })
   error.logged = false
   return error
+}
+
+/**
+ * A server's answer to one operation (a duplicate key, a time limit, a refused query), not a
+ * network or state error (the server unreachable, stepping down, shutting down).
+ */
+function refusedByServer (error: unknown): boolean {
+  return error instanceof MongoServerError && classifyDatabaseError(error)?.code !== 'DATABASE_UNAVAILABLE'
 }
 
 /** The promise of `work`, rejected rather than thrown when `work` throws before returning one. */
@@ -116,9 +131,10 @@ export function withSlotSessions (client: MongoClient, on = true): MongoClient {
 }
 
 /**
- * One MongoClient for the process, handed to @fastify/mongodb (which decorates `fastify.mongo`).
- * It is created without connecting: the service starts before its database, and the watchdog
- * (database-watchdog.ts) replaces it when it stops recovering by itself.
+ * One MongoClient at a time for the process; the first is handed to @fastify/mongodb (which
+ * decorates `fastify.mongo`). It is created without connecting: the service starts before its
+ * database, and a client stuck after an outage is replaced (database/client-replacement.ts).
+ * The service reads the current one through `fastify.database`, never through `fastify.mongo`.
  */
 async function mongodbPlugin (fastify: FastifyInstance) {
   const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS, SHIMS } = fastify.config
@@ -149,53 +165,66 @@ async function mongodbPlugin (fastify: FastifyInstance) {
   const client = connect()
   await fastify.register(fastifyMongo, { client, database: MONGODB_DB })
 
-  let collections = new Map<string, Collection<Document>>()
-  const watchdog = new DatabaseWatchdog({
+  let current = { client, db: client.db(MONGODB_DB), collections: new Map<string, Collection<Document>>() }
+  const readiness = new DatabaseReadiness({
     client,
     log: fastify.log,
-    stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS ?? QUERY_TIMEOUT_MS,
     // A ping may take as long as a request may; a slower database is not ready, and /ready says
     // so as soon as a ping has waited QUERY_TIMEOUT_MS.
     pingTimeoutMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
     silentAfterMs: QUERY_TIMEOUT_MS,
-    timed,
+    timed
+  })
+  const replacement = new ClientReplacement({
+    client,
+    readiness,
+    log: fastify.log,
+    stuckAfterMs: fastify.config.DATABASE_STUCK_AFTER_MS ?? QUERY_TIMEOUT_MS,
+    connectTimeoutMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
     createClient: connect,
-    // The replacement becomes the one every route and @fastify/mongodb's decorator use.
+    // The one place the current client changes: every route reads it through `fastify.database`.
     onReplace: (next) => {
+      current = { client: next, db: next.db(MONGODB_DB), collections: new Map() }
       for (const attach of observers) attach(next)
-      fastify.mongo.client = next
-      fastify.mongo.db = next.db(MONGODB_DB)
-      collections = new Map()
     }
   })
   const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
   fastify.decorate('database', {
+    client: () => current.client,
     collection: (name: string) => {
-      let collection = collections.get(name)
+      let collection = current.collections.get(name)
       if (collection === undefined) {
-        collection = (fastify.mongo.db as Db).collection(name)
-        collections.set(name, collection)
+        collection = current.db.collection(name)
+        current.collections.set(name, collection)
       }
       return collection
     },
-    db: () => fastify.mongo.db as Db,
+    db: () => current.db,
     // The request's deadline reaches every operation as the driver's public `signal` option.
     bounded: (work) => {
       // Every member refuses connections (/ready says so): the request would wait out server
       // selection, the whole budget, for the same 503. An election still gets the budget.
-      if (watchdog.refusesConnections()) return Promise.reject(refusing())
+      if (readiness.refusesConnections()) return Promise.reject(refusing())
       const deadline = new AbortController()
       const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
       return attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)
-        watchdog.answered()
+        readiness.answered()
         return result
       }, (error: unknown) => {
-        clearTimeout(timer)
-        // Whatever else the request started (the list beside a failed project check) stops too.
-        deadline.abort(error)
+        if (refusedByServer(error)) {
+          // The others of the request (the count beside a page the server refused) run on to
+          // their answers, still bounded by the deadline: aborting an operation in flight closes
+          // its connection, and aborts by the hundred can empty the pool (the driver's
+          // Abortable.signal documentation, mongodb.d.ts).
+          timer.unref()
+        } else {
+          clearTimeout(timer)
+          // The database out of reach, or the request failed otherwise: whatever else it started stops too.
+          deadline.abort(error)
+        }
         // A database out of reach: /ready says so at once, and a ping checks.
-        if (classifyDatabaseError(error as Error)?.code === 'DATABASE_UNAVAILABLE') watchdog.suspect()
+        if (classifyDatabaseError(error as Error)?.code === 'DATABASE_UNAVAILABLE') readiness.suspect()
         throw error
       })
     },
@@ -203,19 +232,23 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     onCommand: (listener) => { commandListeners.push(listener) },
     observe: (attach) => {
       observers.push(attach)
-      attach(fastify.mongo.client)
+      attach(current.client)
     },
-    watchdog,
+    readiness,
+    replacement,
     shims: shims.on
   })
   // Not awaited: the service listens at once, and /ready says when the first ping and the
-  // pool's warm-up are done (database/watchdog.ts).
+  // pool's warm-up are done (database/readiness.ts).
   fastify.addHook('onReady', (done) => {
-    watchdog.start()
+    readiness.start()
     done()
   })
   // The database closes last, after in-flight requests (server.ts).
-  fastify.addHook('onClose', async () => await watchdog.stop())
+  fastify.addHook('onClose', async () => {
+    readiness.stop()
+    await Promise.all([replacement.stop(), closeClients([current.client])])
+  })
 }
 
 export default fp(mongodbPlugin, { name: 'mongodb', dependencies: ['config'] })

@@ -36,9 +36,9 @@ export default async function healthRoutes (fastify: FastifyInstance) {
       report('draining', 'the service is shutting down')
       throw notReady('OVERLOADED', 'The service is shutting down.')
     }
-    // What the watchdog already knows (its background pings, the driver's view of the
+    // What the readiness checks already know (its background pings, the driver's view of the
     // servers): the probe never waits on the database, and never queries a collection.
-    const readiness = fastify.database.watchdog.readiness()
+    const readiness = fastify.database.readiness.readiness()
     if (readiness.ready) {
       report('ready')
       return { status: 'ready' }

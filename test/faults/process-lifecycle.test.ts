@@ -85,6 +85,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   })()
   await sleep(300)
   const signalled = Date.now()
+  const linesBefore = service.lines.length
   service.child.kill('SIGTERM')
   const notReady = await timeUntil(async () => (await get(`${service.url}/ready`)).status === 503, 1000, 200)
   t.ok(notReady < 1000, `/ready is 503 ${notReady} ms after SIGTERM`)
@@ -96,6 +97,8 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   await load
   t.equal(code, 0, 'exit code 0')
   t.ok(exitedAfter < 15_000, `exited ${exitedAfter} ms after SIGTERM`)
+  const afterSignal = service.lines.slice(linesBefore)
+  t.notOk(afterSignal.some((line) => /waiting for the database|MongoTopologyClosedError/.test(line)), 'a clean shutdown does not warn that the database is gone')
   t.ok(statuses.filter((s) => s === 200).length > 10, `${statuses.length} requests answered under load`)
   t.same(problems, [], 'every refusal was problem+json')
 })

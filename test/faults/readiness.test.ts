@@ -9,7 +9,7 @@ import { QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabas
 t.setTimeout(120_000)
 const proxy = await proxiedDatabase(t)
 const fastify = await faultApp(t, proxy)
-/** The pause between two of the watchdog's pings (database/watchdog.ts). */
+/** The pause between two of the watchdog's pings (database/readiness.ts). */
 const TICK_MS = 500
 /** Answers from what is known take no time; a second is what the contract allows. */
 const ANSWER_MS = 1000

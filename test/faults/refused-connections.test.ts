@@ -45,7 +45,7 @@ t.test('a replica set in an election (members answer, none is primary): a list w
   t.equal((await timed(fastify, '/projects?limit=5')).status, 200, 'serves while it has a primary')
   member.stepDown()
   t.ok(await until(() => member.checksAsSecondary() >= 2, 4 * budgetMs), 'the driver has seen it step down')
-  t.equal(fastify.database.watchdog.refusesConnections(), false, 'members that answer are not refusing')
+  t.equal(fastify.database.readiness.refusesConnections(), false, 'members that answer are not refusing')
   const answer = await timed(fastify, '/projects?limit=5')
   t.match(answer, { status: 503, code: 'DATABASE_UNAVAILABLE' })
   t.ok(answer.ms >= budgetMs * 0.9, `it waited ${answer.ms} ms for a primary, the budget being ${budgetMs} ms`)

@@ -46,15 +46,15 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   await fastify.register(app, now === undefined ? { config } : { config, now })
   extend?.(fastify)
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
-  fastify.after(() => { (fastify.mongo.client as MongoClient & { monitorCommands: boolean }).monitorCommands = true })
+  fastify.after(() => { (fastify.database.client() as MongoClient & { monitorCommands: boolean }).monitorCommands = true })
   await fastify.ready()
   // The first ping, the pool's warm-up and the start-up indexes run in the background: done
   // before the test, so that it starts ready and sees only its own commands.
-  await fastify.database.watchdog.started()
-  await fastify.database.watchdog.startupWork()
+  await fastify.database.readiness.started()
+  await fastify.indexes.settled()
   t.teardown(async () => {
     // A database the test brought is the test's to clean (it may well be stopped by now).
-    if (databaseUri === undefined) await fastify.mongo.db?.dropDatabase().catch(() => {})
+    if (databaseUri === undefined) await fastify.database.db().dropDatabase().catch(() => {})
     await fastify.close()
   })
   return fastify

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
  * The commands the app's MongoClient sends from now on (driver command monitoring, switched
  * on by the build helper before the first connection), so that a test can assert that a
  * refused request ran no query. `names()` returns and forgets what was seen; the watchdog's
- * pings (database/watchdog.ts) are not queries and are left out.
+ * pings (database/readiness.ts) are not queries and are left out.
  */
 export function watchCommands (fastify: FastifyInstance): { names: () => string[] } {
   const client = fastify.mongo.client

@@ -1,7 +1,7 @@
 // find-page.ts: a list page is one `find` command through Db#command with `raw`. Its documents
 // must be exactly those the driver's own find gives for the same query, with nothing left open
 // on the server; the command carries what the driver's find would (read concern included).
-import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ObjectId, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
+import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ObjectId, ReadConcern, ReadPreference, type ClientSession, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-page.js'
 import { findCommand, findPage, findProjectPage, type PageQuery } from '../../list-endpoint/find-page.js'
@@ -122,4 +122,64 @@ t.test('a project not remembered: its page and its existence in one aggregate, t
   t.same([missing.exists, missing.page.starts.length], [false, 0], 'no project: nothing, whatever the filter matches')
   const noCollection = await findProjectPage(db, 'nothing_here', projectId, { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
   t.same([noCollection.exists, noCollection.page.starts.length], [true, 0], 'a collection that does not exist yet')
+})
+
+/**
+ * A Db whose `command` replies with the cursor decoded although `raw` was asked for, and whose
+ * collections' cursors give `docs` as raw BSON, recording what each read was sent.
+ */
+function decodingDb (docs: Document[], cursorId = 0): { db: Db, sent: Document[], reads: Array<{ kind: string, collection: string, options: Document }> } {
+  const sent: Document[] = []
+  const reads: Array<{ kind: string, collection: string, options: Document }> = []
+  const raw = { toArray: async () => docs.map((doc) => BSON.serialize(doc)) }
+  const fake = {
+    readPreference: ReadPreference.primary,
+    readConcern: undefined,
+    client: { options: { retryReads: true } },
+    command: async (command: Document) => {
+      sent.push(command)
+      return { cursor: { firstBatch: docs, id: Long.fromNumber(cursorId), ns: 'x.things' }, ok: 1 }
+    },
+    collection: (collection: string) => ({
+      find: (_: Document, options: Document) => { reads.push({ kind: 'find', collection, options }); return raw },
+      aggregate: (_: Document[], options: Document) => { reads.push({ kind: 'aggregate', collection, options }); return raw }
+    })
+  }
+  return { db: fake as unknown as Db, sent, reads }
+}
+
+const documentsOf = (page: { starts: number[] }): Document[] => page.starts.map((_, i) => decodeAt(page as Parameters<typeof decodeAt>[0], i))
+
+t.test('a driver that decodes the raw reply: the page comes through its find cursor, with the same options, and the same documents', async (t) => {
+  const docs = [{ _id: 1, name: 'a', at: new Date(0) }, { _id: 2, name: 'b', at: new Date(1) }]
+  const expected = documentsOf(await findPage(fakeDb(() => cursorReply(docs, 0)).db, 'things', query, options))
+  const { db, sent, reads } = decodingDb(docs, 41)
+  const session = { id: 'a session' } as unknown as ClientSession
+  const feedOptions = { ...options, session, readConcern: { level: 'majority' as const }, readPreference: ReadPreference.secondaryPreferred }
+  const page = await findPage(db, 'things', query, feedOptions)
+  t.strictSame(documentsOf(page), expected, 'the page the raw reply would have given')
+  t.strictSame(sent.map((c) => Object.keys(c)[0]), ['find', 'killCursors'], 'the decoded reply\'s open cursor is killed')
+  t.equal(reads.length, 1)
+  t.match(reads[0], { kind: 'find', collection: 'things', options: { raw: true, sort: query.sort, projection: query.projection, skip: 0, limit: 2, maxTimeMS: 1000 } })
+  t.equal(reads[0]?.options.session, session, 'the page\'s session')
+  t.strictSame(reads[0]?.options.readConcern, { level: 'majority' }, 'its read concern')
+  t.equal(reads[0]?.options.readPreference, ReadPreference.secondaryPreferred, 'its read preference')
+  await findPage(db, 'things', query, feedOptions)
+  t.equal(sent.length, 2, 'the next page goes straight to the cursor: no command wasted')
+  t.equal(reads.length, 2)
+})
+
+t.test('a driver that decodes the raw reply: a project\'s page comes through its aggregate cursor, the same as the raw reply\'s', async (t) => {
+  const projectId = new ObjectId()
+  const docs = [{ _id: projectId, page: { _id: 1, name: 'a' } }, { _id: projectId, page: { _id: 2, name: 'b' } }]
+  const expected = await findProjectPage(fakeDb(() => cursorReply(docs, 0)).db, 'items', projectId, query, options)
+  const { db, sent, reads } = decodingDb(docs)
+  const { exists, page } = await findProjectPage(db, 'items', projectId, query, options)
+  t.equal(exists, true)
+  t.strictSame(documentsOf(page), documentsOf(expected.page))
+  t.strictSame(documentsOf(page), [{ _id: 1, name: 'a' }, { _id: 2, name: 'b' }])
+  t.strictSame(sent.map((c) => Object.keys(c)[0]), ['aggregate'], 'a closed cursor is not killed')
+  t.match(reads, [{ kind: 'aggregate', collection: 'projects', options: { raw: true, batchSize: 3, maxTimeMS: 1000 } }])
+  const missing = await findProjectPage(decodingDb([]).db, 'items', new ObjectId(), query, options)
+  t.same([missing.exists, missing.page.starts.length], [false, 0], 'no project: nothing')
 })

@@ -1,10 +1,11 @@
 import t from 'tap'
 import { INDEXES } from '../../plugins/indexes.js'
 import { build } from '../helpers/build.js'
+import { until } from '../helpers/until.js'
 
 t.test('the list indexes exist after start-up, and a second start-up is a no-op', async (t) => {
   const fastify = await build(t)
-  // Built in the background once the database first answers (database/watchdog.ts); build() waits for them.
+  // Built in the background once the database first answers (plugins/indexes.ts); build() waits for them.
   const db = fastify.mongo.db
   if (db === undefined) throw new Error('no db')
   const keysOf = async (collection: string) => (await db.collection(collection).listIndexes().toArray()).map((i) => JSON.stringify(i.key))
@@ -17,4 +18,14 @@ t.test('the list indexes exist after start-up, and a second start-up is a no-op'
   const before = await keysOf('activities')
   for (const [collection, indexes] of Object.entries(INDEXES)) await db.collection(collection).createIndexes(indexes)
   t.same(await keysOf('activities'), before, 'creating them again changes nothing')
+})
+
+t.test('the indexes are created once: the checks that follow send no createIndexes', async (t) => {
+  const fastify = await build(t)
+  let checks = 0
+  let creations = 0
+  fastify.database.readiness.onCheck((answered) => { if (answered) checks++ })
+  fastify.database.client().on('commandStarted', (event) => { if (event.commandName === 'createIndexes') creations++ })
+  t.ok(await until(() => checks >= 2, 10_000), 'two more checks answered')
+  t.equal(creations, 0, 'no createIndexes after the first start-up')
 })

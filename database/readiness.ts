@@ -1,46 +1,37 @@
-// Our own check of the database connection, independent of the driver's server monitor: the
-// fault-injection runs saw the driver stop recovering after an outage (its last heartbeat never
-// finished), so a service that depends on the driver alone could stay 503 for ever. Half a
-// second after each ping ends, the watchdog pings again; when no ping has succeeded for
-// `stuckAfterMs` while a member of the database accepts TCP connections, the client is
-// replaced. It also says whether the service is ready, at once, from what it already knows
-// (its pings and the driver's view of the servers), and runs start-up work (indexes) once the
-// database first answers.
-import net from 'node:net'
+// Whether the service may take requests (what /ready reports), from our own pings of the
+// database and the driver's view of its servers. Half a second after each ping ends, the next
+// is sent; whoever must act on its outcome (the client replacement, the start-up indexes)
+// hears of each check through onCheck.
 import type { FastifyBaseLogger } from 'fastify'
 import type { MongoClient, ServerHeartbeatFailedEvent, TopologyDescription, TopologyDescriptionChangedEvent } from 'mongodb'
 import { everyMemberRefuses } from './refusal.js'
 
 /** The pause between the end of one ping and the next. */
 const TICK_MS = 500
-const CLOSE_TIMEOUT_MS = 1500
 
 /** Whether the service may take requests now, and if not, why (what /ready says). */
 export type Readiness = { ready: true } | { ready: false, reason: string }
 
-export interface WatchdogOptions {
+export interface ReadinessOptions {
   client: MongoClient
   log: FastifyBaseLogger
-  stuckAfterMs: number
   /** How long a ping may take before it counts as failed (the query budget: a slow database is not a dead one). */
   pingTimeoutMs: number
   /** A ping unanswered this long makes the service not ready, before it times out (QUERY_TIMEOUT_MS). */
   silentAfterMs?: number
-  createClient: () => MongoClient
-  onReplace: (client: MongoClient) => void
-  /** How long a replaced client keeps serving the requests it already has (then it is closed). */
-  retireAfterMs?: number
   /** Times the pings (plugins/mongodb.ts Database#timed, for the metrics). */
   timed?: <T>(command: string, work: () => Promise<T>) => Promise<T>
 }
 
-export class DatabaseWatchdog {
+/** Hears how each of the periodic checks ended: whether the database answered its ping. */
+export type CheckListener = (answered: boolean) => void | Promise<void>
+
+export class DatabaseReadiness {
   /** Whether the last ping succeeded. */
   ready = false
-  replacements = 0
+  /** When a ping last succeeded (Date.now()), or when the checks were made. */
+  lastSuccess = Date.now()
   private client: MongoClient
-  private lastSuccess = Date.now()
-  private lastReplacement = 0
   private timer: NodeJS.Timeout | undefined
   private stopped = true
   private firstPing = false
@@ -58,14 +49,24 @@ export class DatabaseWatchdog {
   private warming: Promise<void> | undefined
   private warmedUp = false
   private waitingLogged = false
-  private readonly onConnected: Array<() => Promise<void>> = []
-  private pendingConnected = true
-  private connectedWork: Promise<void> | undefined
-  private readonly retiring = new Set<MongoClient>()
+  /** Stopped for good: the client is closing. */
+  private ended = false
+  private readonly checkListeners: CheckListener[] = []
 
-  constructor (private readonly options: WatchdogOptions) {
+  constructor (private readonly options: ReadinessOptions) {
     this.client = options.client
     this.follow(this.client)
+  }
+
+  /** Checks `client` from now on: the one that replaced the client checked so far. */
+  watch (client: MongoClient): void {
+    this.client = client
+    this.follow(client)
+  }
+
+  /** Adds a listener of every periodic check; the next check waits for what it returns. */
+  onCheck (listener: CheckListener): void {
+    this.checkListeners.push(listener)
   }
 
   /** Keeps the driver's view of the servers of `client` (the SDAM monitoring events, public API). */
@@ -126,11 +127,6 @@ export class DatabaseWatchdog {
     return everyMemberRefuses(this.topology)
   }
 
-  /** Work to run once the database first answers (retried on later pings until it succeeds). */
-  whenConnected (work: () => Promise<void>): void {
-    this.onConnected.push(work)
-  }
-
   /**
    * Starts the checks and opens the pool, in the background: the service listens meanwhile
    * (its /health answers, its /ready says it is starting). That first ping may take twice as
@@ -188,24 +184,19 @@ export class DatabaseWatchdog {
     this.succeeded()
   }
 
-  /** Resolves when the start-up work under way (if any) has ended. */
-  async startupWork (): Promise<void> {
-    await this.connectedWork
-  }
-
-  /** Stops the checks and closes the clients, waiting at most CLOSE_TIMEOUT_MS (closing talks to a database that may be silent). */
-  async stop (): Promise<void> {
+  /**
+   * Stops the checks, before the client closes: a ping under way, or a heartbeat, that the close
+   * cuts short (MongoTopologyClosedError) says nothing of the database, and is not logged.
+   */
+  stop (): void {
     this.stopped = true
+    this.ended = true
     clearTimeout(this.timer)
-    const closing = Promise.all([this.client, ...this.retiring].map(async (client) => await client.close(true).catch(() => {})))
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([closing, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_TIMEOUT_MS) })])
-    clearTimeout(timer)
   }
 
   /**
-   * Pings, or joins the ping under way (probes and the watchdog's own checks share it, so a
-   * slow database gets one ping at a time from this process); the answer feeds the watchdog.
+   * Pings, or joins the ping under way (probes and the periodic checks share it, so a slow
+   * database gets one ping at a time from this process); the answer feeds the readiness.
    */
   async ping (): Promise<boolean> {
     this.pinging ??= this.pingOnce().finally(() => { this.pinging = undefined })
@@ -243,16 +234,9 @@ export class DatabaseWatchdog {
   }
 
   private async check (): Promise<void> {
-    if (await this.ping()) {
-      // In the background: start-up work (index builds) on a slow database can take longer
-      // than a start is allowed, and requests are served meanwhile.
-      if (this.pendingConnected) this.connectedWork ??= this.runConnectedWork().finally(() => { this.connectedWork = undefined })
-      return
-    }
-    const now = Date.now()
-    if (now - this.lastSuccess < this.options.stuckAfterMs || now - this.lastReplacement < this.options.stuckAfterMs) return
-    if (await this.reachable()) this.replace()
-    else this.options.log.debug(`the client has not recovered for ${now - this.lastSuccess} ms, and no member of the database accepts connections: kept (a new client would not help)`)
+    const answered = await this.ping()
+    if (this.stopped) return
+    await Promise.all(this.checkListeners.map(async (listener) => { await listener(answered) }))
   }
 
   private succeeded (): void {
@@ -268,20 +252,12 @@ export class DatabaseWatchdog {
   }
 
   private failed (error: Error): void {
+    if (this.ended) return
     if (this.ready) this.lastReadyChange = Date.now()
     this.ready = false
     if (this.waitingLogged) return
     this.waitingLogged = true
     this.options.log.warn(`waiting for the database at ${this.address()}: ${error.name}; lists answer 503 until it answers`)
-  }
-
-  private async runConnectedWork (): Promise<void> {
-    try {
-      for (const work of this.onConnected) await work()
-      this.pendingConnected = false
-    } catch (error) {
-      this.options.log.warn({ err: error }, 'start-up work on the database failed; retrying at the next check')
-    }
   }
 
   private address (): string {
@@ -297,34 +273,5 @@ export class DatabaseWatchdog {
   knownHosts (): string[] {
     if (this.topology !== undefined && this.topology.servers.size > 0) return [...this.topology.servers.keys()]
     return this.client.options.hosts.map((host) => host.socketPath ?? `${host.host ?? ''}:${host.port ?? 27017}`)
-  }
-
-  /** Whether any member of the database accepts a TCP connection now (all are tried together). */
-  private async reachable (): Promise<boolean> {
-    const accepts = (address: string) => new Promise<boolean>((resolve) => {
-      // Read by hand: the driver's HostAddress (typed as public in mongodb 7.8) is not exported at run time.
-      const colon = address.lastIndexOf(':')
-      const path = address.startsWith('/') || colon < 0 ? { path: address } : { host: address.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(address.slice(colon + 1)) }
-      const socket = net.connect({ ...path, timeout: this.options.pingTimeoutMs })
-      const done = (ok: boolean) => { socket.destroy(); resolve(ok) }
-      socket.once('connect', () => done(true)).once('timeout', () => done(false)).once('error', () => done(false))
-    })
-    const answers = await Promise.all(this.knownHosts().map(accepts))
-    return answers.includes(true)
-  }
-
-  private replace (): void {
-    const old = this.client
-    this.client = this.options.createClient()
-    this.follow(this.client)
-    this.lastReplacement = Date.now()
-    this.replacements++
-    this.options.onReplace(this.client)
-    this.options.log.warn(`the database accepts connections but the client has not recovered for ${this.options.stuckAfterMs} ms: replaced the client (${this.replacements} so far)`)
-    this.retiring.add(old)
-    setTimeout(() => {
-      this.retiring.delete(old)
-      old.close(true).catch(() => {})
-    }, this.options.retireAfterMs ?? 10_000).unref()
   }
 }

@@ -1,0 +1,51 @@
+// Database#bounded (plugins/mongodb.ts): a request's operations share one signal. The deadline
+// aborts them all; a server's refusal of one leaves the others to their answers, since an
+// abort in flight costs a connection; a database out of reach stops them all at once.
+import { MongoNetworkError } from 'mongodb'
+import t from 'tap'
+import { build } from '../helpers/build.js'
+
+t.test('one operation refused by the server: the other of the same request is not aborted', async (t) => {
+  const fastify = await build(t)
+  const things = fastify.database.collection('things')
+  await things.insertOne({ _id: 1, name: 'kept' } as never)
+  const db = fastify.database.db()
+  let other: Promise<unknown> = Promise.resolve()
+  let signalSeen: AbortSignal | undefined
+  const request = fastify.database.bounded(async (signal) => {
+    signalSeen = signal
+    const refused = db.command({ noSuchCommand: 1 }, { signal })
+    // Started as the first fails, so that it is in flight when the request's work rejects.
+    other = refused.catch(() => {}).then(() => things.findOne({ _id: 1 } as never, { signal }))
+    return await Promise.all([refused, other])
+  })
+  await t.rejects(request, { name: 'MongoServerError', code: 59 }, 'the server\'s refusal reaches the caller')
+  t.same(await other, { _id: 1, name: 'kept' }, 'the other operation answered')
+  t.equal(signalSeen?.aborted, false, 'the signal is not aborted by the refusal')
+})
+
+t.test('after a refusal the deadline still bounds the others', async (t) => {
+  const fastify = await build(t, { config: { QUERY_TIMEOUT_MS: 200 } })
+  const db = fastify.database.db()
+  let aborted: Promise<unknown> = Promise.resolve()
+  const request = fastify.database.bounded(async (signal) => {
+    aborted = new Promise((resolve) => { signal.addEventListener('abort', () => { resolve(signal.reason) }) })
+    return await db.command({ noSuchCommand: 1 }, { signal })
+  })
+  await t.rejects(request, { name: 'MongoServerError', code: 59 })
+  t.match(await aborted, { name: 'TimeoutError' }, 'aborted by the deadline, not by the refusal')
+})
+
+t.test('a database out of reach: the others of the request stop at once', async (t) => {
+  const fastify = await build(t)
+  const things = fastify.database.collection('things')
+  const reset = new MongoNetworkError('connection reset')
+  let other: Promise<unknown> = Promise.resolve()
+  const request = fastify.database.bounded(async (signal) => {
+    const failed = Promise.reject(reset)
+    other = failed.catch(() => {}).then(() => things.findOne({}, { signal })).then(() => 'answered', (error: unknown) => error)
+    return await Promise.all([failed, other])
+  })
+  await t.rejects(request, reset)
+  t.equal(await other, reset, 'the other operation rejected with the failure as the abort\'s reason')
+})
