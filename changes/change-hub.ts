@@ -23,7 +23,7 @@ export interface HubOptions {
   /** How many recent changes are kept (at least; up to a quarter more before the oldest are dropped). */
   capacity: number
   log: FastifyBaseLogger
-  /** Hears of an event of a type the feed does not know (skipped: servers add types, change-streams spec). */
+  /** Hears of an event of a type the feed does not know (skipped: servers add types, change-streams spec), once, as the shared stream takes it in. */
   onSkipped?: (type: string) => void
   /** Hears that the stream forgot its changes (history lost, collection dropped, a change unreadable). */
   onReset?: () => void
@@ -145,7 +145,6 @@ export class ChangeHub {
               committedAt.push(change.committedAt)
             }
           }
-          if (change.id === undefined) this.options.onSkipped?.(change.type)
           at = { resumeToken: change.token, after: change.key }
           if (ids.size >= limit) break
           continue

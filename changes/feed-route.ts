@@ -90,7 +90,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (reason !== undefined) throw unavailable(reason)
       if (scoped && !await options.projectExists(request, projectKey, projectId as ObjectId)) throw notFound(projectId as ObjectId)
       // A token of another history (a replaced database, a collection created again) is 410 at once.
-      const identity = await fastify.database.bounded(async () => await fastify.changes.identities.of(collection))
+      const identity = await fastify.database.bounded(async (signal) => await fastify.changes.identities.of(collection, signal))
       if (issuedIn !== null && issuedIn !== identity) throw expired()
       const hub = fastify.changes.hub(collection, scoped)
       if (position === undefined) {

@@ -65,7 +65,7 @@ async function changesPlugin (fastify: FastifyInstance) {
   let stopping = false
   let admitted = 0
   const stats: FeedStats = { eventsSent: new Map(), eventsSkipped: new Map(), unreadable: new Map(), waiting: 0, streams: 0 }
-  const identities = new CollectionIdentities(() => fastify.database.db(), fastify.config.QUERY_TIMEOUT_MS)
+  const identities = new CollectionIdentities(fastify.database, fastify.config.QUERY_TIMEOUT_MS)
   const count = (map: Map<string, number>, collection: string): void => { map.set(collection, (map.get(collection) ?? 0) + 1) }
 
   const check = availabilityCheck(fastify.database, fastify.config.QUERY_TIMEOUT_MS, AVAILABLE_TTL_MS)

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify'
+import { ObjectId, type Collection, type Db } from 'mongodb'
 import type { Test } from 'tap'
 import { CLIENT_MARGIN_MS } from '../../plugins/mongodb.js'
 import { build } from '../helpers/build.js'
 import { testDatabase } from '../helpers/database.js'
+import { prepareFeeds } from '../helpers/feeds.js'
 import { timeUntil } from '../helpers/until.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
 
@@ -26,6 +28,20 @@ export async function proxiedDatabase (t: Test): Promise<FaultProxy> {
 
 export async function faultApp (t: Test, proxy: FaultProxy): Promise<FastifyInstance> {
   return await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, DATABASE_STUCK_AFTER_MS: 2000 } })
+}
+
+/**
+ * A fault app whose collections are prepared for feeds, with one project: its sessions' feed is
+ * `path`, and `sessions` is the collection, written to directly (not through the proxy's faults).
+ */
+export async function feedFaultApp (t: Test): Promise<{ proxy: FaultProxy, fastify: FastifyInstance, db: Db, project: ObjectId, sessions: Collection, path: string }> {
+  const proxy = await proxiedDatabase(t)
+  const fastify = await faultApp(t, proxy)
+  const db = fastify.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  return { proxy, fastify, db, project, sessions: db.collection('sessions'), path: `/projects/${String(project)}/sessions/changes` }
 }
 
 export interface Timed { status: number, code?: string, ms: number, retryAfter?: string }

@@ -1,29 +1,21 @@
 // Change feeds while the database misbehaves: every feed request, waiting ones too, answers
 // within the bound (503, never a hang or a 500); after the outage the shared stream follows again
 // and a follower converges on its list, without a change lost in between.
-import type { Db } from 'mongodb'
 import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { FeedCopy, listAll, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
+import { FeedCopy, listAll, requireChangeStreams } from '../helpers/feeds.js'
 import { build } from '../helpers/build.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
-import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
+import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, feedFaultApp, proxiedDatabase, sleep } from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 
 t.setTimeout(120_000)
 
 t.test('outage and silence: feeds answer in bounds, then converge', feeds, async (t) => {
-  const proxy = await proxiedDatabase(t)
-  const fastify = await faultApp(t, proxy)
-  const db = fastify.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
-  const sessions = db.collection('sessions')
+  const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
   await sessions.insertMany(Array.from({ length: 5 }, (_, i) => ({ project, name: `s${i}` })))
   const get = async (url: string) => await fastify.inject(url)
-  const path = `/projects/${String(project)}/sessions/changes`
   const copy = new FeedCopy(path)
   await copy.catchUp(get)
 

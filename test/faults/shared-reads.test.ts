@@ -2,26 +2,17 @@
 // can. A read that ran on the database before a change the second follower has gathered must
 // not answer for it: that follower's token would move past the change with the older state,
 // and its copy would keep, for good, a document the list no longer has.
-import type { Db } from 'mongodb'
-import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, listAll, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 import { until } from '../helpers/until.js'
-import { faultApp, proxiedDatabase } from './fault-app.js'
+import { feedFaultApp } from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 
 t.test('a follower never joins a read older than a change it gathered', feeds, async (t) => {
-  const proxy = await proxiedDatabase(t)
-  const fastify = await faultApp(t, proxy)
-  const db = fastify.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
-  const sessions = db.collection('sessions')
+  const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
   const { insertedId: id } = await sessions.insertOne({ project, name: 'kept' })
   const get = async (url: string) => await fastify.inject(url)
-  const path = `/projects/${String(project)}/sessions/changes`
   const [first, second] = [new FeedCopy(path), new FeedCopy(path)]
   await first.catchUp(get)
   await second.catchUp(get)
