@@ -8,15 +8,13 @@ import { feedRoute } from '../changes/feed-route.js'
 /** Not a route file of its own: autoload passes over it (@fastify/autoload, `plugin.autoload`). */
 export const autoload = false
 
-/** Registers the list of `definition` on `fastify`, and its change feed at `<list>/changes` unless it is open. */
-export function registerList (fastify: FastifyInstance, definition: ListDefinition): void {
-  const list = registerListRoute(fastify, definition)
-  if (definition.open !== true) feedRoute(fastify, list)
-}
-
-/** A route file's plugin: the list of `definition` and its feed, in a context of their own. */
+/**
+ * A route file's plugin: the list of `definition`, and its change feed at `<list>/changes` unless
+ * it is open, in a context of their own.
+ */
 export function listAndFeed (definition: ListDefinition) {
   return async function listAndFeedPlugin (fastify: FastifyInstance) {
-    registerList(fastify, definition)
+    const list = registerListRoute(fastify, definition)
+    if (definition.open !== true) feedRoute(fastify, list)
   }
 }
