@@ -7,9 +7,10 @@
 import { Long, calculateObjectSize } from 'bson'
 import { isDocument } from './bson-order.js'
 import { changeEvents, eventCount, type LookupDocument } from './change-events.js'
-import type { ServerState } from './commands.js'
+import type { ServerState } from './server-state.js'
 import type { OplogEntry } from './oplog.js'
-import { readChangeStream, type StreamSpec } from './change-stream-spec.js'
+import { readChangeStream } from './change-stream-spec.js'
+import type { StreamCursor } from './cursors.js'
 import { CommandError } from './errors.js'
 import { runPipeline } from './pipeline.js'
 import { count, type Request } from './request.js'
@@ -17,18 +18,6 @@ import { highWaterMark, tokenOf, type StreamPosition } from './resume-token.js'
 import { isPlainProjection } from './sort-and-project.js'
 import type { Doc } from './storage.js'
 import { cloneDeep } from './update-paths.js'
-
-export interface StreamCursor {
-  id: Long
-  spec: StreamSpec
-  /** Where the next batch starts. */
-  position: StreamPosition
-  /** The postBatchResumeToken last answered: it never moves back, nor past what was read. */
-  token: Doc
-  /** Aborted by killCursors (or the server closing), which ends a waiting getMore. */
-  killed: AbortController
-  busy: boolean
-}
 
 /** As for every cursor: at most 16 MiB of documents in a batch, and at least one. */
 const BATCH_BYTES = 16 * 1024 * 1024

@@ -2,44 +2,16 @@ import { Binary, Long, ObjectId, type Timestamp } from 'bson'
 import { isDocument } from './bson-order.js'
 import { isChangeStream } from './change-stream-spec.js'
 import { openChangeStream, streamGetMore } from './change-streams.js'
-import type { Cursors } from './cursors.js'
 import { CommandError } from './errors.js'
-import { hazardsCommand, type ConnectionHazards, type Hazards } from './hazards.js'
-import type { Oplog } from './oplog.js'
-import type { SessionWrites } from './retryable-writes.js'
+import { hazardsCommand } from './hazards-command.js'
 import { runPipeline } from './pipeline.js'
 import { compileFilter } from './query-operators.js'
 import { underConcerns } from './read-write-concern.js'
 import { checkTime, collectionDocuments, collectionName, count, scan, type Request } from './request.js'
 import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
-import type { Collection, Doc, IndexSpec, Storage } from './storage.js'
+import type { ReplicaSetMember, ServerState } from './server-state.js'
+import type { Collection, Doc, IndexSpec } from './storage.js'
 import { WRITE_COMMANDS } from './write-commands.js'
-
-/** The one member of the replica set the stand-in presents itself as. */
-export interface ReplicaSetMember {
-  setName: string
-  /** `host:port`, as the server listens. */
-  me: string
-}
-
-export interface ServerState {
-  storage: Storage
-  cursors: Cursors
-  /** Every write of the server, for change streams. */
-  oplog: Oplog
-  /** Fail points switched on by `configureFailPoint`, as mongod's test commands do. */
-  failPoints: Set<string>
-  connectionId: number
-  member: ReplicaSetMember
-  /** Aborted when this connection or the server closes: a waiting command ends then. */
-  signal: AbortSignal
-  /** For retryable writes: the outcome of each session's latest write. */
-  sessionWrites: SessionWrites
-  /** What MongoDB may do and the stand-in does only when asked (hazards.ts): the server's. */
-  hazards?: Hazards
-  /** And this connection's dice. */
-  connectionHazards?: ConnectionHazards
-}
 
 type Handler = (request: Request) => Doc | Promise<Doc>
 

@@ -1,6 +1,20 @@
 import { Long, calculateObjectSize } from 'bson'
-import type { StreamCursor } from './change-streams.js'
+import type { StreamSpec } from './change-stream-spec.js'
+import type { StreamPosition } from './resume-token.js'
 import type { Doc } from './storage.js'
+
+/** A change stream's cursor (change-streams.ts reads and moves it). */
+export interface StreamCursor {
+  id: Long
+  spec: StreamSpec
+  /** Where the next batch starts. */
+  position: StreamPosition
+  /** The postBatchResumeToken last answered: it never moves back, nor past what was read. */
+  token: Doc
+  /** Aborted by killCursors (or the server closing), which ends a waiting getMore. */
+  killed: AbortController
+  busy: boolean
+}
 
 /**
  * A batch is "the lesser of batchSize documents or 16 MiB worth of documents", and holds at

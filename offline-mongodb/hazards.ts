@@ -3,11 +3,9 @@
 // pre-images), switched on by a seed so that code that leans on the stand-in's ideal timing fails
 // here as it would against MongoDB, the same way at every run. README.md, "Hazards".
 import { Timestamp } from 'bson'
-import { CommandError } from './errors.js'
 import { type Change, History } from './history.js'
 import type { HazardSettings } from './hazard-options.js'
 import type { Oplog } from './oplog.js'
-import type { Request } from './request.js'
 import { seededRandom } from './seeded-random.js'
 
 /** What a test can see and do of a running stand-in's hazards (also through the `offlineHazards` command). */
@@ -129,22 +127,4 @@ export class ConnectionHazards {
     if (roll < this.settings.emptyBatches + this.settings.shortBatches) return 1 + Math.floor(this.batches() * 3)
     return undefined
   }
-}
-
-/**
- * `{ offlineHazards: 'status' | 'advanceMajority' | 'holdMajority' | 'releaseMajority', to?: <Timestamp> }`
- * on admin: the controls above for a test that reaches the stand-in only through a driver. Not a
- * command of MongoDB's: without hazards it is unknown (59), as on mongod.
- */
-export function hazardsCommand ({ cmd, db, state }: Request): Record<string, unknown> {
-  const { hazards } = state
-  if (hazards === undefined) throw new CommandError(59, 'CommandNotFound', "no such command: 'offlineHazards'")
-  if (db !== 'admin') throw new CommandError(13, 'Unauthorized', 'offlineHazards may only be run against the admin database.')
-  const { offlineHazards: action, to } = cmd
-  if (to !== undefined && !(to instanceof Timestamp)) throw new CommandError(14, 'TypeMismatch', "BSON field 'offlineHazards.to' is the wrong type, expected type 'timestamp'")
-  if (action === 'advanceMajority') hazards.advanceMajority(to)
-  else if (action === 'holdMajority') hazards.holdMajority()
-  else if (action === 'releaseMajority') hazards.releaseMajority()
-  else if (action !== 'status') throw new CommandError(2, 'BadValue', `offlineHazards: unknown action ${JSON.stringify(action)}`)
-  return { majorityTime: hazards.majorityTime, latestTime: hazards.latestTime, waiting: hazards.waiting, ok: 1 }
 }

@@ -2,7 +2,7 @@
 // honours maxTimeMS as mongod does.
 import { Long } from 'bson'
 import { CommandError } from './errors.js'
-import type { ServerState } from './commands.js'
+import type { ServerState } from './server-state.js'
 import { compileFilter } from './query-operators.js'
 import type { Doc } from './storage.js'
 

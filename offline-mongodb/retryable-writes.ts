@@ -4,7 +4,6 @@
 import { Binary, Long } from 'bson'
 import { isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
-import type { Request } from './request.js'
 import type { Doc } from './storage.js'
 
 /** Sessions remembered at most; the oldest is forgotten first. */
@@ -18,8 +17,11 @@ function sessionKey (lsid: unknown): string | undefined {
   return Buffer.from(lsid.id.buffer).toString('hex')
 }
 
+/** What a write command's request holds (request.ts's `Request`, among others). */
+interface WriteRequest { cmd: Doc, state: { sessionWrites: SessionWrites } }
+
 /** Wraps a write command: the same `txnNumber` of a session again gets the first reply. */
-export function retryable (handler: (request: Request) => Doc): (request: Request) => Doc {
+export function retryable<R extends WriteRequest> (handler: (request: R) => Doc): (request: R) => Doc {
   return (request) => {
     const { cmd } = request
     const key = sessionKey(cmd.lsid)

@@ -1,5 +1,6 @@
 import net from 'node:net'
-import { runCommand, type ServerState } from './commands.js'
+import { runCommand } from './commands.js'
+import type { ServerState } from './server-state.js'
 import { Cursors } from './cursors.js'
 import { type HazardOptions, hazardSettings, hazardsFromEnvironment } from './hazard-options.js'
 import { ConnectionHazards, type HazardControls, Hazards } from './hazards.js'

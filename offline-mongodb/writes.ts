@@ -1,7 +1,7 @@
 // Every change to the stored documents goes through here, so that each one is in the oplog
 // exactly once, with what its change events need: the document key, pre- and post-images and,
 // for an update, the fields it changed; and, while the majority point lags, in its history.
-import type { ServerState } from './commands.js'
+import type { ServerState } from './server-state.js'
 import type { UpdateDescription } from './oplog.js'
 import type { Collection, Doc } from './storage.js'
 
