@@ -1,9 +1,7 @@
-// One list page, one `find` command, no cursor object. The page is read with Db#command and
-// the `raw` option: the reply's `cursor` stays BSON and its first batch is handed to the
-// transcoder (bson-json.ts) as it lies in the reply. The driver's find cursor (FindCursor with
-// `raw`, then toArray) cost 1.6–2.9× as much client CPU for the same command, most of it per
-// document (bench/driver-process.ts; docs/performance.md has the figures). A driver that
-// decodes the reply's `cursor` although `raw` was asked for gets the public cursor path instead.
+// One list page, one `find` command, no cursor object: the page is read with Db#command and the
+// `raw` option, and the reply's first batch goes to the transcoder (bson-json.ts) as it lies.
+// The driver's FindCursor costs more client CPU per document (docs/performance.md). A driver
+// that decodes the reply's `cursor` although `raw` was asked for gets the public cursor path.
 import { Long, type ClientSession, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'

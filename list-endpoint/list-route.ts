@@ -3,22 +3,22 @@
 // the routes beside a list (its change feed) share with it is handed back (ListParts).
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { BSON, MongoNetworkError, ObjectId, type Document } from 'mongodb'
-import { compileListQuery, listLimits, type ListLimits, type ListQuery } from '../list-query/compile-list-query.js'
+import { ObjectId, type Document } from 'mongodb'
+import { listLimits, type ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
-import { classifyDatabaseError } from '../database/classify-error.js'
-import { ProblemError, internalError, problem, problemResponse } from '../schemas/problem.js'
+import { ProblemError, internalError, problemResponse } from '../schemas/problem.js'
 import { LIST_EXAMPLES } from '../schemas/list-examples.js'
 import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
-import { EXACT_VALUES, valuesDocument, type CursorBinding } from './cursor.js'
-import { keysetFilter, valueAt } from './keyset.js'
+import { valuesDocument, type CursorBinding } from './cursor.js'
+import { keysetFilter } from './keyset.js'
 import { bsonToJson } from './bson-json.js'
-import { decodeAt, decodeFields, topLevelValues, type Page } from './bson-page.js'
-import { findPage, findProjectPage, type PageOptions, type PageQuery } from './find-page.js'
+import { decodeAt, topLevelValues, type Page } from './bson-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
 import { getAndHeadOnly } from './get-only.js'
+import { BAD_REQUEST_EXAMPLE, NO_TOKEN_MESSAGE, UNKNOWN_PROJECT_EXAMPLE, badRequestExample, cursorProblem, databaseDown, projectNotFound } from './list-problems.js'
+import { filterText, projectExists, readPage, sortValues, type PageRead } from './read-page.js'
 
 export interface ListDefinition {
   /** The MongoDB collection listed. */
@@ -80,84 +80,9 @@ function both (filter: Document, fixed: Document): Document {
   return Object.keys(fixed).some((key) => key in filter) ? { $and: [filter, fixed] } : { ...filter, ...fixed }
 }
 
-/** Whether the project exists; run beside the list (which the project scopes anyway) when not remembered. */
-async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
-  return await fastify.database.timed('find', async () => await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } })) !== null
-}
-
-const NO_DOCUMENTS: Page = { bytes: Buffer.alloc(0), starts: [] }
-
-/**
- * A page's JSON shorter than this leaves as text: Node then writes the head and the body of the
- * answer as one string in one write(), where a Buffer body takes a writev() of the two (a
- * 1-document page: 1-5 % less CPU in three side-by-side runs). The bytes are the same: the
- * transcoder writes valid UTF-8. Longer pages stay bytes: copying them into a string would cost
- * more than it saves.
- */
+// A page's JSON shorter than this leaves as text, which Node writes with the answer's head in one
+// write() where a Buffer takes a writev() (its cost: docs/performance.md). The bytes are the same.
 const SMALL_ANSWER = 4096
-
-/**
- * The page, and whether its project exists (`known`: true when remembered or unscoped,
- * undefined when the database must say). A project not remembered is looked up in the page's
- * own command (one connection, one round trip); `limit=0` reads no page, only the project.
- */
-function readPage (fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean, query: PageQuery, options: PageOptions): Promise<PageRead> {
-  if (countOnly) return known !== undefined ? Promise.resolve({ exists: known, page: NO_DOCUMENTS }) : projectExists(fastify, projectId, options).then((exists) => ({ exists, page: NO_DOCUMENTS }))
-  const db = fastify.database.db()
-  if (known === undefined) return fastify.database.timed('aggregate', () => findProjectPage(db, collection, projectId, query, options))
-  return fastify.database.timed('find', () => findPage(db, collection, query, options)).then((page) => ({ exists: true, page }))
-}
-
-/** What a list reads: its page, whether its project exists, and the count when asked. */
-interface PageRead { exists: boolean, page: Page, total?: number }
-
-// The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
-// are reused (plugins/list-query.ts), so it is written once per query rather than per page.
-const filterTexts = new WeakMap<ListQuery, string>()
-function filterText (query: ListQuery): string {
-  let text = filterTexts.get(query)
-  if (text === undefined) {
-    text = BSON.EJSON.stringify(query.filter, { relaxed: false })
-    filterTexts.set(query, text)
-  }
-  return text
-}
-
-/** The values of the sort keys of the page's document `index`, decoded as stored (dotted keys included). */
-function sortValues (page: Page, index: number, sortKeys: string[]): unknown[] {
-  const doc = decodeFields(page, index, [...new Set(sortKeys.map((key) => key.split('.')[0] as string))], EXACT_VALUES)
-  return sortKeys.map((key) => valueAt(doc, key))
-}
-
-function cursorProblem (code: 'INVALID_CURSOR' | 'CURSOR_MISMATCH', message: string): ProblemError {
-  return ProblemError.about('after', 400, code, message)
-}
-
-/** The request the 400 example of every list answers (a field no kind has, a limit below 0). */
-export const BAD_REQUEST_EXAMPLE = 'filter={"nmae":"x"}&sort=nmae&limit=-1'
-
-/** A project id no demo project has: the 404 example. */
-export const UNKNOWN_PROJECT_EXAMPLE = '65cd7e3007370d3300000009'
-
-/** The 401 of a list without a bearer token (plugins/access-control.ts sends it). */
-export const NO_TOKEN_MESSAGE = 'This list needs a bearer token: Authorization: Bearer <JWT>'
-
-function projectNotFound (id: ObjectId): ProblemError {
-  return ProblemError.about('projectId', 404, 'PROJECT_NOT_FOUND', `No project has the id '${String(id)}'`)
-}
-
-function badRequestExample (spec: QuerySpec, limits: ListLimits): ProblemError {
-  const result = compileListQuery(BAD_REQUEST_EXAMPLE, spec, limits)
-  if (result.ok) throw new Error(`${BAD_REQUEST_EXAMPLE} must be refused by every kind`)
-  return ProblemError.badRequest(result.problems)
-}
-
-/** What a list answers while its database cannot be reached (database/classify-error.ts). */
-const databaseDown = ((): ReturnType<typeof problem> => {
-  const down = classifyDatabaseError(new MongoNetworkError('connect ECONNREFUSED'))
-  if (down === undefined) throw new Error('a network error is a database outage')
-  return problem(down.status, down.code, down.detail, [], down.param)
-})()
 
 /** Registers the list of `definition` on `fastify` (GET, HEAD, 405 for the rest); returns what its feed shares with it. */
 export function registerListRoute (fastify: FastifyInstance, { collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListDefinition): ListParts {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { tokenVerifier, type Principal } from '../access-control/verify-token.js'
-import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-route.js'
+import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-problems.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {

@@ -78,7 +78,7 @@ t.test('what a reader sees is right: version, error examples, path parameter fir
 
 t.test('the error examples are what the service sends, and each list\'s bracket example is its own', async (t) => {
   const { buildWithDemoData, projectIds } = await import('../helpers/demo-app.js')
-  const { BAD_REQUEST_EXAMPLE, UNKNOWN_PROJECT_EXAMPLE } = await import('../../list-endpoint/list-route.js')
+  const { BAD_REQUEST_EXAMPLE, UNKNOWN_PROJECT_EXAMPLE } = await import('../../list-endpoint/list-problems.js')
   const fastify = await buildWithDemoData(t)
   const { publicIds } = await projectIds(fastify)
   const document = (await fastify.inject('/docs/json')).json()
