@@ -1,6 +1,6 @@
 // Micro-benchmark: compiling a list query string, side by side with api-query-params doing the
 // same job (query string → MongoDB find arguments). Rounds alternate A, B, A, B… so that noise
-// on a shared machine hits both; the figure is the median time per call over the rounds.
+// from the rest of the machine hits both; the figure is the median time per call over the rounds.
 import aqp from 'api-query-params'
 import { ObjectId } from 'mongodb'
 import { compileListQuery } from '../list-query/compile-list-query.js'

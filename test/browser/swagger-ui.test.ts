@@ -12,7 +12,7 @@ import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 declare const document: { querySelector: (selector: string) => { textContent: string | null } | null }
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-// A browser rendering the whole OpenAPI document (nine lists and eight feeds) takes its time on a busy 2-core machine.
+// A browser rendering the whole OpenAPI document (nine lists and eight feeds) takes its time beside other test processes.
 t.setTimeout(120_000)
 
 /** The app on demo data in Chromium, Swagger UI open. */

@@ -37,9 +37,8 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   // No key kept in a file (CURSOR_KEY_FILE): each app signs with a key of its own, as a test of a restart asks explicitly.
   const config: Config = { ...readConfig({}), ...shims, CURSOR_KEY_FILE: 'off', LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, DATABASE_STUCK_AFTER_MS: 60_000, ...overrides }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
-  // A process's first build imports the whole app, while other test processes do the same on
-  // the same two cores: Fastify's 10 s for a plugin to start bounds a service's start, and
-  // tap's timeout bounds a test's.
+  // A process's first build imports the whole app while other test processes run beside it:
+  // Fastify's 10 s for a plugin to start bounds a service's start, and tap's timeout a test's.
   options.pluginTimeout = 60_000
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
   const fastify = Fastify(options)
