@@ -1,7 +1,7 @@
 // What the feed takes from a MongoDB change event: which document changed, and to which
 // projects it belonged before and after the change (from the pre- and post-images). Whether
 // the document is in a feed's filter is never decided here: the feed reads the changed
-// documents again with its filter (changes/feed.ts), so that MongoDB itself decides.
+// documents again with its filter (readAgain in changes/feed-steps.ts), so that MongoDB decides.
 import { ObjectId, type Document } from 'mongodb'
 
 /**

@@ -17,11 +17,9 @@ export const COMPRESSION_THRESHOLD = 1024
 export const LEVELS = { zstd: 1, br: 1, gzip: 3 } as const
 
 /**
- * Pages up to this size are compressed in one synchronous call rather than through a zlib stream
- * on the thread pool, whose set-up and hand-offs cost more than the compression itself: on a
- * 100-document page (54 KB) the stream path cost 1.42 times identity's CPU per request, where
- * zstd 1 itself takes 57 µs. 1 MiB holds a 1,000-document page (546 KB: zstd 1 about 0.6 ms,
- * gzip 3 about 2.3 ms on the event loop); larger answers still stream.
+ * Pages up to this size (a 1,000-document page fits) are compressed in one synchronous call: a
+ * zlib stream's thread-pool hand-offs cost more than compressing a list page (docs/performance.md).
+ * Larger answers still stream, so that the event loop is never held for long.
  */
 export const SYNC_THRESHOLD = 1024 * 1024
 

@@ -86,9 +86,9 @@ export const MAX_CONNECTING = 40
  * specifications say what each bounds):
  * - connectTimeoutMS bounds a connection's TCP connect and each round trip of its handshake
  *   (hello, authentication), the monitor's own connection included, and the monitor's
- *   heartbeat (plus heartbeatFrequencyMS when streaming): at 2 s a database taking 2 s per
- *   reply was declared Unknown and every request failed. Requests themselves are bounded by
- *   their own signal (Database#bounded), never by this.
+ *   heartbeat (plus heartbeatFrequencyMS when streaming): shorter, a database that answers
+ *   slowly would be declared Unknown. Requests are bounded by their own signal
+ *   (Database#bounded), never by this.
  * - serverSelectionTimeoutMS: as long as a request may wait in all.
  * - minPoolSize and maxConnecting: a warm pool, and a cold one that opens connections
  *   together (the driver's default opens 2 at a time: 50 requests on a pool of 2 wait 25
@@ -97,9 +97,8 @@ export const MAX_CONNECTING = 40
 export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOptions {
   const options: MongoClientOptions = {
     appName: 'listing-api',
-    // No command monitoring: the driver then makes two event objects per command and relays
-    // each through four emitters, 8 % of a list request's CPU (measured side by side). The
-    // metrics time the service's own commands instead (Database#timed).
+    // No command monitoring: the driver would make two event objects per command and relay each
+    // through four emitters (docs/performance.md); the metrics time the service's own commands.
     monitorCommands: false,
     serverSelectionTimeoutMS: queryTimeoutMs,
     connectTimeoutMS: queryTimeoutMs,
