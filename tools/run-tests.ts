@@ -1,13 +1,13 @@
 // `npm test`: given test files (`npm test -- test/lib/slot-set.test.ts`), tap runs just those;
 // otherwise the whole suite in two runs: tap's own (package.json's `tap` include and exclude),
-// then, once it has passed, the files that need the machine's CPU.
+// then, once it has passed, the files that need a core to themselves.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 
 const ROOT = path.join(import.meta.dirname, '..')
 
-/** Run after the others, two side by side and then the rehearsal alone: they need the machine's CPU. */
+/** Run after the others, two side by side and then the rehearsal alone: each needs a core to itself. */
 export const RUN_AFTER = ['test/faults/readiness.test.ts', 'test/faults/slow-database.test.ts', 'test/rehearsal/rehearsal.test.ts']
 
 /** Whether an argument names test files (a misspelt path too: tap says so, rather than the whole suite running). */

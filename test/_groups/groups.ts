@@ -7,8 +7,9 @@ import tap from 'tap'
 // hooks, the embedded database and the app's modules. Most test files share one process, a
 // group, and that cost: each group is a file here named after it, which tap runs as it runs any
 // test file. A group's files are imported one after the other, so what a file starts at its top
-// level (an app, a fault proxy) lives until the group ends. Files that need the machine's CPU or
-// depend on what their process imported first keep a process of their own. tap's `exclude`
+// level (an app, a fault proxy) lives until the group ends; each keeps its own time limit (runFiles).
+// Files that need a core to themselves or depend on what their process imported first keep a
+// process of their own. tap's `exclude`
 // (package.json) keeps the grouped folders out of the run so that each file runs once
 // (test/architecture.test.ts checks that every test file runs exactly once), and `npx tap <file>`
 // still runs any one file alone. tap starts files in the order of their names: the underscore of
@@ -36,14 +37,14 @@ export const GROUPS: Record<string, Group> = {
   // The change feeds; named so that the two fault groups, which take longer, start before it.
   feeds: { folders: ['test/changes'] },
   // Most fault files wait on their broken databases: they start early, in two processes beside the
-  // busier groups. The slow-clients file needs the machine's CPU (a thousand connections) and has
+  // busier groups. The slow-clients file needs a core to itself (a thousand connections) and has
   // a process of its own; readiness and slow-database need it more: npm test runs them after.
   'faults-a-to-o': { folders: ['test/faults'], only: /^(?!readiness|slow-)[a-o]/ },
   'faults-p-to-z': { folders: ['test/faults'], only: /^(?!readiness|slow-)[p-z]/ }
 }
 
-/** What one group may take, all its files together (tap's `timeout` is per process). */
-const GROUP_TIMEOUT_MS = 300_000
+/** A file's time limit in a group unless it sets its own (tap's `timeout` in package.json, for a file alone). */
+const FILE_TIMEOUT_MS = 90_000
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
@@ -63,20 +64,38 @@ export function filesOf ({ folders, only, files = [] }: Group): string[] {
 /**
  * Runs the group that `file` (a group's file) is named after: each test file's tests after the
  * file before, as they are written (each imports `tap` and adds its tests to the process's root).
- * The files are imported inside a first test, so that the root has work queued while they load
- * (tap ends a root that sits idle), and the group's time limit is set once they are all loaded
- * (a file's own top-level `t.setTimeout` would otherwise set the whole process's).
  */
 export function runGroup (file: string): void {
   const name = path.basename(file, '.test.ts')
   const group = GROUPS[name]
   if (group === undefined) throw new Error(`${file} names no group of test/_groups/groups.ts`)
-  const files = filesOf(group)
-  tap.test(`loads the ${files.length} test files of the group ${name}`, async (t) => {
+  runFiles(`the group ${name}`, filesOf(group).map((file) => path.join(ROOT, file)))
+}
+
+/**
+ * Imports `files` (absolute paths) inside a first test, so that the root has work queued while
+ * they load (tap ends a root that sits idle). Before each file's tests, a test named after the
+ * file sets the process's time limit to that file's own (the `t.setTimeout` of its top level,
+ * held back while it loads, or `defaultMs`): a file that hangs fails alone, in its own time,
+ * and tap's report names it (the `at` of the test it was in).
+ */
+export function runFiles (label: string, files: string[], defaultMs = FILE_TIMEOUT_MS): void {
+  tap.test(`loads the ${files.length} test files of ${label}`, async (t) => {
+    const setTimeout = tap.setTimeout.bind(tap)
     for (const file of files) {
-      await import(pathToFileURL(path.join(ROOT, file)).href)
-      t.pass(file)
+      const limit = { ms: defaultMs }
+      const name = path.relative(ROOT, file)
+      tap.test(`${name}: its tests follow`, async (t) => {
+        setTimeout(limit.ms)
+        t.pass(`time limit ${limit.ms} ms`)
+      })
+      tap.setTimeout = (ms: number) => { limit.ms = ms }
+      try {
+        await import(pathToFileURL(file).href)
+      } finally {
+        tap.setTimeout = setTimeout
+      }
+      t.pass(name)
     }
-    tap.setTimeout(GROUP_TIMEOUT_MS)
   })
 }

@@ -1,0 +1,28 @@
+// A group of test files shares one process (test/_groups/groups.ts); a file that hangs there
+// must fail in its own time limit, not the group's, and be named in tap's report.
+import { spawnSync } from 'node:child_process'
+import path from 'node:path'
+import t from 'tap'
+import { NODE, nodeArgs } from '../helpers/node-child.js'
+
+const GROUPS_MODULE = path.join(import.meta.dirname, '..', '_groups', 'groups.ts')
+
+t.test('a hanging file of a group fails within its own time limit, and the report names it', async (t) => {
+  const dir = t.testdir({
+    'passes.test.ts': "import t from 'tap'\nt.test('passes', async (t) => { t.pass('first') })\n",
+    // It waits on a timer, as on a hung socket, which it lets go once tap has given up on it
+    // (the root's 'timeout'), so that the process ends without tap's kill ten seconds later.
+    'hangs.test.ts': "import t from 'tap'\nt.setTimeout(1000)\n" +
+      "t.test('waits forever', async () => { await new Promise(() => { const timer = setInterval(() => {}, 60_000); t.on('timeout', () => { clearInterval(timer) }) }) })\n",
+    'group.ts': `import path from 'node:path'\nimport { runFiles } from ${JSON.stringify(GROUPS_MODULE)}\n` +
+      "runFiles('a fixture', ['passes.test.ts', 'hangs.test.ts'].map((f) => path.join(import.meta.dirname, f)), 600_000)\n"
+  })
+  // The group's own limit is ten minutes: ending within the kill's bound means the file's 1 s applied.
+  const run = spawnSync(NODE, nodeArgs(['--import=tsx', path.join(dir, 'group.ts')], { coverage: false }), { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' })
+  t.equal(run.signal, null, 'the process ended by itself, not by the kill')
+  t.not(run.status, 0, 'it failed')
+  t.match(run.stdout, /ok \d+ - passes/, 'the file before it passed')
+  t.match(run.stdout, /not ok \d+ - timeout!/, 'the hanging test timed out')
+  t.match(run.stdout, /fileName: .*hangs\.test\.ts/, 'the report names the hanging file')
+  t.match(run.stdout, /hangs\.test\.ts: its tests follow[\s\S]*time limit 1000 ms/, 'its time limit was its own')
+})
