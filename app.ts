@@ -11,7 +11,7 @@ import { sharedSerializers } from './lib/shared-serializers.js'
 export interface AppOptions {
   /** The configuration with MONGODB_URI resolved to the database chosen for this process. */
   config: Config
-  /** The clock of what the app remembers for a while (the project cache): Date.now unless a test sets one. */
+  /** The clock of what the app remembers for a while (the project cache, the key set's cool-down and pauses): Date.now unless a test sets one. */
   now?: () => number
 }
 

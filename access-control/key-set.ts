@@ -26,6 +26,12 @@ export interface KeySetOptions {
   maxAgeMs: number
   /** Hears of every failed fetch, with the reason. */
   onFailure?: (reason: string) => void
+  /** The clock of the cool-down, the pauses and the keys' age: Date.now unless a test moves one. */
+  now?: () => number
+  /** Waits out the end of a cool-down or pause: a timer unless a test's clock stands in for it. */
+  sleep?: (ms: number) => Promise<void>
+  /** What fetches the key set: the global fetch unless a test scripts the answers. */
+  fetch?: (uri: string, init: RequestInit) => Promise<Response>
 }
 
 interface Key { alg?: string, pem: string }
@@ -43,20 +49,27 @@ export class KeySet {
   #refetchedAt = -Infinity
   #failed = false
   #inFlight: Promise<void> | undefined
+  readonly #now: () => number
+  readonly #sleep: (ms: number) => Promise<void>
+  readonly #fetchFn: (uri: string, init: RequestInit) => Promise<Response>
 
-  constructor (private readonly options: KeySetOptions) {}
+  constructor (private readonly options: KeySetOptions) {
+    this.#now = options.now ?? (() => Date.now())
+    this.#sleep = options.sleep ?? (async (ms) => { await new Promise((resolve) => setTimeout(resolve, ms)) })
+    this.#fetchFn = options.fetch ?? (async (uri, init) => await fetch(uri, init))
+  }
 
   /** The public key (PEM) for a token's `kid` and `alg`, or why there is none. */
   async key (kid: string, alg: string): Promise<KeyLookup> {
     const cached = this.#find(kid, alg)
     if (cached !== undefined) {
-      if (Date.now() - this.#fetchedAt > this.options.maxAgeMs) this.#fetchWhenAllowed(0, false).catch(() => {})
+      if (this.#now() - this.#fetchedAt > this.options.maxAgeMs) this.#fetchWhenAllowed(0, false).catch(() => {})
       return { ok: true, pem: cached.pem }
     }
     await this.#fetchWhenAllowed(this.options.maxWaitMs, true)
     const found = this.#find(kid, alg)
     if (found !== undefined) return { ok: true, pem: found.pem }
-    const retryAfterMs = Math.max(0, this.#nextAllowed(true) - Date.now())
+    const retryAfterMs = Math.max(0, this.#nextAllowed(true) - this.#now())
     return { ok: false, reason: this.#failed ? 'key set unavailable' : 'unknown key', retryAfterMs }
   }
 
@@ -83,13 +96,13 @@ export class KeySet {
   /** Joins the fetch under way, or starts one if it is allowed within `waitMs`; else nothing. */
   async #fetchWhenAllowed (waitMs: number, forUnknownKid: boolean): Promise<void> {
     if (this.#inFlight !== undefined) return await this.#inFlight
-    const wait = this.#nextAllowed(forUnknownKid) - Date.now()
+    const wait = this.#nextAllowed(forUnknownKid) - this.#now()
     if (wait > waitMs) return
-    const startsAt = Date.now() + Math.max(0, wait)
+    const startsAt = this.#now() + Math.max(0, wait)
     this.#attemptedAt = startsAt
     if (forUnknownKid) this.#refetchedAt = startsAt
     this.#inFlight = (async () => {
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      if (wait > 0) await this.#sleep(wait)
       await this.#fetch()
     })().finally(() => { this.#inFlight = undefined })
     return await this.#inFlight
@@ -97,10 +110,10 @@ export class KeySet {
 
   async #fetch (): Promise<void> {
     this.fetches++
-    this.#attemptedAt = Date.now()
+    this.#attemptedAt = this.#now()
     try {
       this.#keys = keysOf(await this.#download())
-      this.#fetchedAt = Date.now()
+      this.#fetchedAt = this.#now()
       this.#failed = false
     } catch (error) {
       // The keys already held stay usable: a key set that cannot be had revokes nothing.
@@ -113,7 +126,7 @@ export class KeySet {
     const signal = AbortSignal.timeout(this.options.timeoutMs)
     let response: Response
     try {
-      response = await fetch(this.options.uri, { signal, headers: { accept: 'application/json' } })
+      response = await this.#fetchFn(this.options.uri, { signal, headers: { accept: 'application/json' } })
     } catch (error) {
       throw new FetchError(signal.aborted ? `no answer within ${this.options.timeoutMs} ms` : `unreachable (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`)
     }

@@ -28,6 +28,8 @@ export interface VerifierOptions {
   /** How long a token with an unknown key may wait for the key set, in all (the query budget bounds it). */
   keyWaitMs: number
   onKeySetFailure?: (reason: string) => void
+  /** The key set's clock (its cool-down and pauses); tokens' `exp` and `nbf` are checked against the real time. */
+  now?: () => number
 }
 
 const CLOCK_TOLERANCE_MS = 30_000
@@ -35,7 +37,7 @@ const BEARER = /^Bearer ([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/i
 /** At most one key-set fetch per this long for unknown `kid`s, after one that succeeded… */
 export const KEY_SET_COOLDOWN_MS = 10_000
 /** …and after one that failed. */
-const KEY_SET_RETRY_MS = 2000
+export const KEY_SET_RETRY_MS = 2000
 const KEY_SET_MAX_BYTES = 256 * 1024
 const KEY_SET_MAX_AGE_MS = 10 * 60_000
 
@@ -140,7 +142,8 @@ export function tokenVerifier (options: VerifierOptions): TokenVerifier {
       retryMs: KEY_SET_RETRY_MS,
       maxWaitMs: Math.max(0, options.keyWaitMs - fetchTimeoutMs),
       maxAgeMs: KEY_SET_MAX_AGE_MS,
-      onFailure: options.onKeySetFailure
+      onFailure: options.onKeySetFailure,
+      now: options.now
     })
   const pem = options.publicKey?.replaceAll('\\n', '\n')
   const lookup = async (kid: unknown, alg: string): Promise<KeyLookup> => {

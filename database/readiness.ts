@@ -21,6 +21,8 @@ export interface ReadinessOptions {
   silentAfterMs?: number
   /** Times the pings (plugins/mongodb.ts Database#timed, for the metrics). */
   timed?: <T>(command: string, work: () => Promise<T>) => Promise<T>
+  /** The clock that silence is measured on: performance.now unless a test moves one. */
+  now?: () => number
 }
 
 /** Hears how each of the periodic checks ended: whether the database answered its ping. */
@@ -38,12 +40,13 @@ export class DatabaseReadiness {
   /** When `ready` last changed (0: never, so the first connection is warmed by start, not here). */
   private lastReadyChange = 0
   private pinging: Promise<boolean> | undefined
-  /** When the ping under way was sent (performance.now()), if one is. */
+  /** When the ping under way was sent (by `now`), if one is. */
   private pingSentAt: number | undefined
-  /** When the database last answered anything (a request's command, a handshake, a heartbeat) while a ping was under way (performance.now()). */
+  /** When the database last answered anything (a request's command, a handshake, a heartbeat) while a ping was under way (by `now`). */
   private answeredAt = 0
-  /** When a request last met a database it could not reach (performance.now()), if since the last good ping. */
+  /** When a request last met a database it could not reach (by `now`), if since the last good ping. */
   private suspectedAt: number | undefined
+  private readonly now: () => number
   /** The driver's view of the servers, from its monitoring events; undefined until it has one. */
   private topology: TopologyDescription | undefined
   private warming: Promise<void> | undefined
@@ -55,6 +58,7 @@ export class DatabaseReadiness {
 
   constructor (private readonly options: ReadinessOptions) {
     this.client = options.client
+    this.now = options.now ?? (() => performance.now())
     this.follow(this.client)
   }
 
@@ -91,7 +95,7 @@ export class DatabaseReadiness {
 
   /** The database answered something while a ping is under way: it is not silent. */
   private heard (): void {
-    if (this.pingSentAt !== undefined) this.answeredAt = performance.now()
+    if (this.pingSentAt !== undefined) this.answeredAt = this.now()
   }
 
   /**
@@ -106,7 +110,7 @@ export class DatabaseReadiness {
     if (!this.warmedUp) return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
     if (this.refusesConnections()) return { ready: false, reason: 'the database refuses connections' }
     const silentAfterMs = this.options.silentAfterMs ?? this.options.pingTimeoutMs
-    if (this.pingSentAt !== undefined && performance.now() - Math.max(this.pingSentAt, this.answeredAt) > silentAfterMs) {
+    if (this.pingSentAt !== undefined && this.now() - Math.max(this.pingSentAt, this.answeredAt) > silentAfterMs) {
       return { ready: false, reason: `the database has not answered a ping for ${silentAfterMs} ms` }
     }
     if (!this.ready) return { ready: false, reason: 'the database does not answer a ping' }
@@ -168,7 +172,7 @@ export class DatabaseReadiness {
    * heartbeat comes every 2 s; a request often learns first.
    */
   suspect (): void {
-    this.suspectedAt = performance.now()
+    this.suspectedAt = this.now()
     if (!this.stopped) this.ping().catch(() => {})
   }
 
@@ -206,7 +210,7 @@ export class DatabaseReadiness {
   private async pingOnce (): Promise<boolean> {
     const timeoutMs = this.firstPing ? 2 * this.options.pingTimeoutMs : this.options.pingTimeoutMs
     this.firstPing = false
-    const sentAt = this.pingSentAt = performance.now()
+    const sentAt = this.pingSentAt = this.now()
     try {
       const ping = async () => await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(timeoutMs) })
       await (this.options.timed === undefined ? ping() : this.options.timed('ping', ping))

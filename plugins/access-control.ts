@@ -27,7 +27,7 @@ const REALM = 'Bearer realm="listing-api"'
  * Checked first, before the query string, so that nothing about the request is judged for a
  * caller who is not known.
  */
-async function accessControlPlugin (fastify: FastifyInstance) {
+async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: () => number }) {
   const config = fastify.config
   const failures = new Map<string, number>()
   fastify.decorate('authFailures', failures)
@@ -45,7 +45,9 @@ async function accessControlPlugin (fastify: FastifyInstance) {
     projectsClaim: config.JWT_PROJECTS_CLAIM,
     // Waiting for keys counts against the request's time, as its query does.
     keyWaitMs: config.QUERY_TIMEOUT_MS,
-    onKeySetFailure: (reason) => { fastify.log.warn(`the key set at ${config.JWT_JWKS_URI ?? ''} could not be used: ${reason}; tokens whose key is not cached answer 503 AUTH_UNAVAILABLE`) }
+    onKeySetFailure: (reason) => { fastify.log.warn(`the key set at ${config.JWT_JWKS_URI ?? ''} could not be used: ${reason}; tokens whose key is not cached answer 503 AUTH_UNAVAILABLE`) },
+    // The app's clock (AppOptions in app.ts): a test moves it past the key set's pauses.
+    now
   })
   // The keys are fetched once at start, so that the first callers do not wait for them.
   if (verify.keySet !== undefined) fastify.addHook('onReady', async () => { verify.keySet?.prefetch().catch(() => {}) })

@@ -30,7 +30,25 @@ export interface Lifecycle {
   onStop: (listener: () => void) => void
   /** Leaves an answer that is written over a long time (a change feed's stream) out of SEND_TIMEOUT_MS: it bounds its reader itself. */
   exempt: (response: ServerResponse) => void
+  /**
+   * The drain after SIGTERM (process/service.ts): /ready 503 at once, requests still served for
+   * `delayMs` while load balancers notice, then no new ones, then those in flight for `settleMs` at most.
+   */
+  drain: (options: DrainOptions) => Promise<void>
 }
+
+export interface DrainOptions {
+  /** SHUTDOWN_DELAY_MS, or 0 (after an error). */
+  delayMs: number
+  /** How long the requests in flight may still take once no new one is taken. */
+  settleMs: number
+  /** Runs once the delay is over, before new requests are refused. */
+  beforeStop?: () => Promise<void>
+  /** Waits out the delay: a timer unless a test ends the delay itself. */
+  wait?: (ms: number) => Promise<void>
+}
+
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 /** How often answers that wait for their client are looked at (plugins/config.ts SEND_TIMEOUT_MS). */
 const SWEEP_MS = 250
@@ -68,6 +86,13 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
         const timer = setTimeout(resolve, ms)
         idle.push(() => { clearTimeout(timer); resolve() })
       })
+    },
+    drain: async ({ delayMs, settleMs, beforeStop, wait = sleep }) => {
+      lifecycle.draining = true
+      if (delayMs > 0) await wait(delayMs)
+      await beforeStop?.()
+      lifecycle.stopAccepting()
+      await lifecycle.settled(settleMs)
     }
   }
   fastify.decorate('lifecycle', lifecycle)

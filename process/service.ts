@@ -67,16 +67,13 @@ export async function runService ({ config, onClosed, tracingEndpoint }: Service
   // accepting (new connections refused, kept-alive ones closed: a proxy retries elsewhere), let
   // in-flight requests finish (each is bounded by the query timeout), database last.
   closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {
-    fastify.lifecycle.draining = true
-    if (err !== undefined) {
-      fastify.log.error({ err }, 'server closing after an error')
-    } else {
-      fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
-      await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DELAY_MS))
-    }
-    await writer?.stop()
-    fastify.lifecycle.stopAccepting()
-    await fastify.lifecycle.settled(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS)
+    if (err !== undefined) fastify.log.error({ err }, 'server closing after an error')
+    else fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
+    await fastify.lifecycle.drain({
+      delayMs: err === undefined ? SHUTDOWN_DELAY_MS : 0,
+      settleMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
+      beforeStop: async () => { await writer?.stop() }
+    })
     await fastify.close()
     await database.close()
     await onClosed?.()

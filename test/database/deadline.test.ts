@@ -1,11 +1,20 @@
 // A request's deadline reaches the driver as the `signal` option of every operation
 // (`Database#bounded`, plugins/mongodb.ts). The service counts on the driver to end each kind of
 // wait when that signal aborts: for a reply, for a connection of the pool, and for a server.
+import { once } from 'node:events'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { proxiedDatabase } from '../faults/fault-app.js'
 import { freePort } from '../faults/service-process.js'
 import { uniqueDatabaseName } from '../helpers/database.js'
+import { until } from '../helpers/until.js'
+
+/** Whether `promise` resolves within `ms`. */
+async function resolvesWithin (promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let resolved = false
+  promise.then(() => { resolved = true }, () => {})
+  return await until(() => resolved, ms)
+}
 
 t.test('the driver aborts every kind of wait with the signal\'s reason, at once', async (t) => {
   const proxy = await proxiedDatabase(t)
@@ -14,12 +23,13 @@ t.test('the driver aborts every kind of wait with the signal\'s reason, at once'
   const db = client.db(uniqueDatabaseName('deadline'))
   await db.collection('things').insertMany([{ n: 1 }, { n: 2 }])
 
-  const abortedWait = async (what: string, start: (signal: AbortSignal) => Promise<unknown>): Promise<void> => {
+  /** Starts an operation, waits until it is `waiting` (what shows it is in the wait tested), then aborts it. */
+  const abortedWait = async (what: string, waiting: Promise<unknown>, start: (signal: AbortSignal) => Promise<unknown>): Promise<void> => {
     const deadline = new AbortController()
     // Not a TimeoutError: the driver would translate that into its own timeout error.
     const reason = new Error(`${what}: the request's deadline passed`)
     const pending = start(deadline.signal).then(() => 'answered', (error: unknown) => error)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    t.ok(await resolvesWithin(waiting, 10_000), `${what}: under way`)
     const aborted = Date.now()
     deadline.abort(reason)
     const outcome = await pending
@@ -27,20 +37,21 @@ t.test('the driver aborts every kind of wait with the signal\'s reason, at once'
     if (outcome !== reason) t.comment(outcome)
     t.ok(Date.now() - aborted < 1000, `${what}: at once`)
   }
-  // A reply that never comes (the connection goes silent).
-  proxy.halfOpen()
-  await abortedWait('a reply', async (signal) => await db.command({ ping: 1 }, { signal }))
-  // A connection: the pool's only one is held by a silent command.
+  // A reply that does not come: the database answered, and the proxy holds the answer.
+  const reply = proxy.holdReply((command) => command.ping !== undefined)
+  await abortedWait('a reply', reply.held, async (signal) => await db.command({ ping: 1 }, { signal }))
   proxy.heal()
+  // A connection: the pool's only one is held by a command whose reply is held, and the next
+  // checkout has started.
   await db.command({ ping: 1 })
-  proxy.halfOpen()
-  const holder = new AbortController()
-  const held = db.command({ ping: 1 }, { signal: holder.signal }).catch(() => {})
-  await abortedWait('a connection', async (signal) => await db.collection('things').findOne({}, { signal }))
-  holder.abort(new Error('release'))
+  const holding = proxy.holdReply((command) => command.ping !== undefined)
+  const held = db.command({ ping: 1 }).catch(() => {})
+  t.ok(await resolvesWithin(holding.held, 10_000), 'the only connection is held')
+  await abortedWait('a connection', once(client, 'connectionCheckOutStarted'), async (signal) => await db.collection('things').findOne({}, { signal }))
+  holding.release()
   await held
-  // A server: none can be selected where nothing listens.
+  // A server: none can be selected where nothing listens, as the monitor's first check finds.
   const nowhere = new MongoClient(`mongodb://127.0.0.1:${await freePort()}/`, { serverSelectionTimeoutMS: 5000 })
   t.teardown(async () => await nowhere.close())
-  await abortedWait('a server', async (signal) => await nowhere.db('admin').command({ ping: 1 }, { signal }))
+  await abortedWait('a server', once(nowhere, 'serverHeartbeatFailed'), async (signal) => await nowhere.db('admin').command({ ping: 1 }, { signal }))
 })

@@ -16,7 +16,7 @@ export interface BuildOptions {
   extend?: (app: FastifyInstance) => void
   /** Collects the app's log lines (parsed) instead of discarding them. */
   logLines?: Array<Record<string, unknown>>
-  /** The app's clock for what it remembers a while (the project cache); Date.now unless given. */
+  /** The app's clock for what it remembers a while (the project cache, the key set's pauses); Date.now unless given. */
   now?: () => number
 }
 

@@ -4,6 +4,10 @@ import t from 'tap'
 import { build } from '../helpers/build.js'
 import { until } from '../helpers/until.js'
 
+/** 'settled' if `work` settles within the current turn of the event loop, else 'pending'. */
+const firstOf = async (work: Promise<unknown>): Promise<string> =>
+  await Promise.race([work.then(() => 'settled'), new Promise<string>((resolve) => setImmediate(() => resolve('pending')))])
+
 t.test('answered, failed and abandoned requests all leave the in-flight count', async (t) => {
   // The slow request answers when the test lets it, after its client has gone.
   let answerSlow = (): void => {}
@@ -27,9 +31,40 @@ t.test('answered, failed and abandoned requests all leave the in-flight count', 
   big.abort() // leaves while the body is being written
   await response.text().catch(() => undefined)
   t.ok(await until(() => fastify.lifecycle.inFlight === 0, 10_000), 'back to zero')
-  const started = Date.now()
-  await fastify.lifecycle.settled(5000)
-  t.ok(Date.now() - started < 100, 'settled at once')
+  t.equal(await firstOf(fastify.lifecycle.settled(5000)), 'settled', 'settled at once, without waiting for its bound')
   // The test process's fetch keeps its connections alive; the service's own close is tested in test/faults.
   fastify.server.closeAllConnections()
+})
+
+t.test('the shutdown delay: new requests answered while it lasts, refused once it is over, those in flight finished', async (t) => {
+  let answerSlow = (): void => {}
+  const fastify = await build(t, {
+    extend: (app) => {
+      app.get('/test/slow', async () => { await new Promise<void>((resolve) => { answerSlow = resolve }); return { ok: true } })
+    }
+  })
+  // The delay ends when the test says: nothing here waits for it to pass.
+  const waited: number[] = []
+  let endDelay = (): void => {}
+  const wait = async (ms: number): Promise<void> => { waited.push(ms); await new Promise<void>((resolve) => { endDelay = resolve }) }
+  const steps: string[] = []
+  const drained = fastify.lifecycle.drain({ delayMs: 5000, settleMs: 60_000, wait, beforeStop: async () => { steps.push('before stop') } })
+  t.same(waited, [5000], 'the delay asked for is waited')
+  t.equal((await fastify.inject('/ready')).statusCode, 503, '/ready is 503 at once')
+  t.equal((await fastify.inject('/projects')).statusCode, 200, 'a new request during the delay is answered')
+  const slow = fastify.inject('/test/slow')
+  t.ok(await until(() => fastify.lifecycle.inFlight === 1, 10_000), 'a request in flight as the delay ends')
+  t.same(steps, [], 'nothing stopped during the delay')
+  t.equal(fastify.lifecycle.closing, false)
+  endDelay()
+  t.ok(await until(() => fastify.lifecycle.closing, 10_000), 'once the delay is over, no new request is taken')
+  t.same(steps, ['before stop'], 'what must stop before the refusals has stopped')
+  const refused = await fastify.inject('/projects')
+  t.equal(refused.statusCode, 503, 'a new request is refused')
+  t.match(refused.json(), { code: 'OVERLOADED' })
+  t.equal(refused.headers.connection, 'close')
+  t.equal(await firstOf(drained), 'pending', 'the drain waits for the request in flight')
+  answerSlow()
+  t.equal((await slow).statusCode, 200, 'which is answered')
+  t.equal(await firstOf(drained), 'settled', 'and then the drain ends, long before its bound')
 })

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Db } from 'mongodb'
 import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { build } from '../helpers/build.js'
 import { prepareFeeds } from '../helpers/feeds.js'
+import { timeUntil } from '../helpers/until.js'
 
 t.test('GET /health answers while the process lives', async (t) => {
   const fastify = await build(t)
@@ -19,14 +20,11 @@ t.test('GET /ready answers 200 when the database answers a ping', async (t) => {
   t.same(res.json(), { status: 'ready' })
 })
 
-/** Asks /ready every 50 ms until it answers `status`; the last answer and how long it took. */
-async function readyUntil (fastify: FastifyInstance, status: number, withinMs: number) {
-  const started = Date.now()
-  for (;;) {
-    const res = await fastify.inject('/ready')
-    if (res.statusCode === status || Date.now() - started > withinMs) return { res, ms: Date.now() - started }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+/** Asks /ready until it answers `status`, within `withinMs`: its last answer, and how long it took (Infinity: not within). */
+async function readyUntil (fastify: FastifyInstance, status: number, withinMs: number): Promise<{ res: LightMyRequestResponse, ms: number }> {
+  let res: LightMyRequestResponse | undefined
+  const ms = await timeUntil(async () => (res = await fastify.inject('/ready')).statusCode === status, withinMs, 50)
+  return { res: res as LightMyRequestResponse, ms }
 }
 
 t.test('GET /ready answers 503 problem+json within 2 s of the database going away', async (t) => {
