@@ -7,14 +7,7 @@ import t from 'tap'
 import { proxiedDatabase } from '../faults/fault-app.js'
 import { freePort } from '../faults/service-process.js'
 import { uniqueDatabaseName } from '../helpers/database.js'
-import { until } from '../helpers/until.js'
-
-/** Whether `promise` resolves within `ms`. */
-async function resolvesWithin (promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let resolved = false
-  promise.then(() => { resolved = true }, () => {})
-  return await until(() => resolved, ms)
-}
+import { resolvesWithin } from '../helpers/until.js'
 
 t.test('the driver aborts every kind of wait with the signal\'s reason, at once', async (t) => {
   const proxy = await proxiedDatabase(t)

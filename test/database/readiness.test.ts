@@ -7,17 +7,10 @@ import t from 'tap'
 import { DatabaseReadiness } from '../../database/readiness.js'
 import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
-import { until } from '../helpers/until.js'
+import { resolvesWithin, until } from '../helpers/until.js'
 
 const quiet = () => {}
 const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log } as unknown as FastifyBaseLogger
-
-/** Whether `promise` resolves within `ms`. */
-async function resolvesWithin (promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let resolved = false
-  promise.then(() => { resolved = true }, () => {})
-  return await until(() => resolved, ms)
-}
 
 t.test('a ping that opens its connection: the handshake is an answer, so silence counts from it', async (t) => {
   const database = await start()

@@ -17,3 +17,10 @@ export async function timeUntil (condition: () => boolean | Promise<boolean>, wi
 export async function until (condition: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<boolean> {
   return await timeUntil(condition, withinMs, everyMs) < Infinity
 }
+
+/** Whether `promise` settles as fulfilled within `withinMs`. */
+export async function resolvesWithin (promise: Promise<unknown>, withinMs: number): Promise<boolean> {
+  let resolved = false
+  promise.then(() => { resolved = true }, () => {})
+  return await until(() => resolved, withinMs)
+}
