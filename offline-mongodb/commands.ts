@@ -1,4 +1,5 @@
 import { Binary, Long, ObjectId, type Timestamp } from 'bson'
+import type { AwaitClock } from './await-clock.js'
 import { isDocument } from './bson-order.js'
 import { isChangeStream } from './change-stream-spec.js'
 import { openChangeStream, streamGetMore } from './change-streams.js'
@@ -33,6 +34,8 @@ export interface ServerState {
   member: ReplicaSetMember
   /** Aborted when this connection or the server closes: a waiting command ends then. */
   signal: AbortSignal
+  /** Keeps the wait of an awaitData getMore (maxTimeMS). */
+  clock: AwaitClock
   /** For retryable writes: the outcome of each session's latest write. */
   sessionWrites: SessionWrites
   /** What MongoDB may do and the stand-in does only when asked (hazards.ts): the server's. */
