@@ -4,6 +4,7 @@
 // each end a waiting getMore at once; a connection's commands are answered in order; history
 // older than the oplog is lost (ChangeStreamHistoryLost). And the handshake of the one-member
 // replica set the stand-in presents, which the driver keeps to through a TCP forwarder.
+// A getMore's wait runs on the test's clock (testClock()): the test ends it, or shows what else did.
 import { Long, MongoClient, MongoServerError, Timestamp, type ResumeToken, type ServerDescriptionChangedEvent } from 'mongodb'
 import t, { type Test } from 'tap'
 import { start } from '../../offline-mongodb/server.js'
