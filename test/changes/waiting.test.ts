@@ -152,7 +152,7 @@ async function listen (t: Test, fastify: Awaited<ReturnType<typeof build>>): Pro
 }
 
 t.test('a stream carries events and checkpoints, uncompressed, and ends with a checkpoint', feeds, async (t) => {
-  const { fastify, db, project, path } = await setUp(t, { CHANGES_STREAM_SECONDS: 3 })
+  const { fastify, db, project, path } = await setUp(t)
   await db.collection('registrations').insertMany([{ project, role: 'a' }, { project, role: 'b' }])
   const base = await listen(t, fastify)
   const lines: Array<Record<string, unknown>> = []
@@ -170,10 +170,17 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
       text = text.slice(end + 1)
     }
   })
+  let ended = false
+  response.once('end', () => { ended = true })
   // The listing sent, the stream waits for changes: the next one is a change, not part of the listing.
   t.ok(await until(() => lines.filter((line) => 'type' in line).length === 2 && fastify.changes.hub('registrations', true).waiting === 1, 15_000), 'listed, then waiting')
   const { insertedId } = await db.collection('registrations').insertOne({ project, role: 'c' })
-  await once(response, 'end')
+  const changeLine = (): number => lines.findIndex((line) => line._id === insertedId.toHexString())
+  t.ok(await until(() => changeLine() >= 0 && lines.slice(changeLine() + 1).some((line) => 'next' in line), 15_000), 'the change, then a checkpoint')
+  // Its end by the clock (CHANGES_STREAM_SECONDS) is test/changes/feed-stream.test.ts's: this one ends it by the stop.
+  t.notOk(ended, 'the stream stays open after the change')
+  fastify.lifecycle.stopAccepting()
+  t.ok(await until(() => ended, 15_000), 'and ends when the service stops')
   const events = lines.filter((line) => 'type' in line)
   t.equal(events.length, 3, 'the listing (two) and the change (one)')
   t.equal(events[2]?._id, insertedId.toHexString())
