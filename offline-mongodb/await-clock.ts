@@ -8,7 +8,7 @@ export interface AwaitClock {
 
 export const realAwaitClock: AwaitClock = {
   after: (ms, fire) => {
-    // A timer longer than 2^31 - 1 ms would fire at once: such a wait has no timer.
+    // A delay beyond what setTimeout can hold would fire at once: such a wait has no timer.
     if (ms >= 2 ** 31) return () => {}
     const timer = setTimeout(fire, ms)
     return () => { clearTimeout(timer) }

@@ -66,7 +66,7 @@ t.test('a quiet stream writes a checkpoint every CHECKPOINT_MS, not before, and 
   mock.timers.tick(CHECKPOINT_MS)
   await settle()
   t.equal(stream.checkpoints(), 3, 'and again CHECKPOINT_MS later')
-  // 30 s gone, 10 s left of CHANGES_STREAM_SECONDS: the end comes before the next checkpoint would.
+  // Two quiet checkpoints in, CHANGES_STREAM_SECONDS runs out before a third would come.
   mock.timers.tick(10_000 - 1)
   await settle()
   t.notOk(stream.raw.ended, 'still open a millisecond before CHANGES_STREAM_SECONDS')
