@@ -5,8 +5,26 @@ import type { Change } from './change-events.js'
 
 type Wake = () => void
 
+/** What a wait's deadline is kept by: the real clock, unless a test moves one of its own. */
+export interface WaitClock {
+  now: () => number
+  /** Calls `fire` once `ms` have passed; returns the function that cancels it. */
+  after: (ms: number, fire: () => void) => () => void
+}
+
+/** Date.now and setTimeout, looked up at each call: a test's fake timers (node:test's mock.timers) apply. */
+export const realClock: WaitClock = {
+  now: () => Date.now(),
+  after: (ms, fire) => {
+    const timer = setTimeout(fire, ms)
+    return () => { clearTimeout(timer) }
+  }
+}
+
 export class Waiters {
   private readonly waiters = new Map<string, Set<Wake>>()
+
+  constructor (private readonly clock: WaitClock = realClock) {}
 
   /**
    * Calls `wake` once, at the next change that concerns `project` (any change when undefined),
@@ -35,17 +53,19 @@ export class Waiters {
     await new Promise<void>((resolve) => {
       let cancelWait = (): void => {}
       let cancelStop = (): void => {}
+      let cancelTimer = (): void => {}
       const done = (): void => {
-        clearTimeout(timer)
+        cancelTimer()
         cancelWait()
         cancelStop()
         response.off('close', done)
         resolve()
       }
-      const timer = setTimeout(done, Math.max(0, until - Date.now()))
+      cancelTimer = this.clock.after(Math.max(0, until - this.clock.now()), done)
       cancelWait = this.wait(project, done)
-      cancelStop = stopping(done)
       response.once('close', done)
+      // Last: a service already stopping calls back at once, and done() must find the rest to undo.
+      cancelStop = stopping(done)
     })
   }
 

@@ -205,17 +205,22 @@ export function streamGetMore (request: Request, cursor: StreamCursor): Doc | Pr
   const wait = count(cmd.maxTimeMS, 'maxTimeMS', DEFAULT_AWAIT_MS)
   if (batch.events.length > 0 || wait === 0) return nextBatchReply(cursor, batch, request)
   cursor.busy = true
-  const deadline = Date.now() + wait
   const awaitEvents = async (): Promise<Doc> => {
-    const signal = AbortSignal.any([state.signal, cursor.killed.signal])
-    for (;;) {
-      const left = deadline - Date.now()
-      if (left <= 0) return nextBatchReply(cursor, batch, request)
-      await state.oplog.nextCommit(left, signal)
-      if (cursor.killed.signal.aborted) throw new CommandError(237, 'CursorKilled', `cursor id ${cursor.id.toString()} was killed`)
-      if (state.signal.aborted) throw new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
-      batch = readBatch(request, cursor, limit)
-      if (batch.events.length > 0) return nextBatchReply(cursor, batch, request)
+    // One timer for the whole wait, on the server's clock: writes the stream does not show do not restart it.
+    const expired = new AbortController()
+    const cancel = state.clock.after(wait, () => { expired.abort() })
+    const signal = AbortSignal.any([state.signal, cursor.killed.signal, expired.signal])
+    try {
+      for (;;) {
+        await state.oplog.nextCommit(Infinity, signal)
+        if (cursor.killed.signal.aborted) throw new CommandError(237, 'CursorKilled', `cursor id ${cursor.id.toString()} was killed`)
+        if (state.signal.aborted) throw new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
+        // Read once more when the time is up: the token moves on past what was written meanwhile.
+        batch = readBatch(request, cursor, limit)
+        if (batch.events.length > 0 || expired.signal.aborted) return nextBatchReply(cursor, batch, request)
+      }
+    } finally {
+      cancel()
     }
   }
   return awaitEvents().catch(forget).finally(() => { cursor.busy = false })

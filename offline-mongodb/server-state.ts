@@ -1,5 +1,6 @@
 // What every command of one connection can reach: the server's storage, cursors and oplog, and
 // the connection's own state.
+import type { AwaitClock } from './await-clock.js'
 import type { Cursors } from './cursors.js'
 import type { ConnectionHazards, Hazards } from './hazards.js'
 import type { Oplog } from './oplog.js'
@@ -24,6 +25,8 @@ export interface ServerState {
   member: ReplicaSetMember
   /** Aborted when this connection or the server closes: a waiting command ends then. */
   signal: AbortSignal
+  /** Keeps the wait of an awaitData getMore (maxTimeMS). */
+  clock: AwaitClock
   /** For retryable writes: the outcome of each session's latest write. */
   sessionWrites: SessionWrites
   /** What MongoDB may do and the stand-in does only when asked (hazards.ts): the server's. */

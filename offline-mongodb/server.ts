@@ -1,4 +1,5 @@
 import net from 'node:net'
+import { realAwaitClock, type AwaitClock } from './await-clock.js'
 import { runCommand } from './commands.js'
 import type { ServerState } from './server-state.js'
 import { Cursors } from './cursors.js'
@@ -21,6 +22,8 @@ export interface OfflineMongoOptions {
    * Unset: OFFLINE_MONGODB_HAZARDS decides (`<seed>` or a JSON object of these options); false: none.
    */
   hazards?: HazardOptions | false
+  /** Keeps the wait of a change stream's getMore (maxTimeMS): real timers unless a test gives its own. */
+  clock?: AwaitClock
 }
 
 export interface OfflineMongo {
@@ -40,7 +43,7 @@ function advertisedHost (host: string, port: number): string {
 
 /** Starts an in-memory MongoDB stand-in speaking the wire protocol on a TCP port. */
 export async function start (options: OfflineMongoOptions = {}): Promise<OfflineMongo> {
-  const { port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0', hazards: asked = hazardsFromEnvironment() } = options
+  const { port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0', hazards: asked = hazardsFromEnvironment(), clock = realAwaitClock } = options
   if (!Number.isInteger(oplogEntries) || oplogEntries < 1) throw new RangeError(`oplogEntries must be a positive integer, got ${oplogEntries}`)
   const settings = asked === false || asked === undefined ? undefined : hazardSettings(asked)
   const storage = new Storage()
@@ -60,7 +63,7 @@ export async function start (options: OfflineMongoOptions = {}): Promise<Offline
     const closed = new AbortController()
     const connectionId = ++connections
     const dice = settings === undefined ? undefined : new ConnectionHazards(settings, connectionId)
-    const state: ServerState = { storage, cursors, oplog, failPoints, connectionId, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), sessionWrites, hazards, connectionHazards: dice }
+    const state: ServerState = { storage, cursors, oplog, failPoints, connectionId, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), clock, sessionWrites, hazards, connectionHazards: dice }
     const framer = new MessageFramer()
     // mongod answers the commands of one connection one at a time, in order: while a command
     // waits (a change stream's getMore), the ones after it wait in this queue.

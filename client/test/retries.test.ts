@@ -1,8 +1,10 @@
 // The client's runtime against scripted answers: what is retried and for how long, what is not,
 // what a ListingProblem carries, what each request sends, and that walks read nothing ahead and
-// resume where they were.
-import t from 'tap'
-import { createClient, ListingProblem, retryAfterMs, type ClientOptions } from '../src/index.js'
+// resume where they were. The waits between attempts and an attempt's time limit run on
+// node:test's fake timers: the tests move the clock past them, or show it was not moved.
+import { mock } from 'node:test'
+import t, { type Test } from 'tap'
+import { createClient, ListingProblem, retryAfterMs, type ClientOptions, type RetryEvent } from '../src/index.js'
 
 const PROJECT = '65cd7e3007370d3300000000'
 const BASE = 'http://listing.test/api/'
@@ -33,18 +35,54 @@ const problem = (status: number, code: string, headers: Record<string, string> =
     status, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'req-from-header', ...headers }
   })
 
+/** Date and setTimeout move only when the test ticks them, until the test ends. */
+function fakeTime (t: Test): void {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 })
+  t.teardown(() => { mock.timers.reset() })
+}
+
+/** Lets the client's promise callbacks run to their next wait (setImmediate is not faked). */
+const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
+
+/** The retries a client announces (onRetry comes just before the wait), taken in turn. */
+function retryQueue () {
+  const events: RetryEvent[] = []
+  const takers: Array<(event: RetryEvent) => void> = []
+  return {
+    onRetry: (event: RetryEvent): void => {
+      const take = takers.shift()
+      if (take === undefined) events.push(event)
+      else take(event)
+    },
+    next: async (): Promise<RetryEvent> => events.shift() ?? await new Promise<RetryEvent>((resolve) => { takers.push(resolve) }),
+    /** Announced and not yet taken. */
+    waiting: (): number => events.length
+  }
+}
+
+/** Whether `promise` has settled, read at any time. */
+function watchSettled (promise: Promise<unknown>): () => boolean {
+  let settled = false
+  promise.then(() => { settled = true }, () => { settled = true })
+  return () => settled
+}
+
 const client = (s: Script, options: Partial<ClientOptions> = {}) => createClient({ baseUrl: BASE, fetch: s.fetch, retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...options })
 
 t.test('503 and 429 are retried after Retry-After, with at most a quarter more', async (t) => {
+  fakeTime(t)
   for (const status of [503, 429]) {
     const s = script(problem(status, status === 503 ? 'DATABASE_UNAVAILABLE' : 'RATE_LIMITED', { 'retry-after': '1' }), page([{ _id: 'a' }]))
-    const delays: number[] = []
-    const started = Date.now()
-    const result = await client(s, { onRetry: (e) => delays.push(e.delayMs) }).list('activities', { projectId: PROJECT })
-    t.same(result.data, [{ _id: 'a' }], `${status}: the page after the retry`)
+    const retries = retryQueue()
+    const result = client(s, { onRetry: retries.onRetry }).list('activities', { projectId: PROJECT })
+    const { delayMs } = await retries.next()
+    t.ok(delayMs >= 1000 && delayMs <= 1250, `${status}: a wait of ${delayMs} ms for Retry-After: 1`)
+    mock.timers.tick(delayMs - 1)
+    await settle()
+    t.equal(s.calls.length, 1, `${status}: no attempt a millisecond before the wait is over`)
+    mock.timers.tick(1)
+    t.same((await result).data, [{ _id: 'a' }], `${status}: the page after the retry`)
     t.equal(s.calls.length, 2)
-    t.ok(delays[0] !== undefined && delays[0] >= 1000 && delays[0] <= 1250, `${status}: waited ${String(delays[0])} ms for Retry-After: 1`)
-    t.ok(Date.now() - started >= 1000, 'and really waited')
   }
 })
 
@@ -65,38 +103,66 @@ t.test('retries are bounded in number and in total time', async (t) => {
   t.match(error, { status: 503, code: 'DATABASE_UNAVAILABLE' })
   t.equal(always.calls.length, 3, 'three attempts in all')
 
+  fakeTime(t)
   const slow = script(problem(429, 'RATE_LIMITED', { 'retry-after': '60' }), page([]))
-  const started = Date.now()
-  const refused = await client(slow, { retry: { totalMs: 5000 } }).list('places', { projectId: PROJECT }).catch((e: unknown) => e)
-  t.match(refused, { status: 429, retryAfterMs: 60_000 }, 'a wait beyond the total time is not started: the 429 is the answer')
+  const refusing = client(slow, { retry: { totalMs: 5000 } }).list('places', { projectId: PROJECT }).catch((e: unknown) => e)
+  const settled = watchSettled(refusing)
+  await settle()
+  t.ok(settled(), 'answered at once: the clock never moved')
+  t.match(await refusing, { status: 429, retryAfterMs: 60_000 }, 'a wait beyond the total time is not started: the 429 is the answer')
   t.equal(slow.calls.length, 1)
-  t.ok(Date.now() - started < 1000, 'at once')
 })
 
 t.test('a refused connection, an ingress 502 page and a timed-out attempt are retried', async (t) => {
+  fakeTime(t)
   const s = script(new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') }), new Response('<html>Bad Gateway</html>', { status: 502 }), 'hang', page([{ _id: 'b' }]))
+  const retries = retryQueue()
+  const result = client(s, { timeoutMs: 200, onRetry: retries.onRetry }).list('teams', { projectId: PROJECT })
   const reasons: string[] = []
-  const result = await client(s, { timeoutMs: 200, onRetry: (e) => reasons.push(e.reason) }).list('teams', { projectId: PROJECT })
-  t.same(result.data, [{ _id: 'b' }])
+  for (const attempt of [1, 2, 3]) {
+    // The third attempt hangs: its time limit ends it.
+    if (attempt === 3) {
+      await settle()
+      mock.timers.tick(200)
+    }
+    const { reason, delayMs } = await retries.next()
+    reasons.push(reason)
+    mock.timers.tick(delayMs)
+  }
+  t.same((await result).data, [{ _id: 'b' }])
   t.equal(s.calls.length, 4)
   t.match(reasons, [/ECONNREFUSED/, /502 HTTP_502/, /TimeoutError|timeout|aborted/i])
 
   const hanging = script('hang')
-  const started = Date.now()
-  const error = await client(hanging, { timeoutMs: 150, retry: { attempts: 2, baseDelayMs: 1 } }).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
-  t.equal((error as Error).name, 'TimeoutError', 'the last attempt timed out')
-  t.equal(hanging.calls.length, 2)
-  t.ok(Date.now() - started < 2000, 'bounded by the per-request timeout')
+  const hangingRetries = retryQueue()
+  const failing = client(hanging, { timeoutMs: 150, retry: { attempts: 2, baseDelayMs: 1 }, onRetry: hangingRetries.onRetry }).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
+  await settle()
+  mock.timers.tick(149)
+  await settle()
+  t.equal(hangingRetries.waiting(), 0, 'an attempt waits its whole time limit')
+  mock.timers.tick(1)
+  mock.timers.tick((await hangingRetries.next()).delayMs)
+  await settle()
+  t.equal(hanging.calls.length, 2, 'then the next one starts')
+  mock.timers.tick(150)
+  t.equal(((await failing) as Error).name, 'TimeoutError', 'the last attempt timed out, at its time limit')
 })
 
 t.test("the caller's AbortSignal ends the call, even during a wait", async (t) => {
+  fakeTime(t)
   const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '5' }), page([]))
   const controller = new AbortController()
-  setTimeout(() => controller.abort(new Error('caller gave up')), 100)
-  const started = Date.now()
-  const error = await client(s).list('stewards', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
-  t.match(error, { message: 'caller gave up' })
-  t.ok(Date.now() - started < 1000, 'not after the 5 s wait')
+  const retries = retryQueue()
+  const call = client(s, { onRetry: retries.onRetry }).list('stewards', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
+  const { delayMs } = await retries.next()
+  mock.timers.tick(delayMs - 1)
+  controller.abort(new Error('caller gave up'))
+  const settled = watchSettled(call)
+  await settle()
+  t.ok(settled(), 'ended by the abort, a millisecond before the wait was over')
+  // A call the abort did not end goes on to its next attempt here, instead of waiting for ever.
+  mock.timers.tick(1)
+  t.match(await call, { message: 'caller gave up' })
   t.equal(s.calls.length, 1)
 })
 

@@ -24,8 +24,18 @@ const service = await startService({ MONGODB_URI: proxy.uri, MONGODB_DB: dbName,
 t.teardown(() => { service.child.kill('SIGKILL') })
 
 const retries: RetryEvent[] = []
+/** Called at the client's next retry: a fault is healed once the client has met it. */
+let atNextRetry: (() => void) | undefined
 // The client's default retries: they must ride out the faults below.
-const client = createClient({ baseUrl: service.url, onRetry: (event) => retries.push(event) })
+const client = createClient({
+  baseUrl: service.url,
+  onRetry: (event) => {
+    retries.push(event)
+    const then = atNextRetry
+    atNextRetry = undefined
+    then?.()
+  }
+})
 const { data: projects } = await client.list('projects', { sort: '+name', fields: ['name'] })
 const NESTED = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations'] as const satisfies ListName[]
 
@@ -64,18 +74,28 @@ t.test('a walk through a database outage and a blackhole resumes and stays exact
   retries.length = 0
   const walked = []
   let pages = 0
+  const healed: string[] = []
+  // The next page meets the fault; the client's retry says it did, and the fault ends then.
+  const healing = (fault: string) => () => {
+    healed.push(fault)
+    proxy.heal()
+  }
   for await (const page of client.pages('registrations', { projectId, pageSize: 40 })) {
     walked.push(...page.data)
     pages++
     if (pages === 5) {
       proxy.outage()
-      setTimeout(() => { proxy.heal() }, 2500)
+      atNextRetry = healing('outage')
     }
     if (pages === 15) {
       proxy.blackhole()
-      setTimeout(() => { proxy.heal() }, 2500)
+      atNextRetry = healing('blackhole')
     }
   }
+  // A fault the walk never met must not outlive it.
+  atNextRetry = undefined
+  proxy.heal()
+  t.same(healed, ['outage', 'blackhole'], 'the walk met each fault, and retried')
   t.equal(pages, 25)
   t.same(walked, whole.data, `${walked.length} registrations, none lost or repeated`)
   t.ok(retries.some((r) => /503/.test(r.reason)), `retried: ${retries.map((r) => r.reason).join(', ')}`)

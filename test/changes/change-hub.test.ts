@@ -9,11 +9,20 @@ import { prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
 
 const feeds = await requireChangeStreams(t)
 
-const until = async (check: () => boolean, ms = 5000): Promise<void> => {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
+/**
+ * Resolves once the hub has taken in its changes up to `seq`, woken by them as a waiting request
+ * is (a wait for any project hears every change); rejects if that takes more than `ms`.
+ */
+async function reached (hub: ChangeHub, seq: number, ms = 15_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  let cancel = (): void => {}
+  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`the hub did not reach ${seq} within ${ms} ms`)) }, ms) })
+  try {
+    // Read and wait in one turn: a change that comes after the read wakes the wait.
+    while ((hub.position().seq ?? 0) < seq) await Promise.race([new Promise<void>((resolve) => { cancel = hub.wait(undefined, resolve) }), late])
+  } finally {
+    cancel()
+    clearTimeout(timer)
   }
 }
 
@@ -33,7 +42,8 @@ t.test('recent changes, routed by project; an older point is read on its own and
   for (let i = 0; i < 20; i++) ids.push((await sessions.insertOne({ project: i % 2 === 0 ? a : b, name: `s${i}` })).insertedId)
   const moved = (await sessions.insertOne({ project: a, name: 'moves' })).insertedId
   await sessions.updateOne({ _id: moved }, { $set: { project: b } })
-  await until(() => hub.position().seq === (start.seq ?? 0) + 22)
+  await reached(hub, (start.seq ?? 0) + 22)
+  t.equal(hub.position().seq, (start.seq ?? 0) + 22, 'the stream brought the 22 changes, and no more')
   t.equal(hub.locate(start), undefined, 'a point older than the kept changes is not among them')
 
   const signal = new AbortController().signal
@@ -52,7 +62,8 @@ t.test('recent changes, routed by project; an older point is read on its own and
 
   const recent = hub.position()
   const last = (await sessions.insertOne({ project: a, name: 'last' })).insertedId
-  await until(() => hub.position().seq === (recent.seq ?? 0) + 1)
+  await reached(hub, (recent.seq ?? 0) + 1)
+  t.equal(hub.position().seq, (recent.seq ?? 0) + 1)
   const gathered = hub.gather(hub.locate(recent) as number, a.toHexString(), 10, all)
   if (gathered.lost) throw new Error('lost')
   t.same(gathered.ids.map(String), [String(last)], 'a recent point reads from memory')

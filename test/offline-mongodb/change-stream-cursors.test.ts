@@ -4,11 +4,24 @@
 // each end a waiting getMore at once; a connection's commands are answered in order; history
 // older than the oplog is lost (ChangeStreamHistoryLost). And the handshake of the one-member
 // replica set the stand-in presents, which the driver keeps to through a TCP forwarder.
+// A getMore's wait runs on the test's clock (testClock()): the test ends it, or shows what else did.
 import { Long, MongoClient, MongoServerError, Timestamp, type ResumeToken, type ServerDescriptionChangedEvent } from 'mongodb'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
-import { nextEvents, opMsg, rawConnection, standIn, within } from './stand-in.js'
+import { nextEvents, opMsg, rawConnection, standIn, testClock, watchSettled, within, type ClockWait } from './stand-in.js'
+
+/**
+ * A getMore's wait, taken from the stand-in's clock, still unanswered after a round trip of
+ * another connection (the server went on to other work); then fired: the answer it gave then.
+ */
+async function answerAfterWait<T> (t: Test, client: MongoClient, wait: ClockWait, answer: Promise<T>, what: string): Promise<T> {
+  const settled = watchSettled(answer)
+  await client.db('admin').command({ ping: 1 })
+  t.notOk(settled(), `${what}: no answer while its time runs`)
+  wait.fire()
+  return await within(answer, 5000, what)
+}
 
 const codeOf = async (run: Promise<unknown>): Promise<number | string | undefined> => ((await run.then(() => undefined, (e: unknown) => e)) as MongoServerError | undefined)?.code
 
@@ -47,21 +60,29 @@ t.test('through a TCP forwarder on another port, with directConnection=true, the
   t.ok(proxy.accepted() >= 1)
 })
 
-t.test('an empty getMore answers within maxAwaitTimeMS with a token that moved on past writes elsewhere (change-streams spec, "Exposing All Resume Tokens")', async (t) => {
-  const { client } = await standIn(t)
+t.test('an empty getMore answers when maxAwaitTimeMS has run out, with a token that moved on past writes elsewhere (change-streams spec, "Exposing All Resume Tokens")', async (t) => {
+  const clock = testClock()
+  const { client } = await standIn(t, { clock })
   const db = client.db('tokens')
   const stream = db.collection('watched').watch([{ $match: { operationType: 'delete' } }], { maxAwaitTimeMS: 300 })
   t.teardown(async () => { await stream.close() })
-  t.equal(await stream.tryNext(), null)
+  /** A tryNext() whose getMore finds nothing: it waits maxAwaitTimeMS, and answers when that has run out. */
+  const emptyNext = async (what: string, meanwhile = async () => {}): Promise<unknown> => {
+    const next = stream.tryNext()
+    const wait = await clock.next(what)
+    t.equal(wait.ms, 300, `${what}: the getMore waits maxAwaitTimeMS (its maxTimeMS)`)
+    await meanwhile()
+    return await answerAfterWait(t, client, wait, next, what)
+  }
+  t.equal(await emptyNext('the first getMore'), null)
   const first = stream.resumeToken as { _data: string }
-  const started = Date.now()
-  t.equal(await stream.tryNext(), null)
-  const waited = Date.now() - started
-  t.ok(waited >= 250 && waited < 2000, `waited ${waited} ms for maxAwaitTimeMS 300`)
+  t.equal(await emptyNext('a getMore with nothing written'), null)
   t.same(stream.resumeToken, first, 'nothing written: the token stays')
-  await db.collection('elsewhere').insertOne({})
-  await db.collection('watched').insertOne({}) // not a delete: filtered out
-  t.equal(await stream.tryNext(), null)
+  // Written while it waits, and not shown by it: the wait goes on (manual: getMore, maxTimeMS of an awaitData cursor).
+  t.equal(await emptyNext('a getMore during writes it does not show', async () => {
+    await db.collection('elsewhere').insertOne({})
+    await db.collection('watched').insertOne({}) // not a delete: filtered out
+  }), null)
   const moved = stream.resumeToken as { _data: string }
   t.ok(moved._data > first._data, `the token moved on (${first._data} → ${moved._data})`)
   const resumed = db.collection('watched').watch([], { maxAwaitTimeMS: 200, resumeAfter: moved as ResumeToken })
@@ -71,46 +92,51 @@ t.test('an empty getMore answers within maxAwaitTimeMS with a token that moved o
 })
 
 t.test('a waiting getMore wakes at the first write, and waits 1 s without maxTimeMS (manual: getMore, "Tailable cursors")', async (t) => {
-  const { client } = await standIn(t)
+  const clock = testClock()
+  const { client } = await standIn(t, { clock })
   const db = client.db('wakes')
   const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })
   const id = opened.cursor.id as Long
-  const started = Date.now()
   const waiting = db.command({ getMore: id, collection: 'coll', maxTimeMS: 10_000 })
-  setTimeout(() => { db.collection<{ _id: number }>('coll').insertOne({ _id: 1 }).catch(() => {}) }, 100)
+  const wait = await clock.next('the getMore\'s wait')
+  t.equal(wait.ms, 10_000, 'it waits maxTimeMS')
+  await db.collection<{ _id: number }>('coll').insertOne({ _id: 1 })
   const woken = await within(waiting, 5000, 'the getMore')
   t.match(woken.cursor.nextBatch, [{ operationType: 'insert', documentKey: { _id: 1 } }])
-  t.ok(Date.now() - started < 2000, 'answered at the write, not after maxTimeMS')
-  const plain = Date.now()
-  const empty = await within(db.command({ getMore: id, collection: 'coll' }), 5000, 'the default wait')
-  const waited = Date.now() - plain
+  t.equal(await within(wait.ended, 5000, 'the end of its wait'), 'cancelled', 'answered at the write, its time never run out')
+  const plain = db.command({ getMore: id, collection: 'coll' })
+  const defaultWait = await clock.next('the default wait')
+  t.equal(defaultWait.ms, 1000, 'without maxTimeMS, a wait of 1 s')
+  const empty = await answerAfterWait(t, client, defaultWait, plain, 'the default wait')
   t.same(empty.cursor.nextBatch, [])
-  t.ok(waited >= 900 && waited < 3000, `waited ${waited} ms`)
   t.ok(empty.cursor.postBatchResumeToken._data > (woken.cursor.postBatchResumeToken._data as string) || empty.cursor.postBatchResumeToken._data === woken.cursor.postBatchResumeToken._data)
 })
 
 t.test('killCursors, close(), a client that goes away and the server closing each end a waiting getMore at once', async (t) => {
-  const { server, client } = await standIn(t)
+  const clock = testClock()
+  const { server, client } = await standIn(t, { clock })
   const db = client.db('ends')
   const open = async (): Promise<Long> => (await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })).cursor.id
+  // The clock never moves: a wait that ends was ended by what the test did, its time never run out.
+  const cancelled = async (wait: ClockWait, what: string): Promise<void> => {
+    t.equal(await within(wait.ended, 5000, what), 'cancelled', `${what}: ended at once, not after maxTimeMS`)
+  }
 
   const killed = await open()
-  const started = Date.now()
   const waiting = db.command({ getMore: killed, collection: 'coll', maxTimeMS: 30_000 })
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  const killedWait = await clock.next('the getMore to kill')
   const other = await new MongoClient(server.uri).connect()
   t.teardown(async () => { await other.close() })
   t.match(await other.db('ends').command({ killCursors: 'coll', cursors: [killed] }), { cursorsKilled: [killed.toNumber()] })
   t.equal(await codeOf(within(waiting, 5000, 'the killed getMore')), 237, 'CursorKilled')
-  t.ok(Date.now() - started < 2000, 'at once, not after maxTimeMS')
+  await cancelled(killedWait, 'killCursors')
 
   const stream = db.collection('coll').watch([], { maxAwaitTimeMS: 30_000 })
-  // Its aggregate, then a getMore that would wait 30 s.
+  // Its aggregate, then a getMore that waits.
   const next = stream.next().then(() => 'event', () => 'ended')
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  const closing = Date.now()
+  const streamWait = await clock.next('the stream\'s getMore')
   await within(stream.close(), 5000, 'close()')
-  t.ok(Date.now() - closing < 2000, `close() took ${Date.now() - closing} ms`)
+  await cancelled(streamWait, 'close()')
   await within(next, 5000, 'the pending next()')
 
   // A client whose connection breaks: its waiting getMore ends and the cursor is gone (CursorNotFound after).
@@ -120,38 +146,41 @@ t.test('killCursors, close(), a client that goes away and the server closing eac
   t.teardown(async () => { await leaving.close().catch(() => {}) })
   const abandoned = await open()
   const gone = leaving.db('ends').command({ getMore: abandoned, collection: 'coll', maxTimeMS: 30_000 }).catch(() => 'broken')
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  const goneWait = await clock.next('the getMore of the client that goes away')
   proxy.outage()
   t.equal(await within(gone, 5000, 'the broken getMore'), 'broken')
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  t.equal(await codeOf(db.command({ getMore: abandoned, collection: 'coll' })), 43, 'the cursor went with its client')
+  // The server has seen the connection close once it ends the wait (the cursor goes in that turn).
+  await cancelled(goneWait, 'the client going away')
+  t.equal(await codeOf(db.command({ getMore: abandoned, collection: 'coll', maxTimeMS: 0 })), 43, 'the cursor went with its client')
 
   // The server closing: close() does not wait for maxTimeMS.
-  const lone = await start()
+  const lone = await start({ clock })
   const loneClient = await new MongoClient(lone.uri, { serverSelectionTimeoutMS: 1000 }).connect()
   t.teardown(async () => { await loneClient.close().catch(() => {}) })
   const id = (await loneClient.db('x').command({ aggregate: 'c', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })).cursor.id
   const pending = loneClient.db('x').command({ getMore: id, collection: 'c', maxTimeMS: 30_000 }).catch(() => 'ended')
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  const closingServer = Date.now()
+  const loneWait = await clock.next('the getMore of the server that closes')
   await within(lone.close(), 5000, 'the server close()')
-  t.ok(Date.now() - closingServer < 2000, 'close() ends waiting getMores')
+  await cancelled(loneWait, 'the server closing')
   t.equal(await within(pending, 5000, 'the getMore of a closed server'), 'ended')
 })
 
 t.test('the commands of one connection are answered one at a time, in order, while a getMore waits', async (t) => {
-  const { server, client } = await standIn(t)
+  const clock = testClock()
+  const { server, client } = await standIn(t, { clock })
   const { socket, replies, replyTo } = await rawConnection(t, server.port)
   socket.write(opMsg(1, { aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {}, $db: 'ordered' }))
   const cursorId = (await replyTo(1)).body.cursor.id as Long
-  const sent = Date.now()
   socket.write(Buffer.concat([opMsg(2, { getMore: cursorId, collection: 'coll', maxTimeMS: 300, $db: 'ordered' }), opMsg(3, { ping: 1, $db: 'admin' })]))
-  const ping = await replyTo(3)
-  const getMore = await replyTo(2)
-  t.same(replies.slice(1).map((r) => r.responseTo), [2, 3], 'the getMore is answered first')
-  t.ok(ping.at - sent >= 250, `the ping waited for the getMore (${ping.at - sent} ms)`)
-  t.same(getMore.body.cursor.nextBatch, [])
+  const wait = await clock.next('the getMore\'s wait')
+  // Another connection's round trip: the server has had its chance to answer the ping.
   await client.db('admin').command({ ping: 1 })
+  t.same(replies.slice(1), [], 'the ping waits while the getMore does')
+  wait.fire()
+  const getMore = await replyTo(2)
+  await replyTo(3)
+  t.same(replies.slice(1).map((r) => r.responseTo), [2, 3], 'the getMore is answered first, then the ping')
+  t.same(getMore.body.cursor.nextBatch, [])
 })
 
 t.test('history older than the oplog is lost: ChangeStreamHistoryLost (manual: Change Streams, "Resume a Change Stream"; error 286)', async (t) => {
