@@ -123,3 +123,6 @@ export function isUnreadable (error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'number' && UNREADABLE_CODES.has(code)
 }
+
+/** Where to resume a stream: MongoDB's options for a point. */
+export const resumeOptions = (point: { resumeToken: Document } | undefined): Document => point === undefined ? {} : { resumeAfter: point.resumeToken }

@@ -7,10 +7,11 @@
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ChangeStream, Collection, Document, MongoClient } from 'mongodb'
-import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange } from './change-events.js'
+import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange, resumeOptions } from './change-events.js'
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 import { RecentChanges, idText, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
 import { Waiters } from './waiters.js'
+import { pause } from '../lib/pause.js'
 
 export interface HubOptions {
   collection: () => Collection<Document>
@@ -42,18 +43,6 @@ const RETRY_MS = 1000
 const CATCH_UP_AWAIT_MS = 10
 /** And waits this long between two empty batches that have not caught up yet (an idle shard). */
 const CATCH_UP_POLL_MS = 50
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-async function pause (ms: number, signal: AbortSignal): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
-    const timer = setTimeout(done, ms)
-    signal.addEventListener('abort', done, { once: true })
-  })
-}
-
-/** Where to resume a stream: MongoDB's options for a point. */
-const resumeOptions = (point: StreamPoint | undefined): Document => point === undefined ? {} : { resumeAfter: point.resumeToken }
 
 export class ChangeHub {
   private readonly recent: RecentChanges
@@ -217,11 +206,27 @@ export class ChangeHub {
     }
   }
 
+  /** The stream answers (at `resumeToken`, when it has no event yet): requests that waited for it go on. */
+  private following (resumeToken?: Document): void {
+    if (resumeToken !== undefined) this.recent.resumeToken = resumeToken
+    this.running = true
+    if (this.failing) this.options.log.info({ collection: this.options.collection().collectionName }, 'the change feed follows the collection again')
+    this.failing = false
+    this.settleReady()
+    // Requests that waited while it failed look again.
+    this.wakeAll()
+  }
+
   private async run (): Promise<void> {
     while (!this.stopped) {
       const resumeAfter = this.recent.resumeToken
       const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...(resumeAfter === undefined ? {} : { resumeAfter }), batchSize: 1000, maxAwaitTimeMS: AWAIT_MS, maxTimeMS: this.options.maxTimeMS })
       this.stream = stream
+      // The opening aggregate's empty batch gives the position; the driver's first tryNext then
+      // waits out a getMore (AWAIT_MS) before it returns, and the hub is ready without that wait.
+      stream.on('resumeTokenChanged', (token) => {
+        if (!this.running && stream.bufferedCount() === 0) this.following(token as Document)
+      })
       try {
         while (!this.stopped) {
           let event = await stream.tryNext()
@@ -236,14 +241,7 @@ export class ChangeHub {
             event = await stream.tryNext()
           }
           if (stream.resumeToken !== undefined && stream.resumeToken !== null) this.recent.resumeToken = stream.resumeToken as Document
-          if (!this.running) {
-            this.running = true
-            if (this.failing) this.options.log.info({ collection: this.options.collection().collectionName }, 'the change feed follows the collection again')
-            this.failing = false
-            this.settleReady()
-            // Requests that waited while it failed look again.
-            this.wakeAll()
-          }
+          if (!this.running) this.following()
           if (added.length > 0) this.waiters.wakeFor(added)
           if (invalidated || stream.closed) throw new StreamInvalidated()
         }

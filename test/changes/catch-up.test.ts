@@ -31,6 +31,8 @@ function scriptedStream (batches: Batch[], onFirst: () => void, failWith?: unkno
     resumeToken: null as Document | null,
     closed: false,
     bufferedCount: () => buffer.length,
+    // Its position moves inside tryNext() here, so it tells no listener of it.
+    on: () => stream,
     tryNext: async (): Promise<Document | null> => {
       if (first) { first = false; onFirst() }
       if (failWith !== undefined) throw failWith
