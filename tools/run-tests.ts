@@ -1,8 +1,9 @@
-// `npm test`: given test files (`npm test -- test/lib/slot-set.test.ts`), tap runs just those;
+// `npm test`: given test files or folders (`npm test -- test/lib/slot-set.test.ts`), tap runs
+// just those (a folder's test files, named one by one: tap's `exclude` would drop a folder);
 // otherwise the whole suite in two runs: tap's own (package.json's `tap` include and exclude),
 // then, once it has passed, the files that need a core to themselves.
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
 
 const ROOT = path.join(import.meta.dirname, '..')
@@ -14,9 +15,19 @@ export const RUN_AFTER = ['test/faults/readiness.test.ts', 'test/faults/slow-dat
 const isPath = (arg: string, exists: (file: string) => boolean): boolean =>
   !arg.startsWith('-') && (arg.includes('/') || /\.[cm]?[jt]s$/.test(arg) || exists(path.resolve(ROOT, arg)))
 
+/** The test files under a folder (paths as given, below it), fixtures and builds left out as tap leaves them. */
+function testFilesIn (folder: string): string[] {
+  return readdirSync(path.resolve(ROOT, folder), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.ts') && !name.split(path.sep).some((part) => /^fixtures?$|^dist$|^node_modules$/.test(part)))
+    .map((name) => path.join(folder, name))
+    .sort()
+}
+
+const isFolder = (arg: string): boolean => existsSync(path.resolve(ROOT, arg)) && statSync(path.resolve(ROOT, arg)).isDirectory()
+
 /** The tap runs for the arguments given to `npm test`: without a file or folder, options apply to both runs of the suite. */
 export function tapRuns (args: string[], exists = existsSync): string[][] {
-  if (args.some((arg) => isPath(arg, exists))) return [args]
+  if (args.some((arg) => isPath(arg, exists))) return [args.flatMap((arg) => isPath(arg, exists) && isFolder(arg) ? testFilesIn(arg) : [arg])]
   return [args, ['--jobs=2', '--serial=test/rehearsal', ...args, ...RUN_AFTER]]
 }
 

@@ -13,9 +13,18 @@ t.test('npm test is tools/run-tests.ts, which gets what follows `--`', async (t)
 
 t.test('files or folders: one tap run of just those, with the options given', async (t) => {
   t.same(tapRuns(['test/lib/slot-set.test.ts']), [['test/lib/slot-set.test.ts']])
-  t.same(tapRuns(['--bail', 'test/lib', 'client/test/retries.test.ts']), [['--bail', 'test/lib', 'client/test/retries.test.ts']])
   t.same(tapRuns(['test/lib/slot-sett.test.ts']), [['test/lib/slot-sett.test.ts']], 'a misspelt file is left to tap to report')
-  t.same(tapRuns(['client']), [['client']], 'a folder')
+})
+
+t.test('a folder: its test files, one by one, which tap runs although its exclude names the folder', async (t) => {
+  const [run] = tapRuns(['--bail', 'test/lib', 'client/test/retries.test.ts'])
+  t.equal(run?.[0], '--bail')
+  t.ok(run?.includes('test/lib/slot-set.test.ts') && run.includes('test/lib/kept-key.test.ts'), 'the folder\'s files')
+  t.equal(run?.at(-1), 'client/test/retries.test.ts', 'then the file given')
+  t.notOk(run?.includes('test/lib'), 'not the folder itself')
+  const client = tapRuns(['client'])[0] ?? []
+  t.ok(client.length > 3 && client.every((file) => file.startsWith('client/test/') && file.endsWith('.test.ts')), `client: ${client.length} files`)
+  t.notOk(client.some((file) => file.includes('node_modules')), 'none from its node_modules')
 })
 
 t.test('nothing, or options alone: tap\'s run, then the files that need the machine, with the options', async (t) => {
