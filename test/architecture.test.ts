@@ -112,3 +112,17 @@ t.test('npm test runs every test file once: in tap\'s run, in the run after it, 
   for (const file of groupFiles) t.ok(listed.includes(file), `the group ${file} is run`)
   t.ok(grouped.length > 30 && after.length === 3, `${grouped.length} files in ${groupFiles.length} groups, ${after.length} after the others`)
 })
+
+/** Files a tool writes (npm run generate -w client), not a person. */
+const GENERATED = new Set(['client/src/openapi.ts'])
+const MAX_LINES = 300
+
+t.test(`no hand-written TypeScript file is longer than ${MAX_LINES} lines`, async (t) => {
+  const files = (await repositorySources()).filter((file) => !GENERATED.has(path.relative(ROOT, file)))
+  const long: string[] = []
+  for (const file of files) {
+    const lines = (await readFile(file, 'utf8')).split('\n').length - 1
+    if (lines > MAX_LINES) long.push(`${path.relative(ROOT, file)}: ${lines}`)
+  }
+  t.same(long, [], `${files.length} files`)
+})
