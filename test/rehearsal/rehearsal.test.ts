@@ -4,6 +4,7 @@ import { MongoClient, ObjectId } from 'mongodb'
 import t from 'tap'
 import { KEY_SET_COOLDOWN_MS } from '../../access-control/verify-token.js'
 import { makeKey, mint } from '../helpers/tokens.js'
+import { until } from '../helpers/until.js'
 import { CORS_ORIGIN, RATE_LIMIT_PER_MINUTE, SERVER_NAME, nginxMissing, startTopology, type Answer, type Topology } from './topology.js'
 
 t.setTimeout(300_000)
@@ -20,7 +21,11 @@ const percentile = (values: number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0
 }
 
-interface Load { stop: () => Promise<{ sent: number, failures: string[], seconds: number, latencies: number[] }> }
+interface Load {
+  /** Requests answered so far. */
+  answered: () => number
+  stop: () => Promise<{ sent: number, failures: string[], seconds: number, latencies: number[] }>
+}
 
 /** Requests at `perSecond` through nginx, each on its own schedule (not waiting for the last), until stopped. */
 function steadyLoad (topology: Topology, urls: string[], perSecond: number, tokens: string[]): Load {
@@ -46,6 +51,7 @@ function steadyLoad (topology: Topology, urls: string[], perSecond: number, toke
     }
   }, 5)
   return {
+    answered: () => latencies.length,
     stop: async () => {
       clearInterval(timer)
       await Promise.all(pending)
@@ -115,13 +121,15 @@ async function rehearse (topology: Topology): Promise<void> {
 
   t.test('rolling restart under load: zero failed requests', async (t) => {
     const load = steadyLoad(topology, lists, 250, tokens)
-    await sleep(2000)
+    t.ok(await until(() => load.answered() >= 250, 30_000), 'the load is under way through both replicas')
     for (const index of [0, 1]) {
       const code = await topology.restart(index)
       t.equal(code, 0, `replica ${index + 1} drained and exited 0`)
       // nginx skips a replica for 2 s after a refused connection (max_fails=1 fail_timeout=2s):
-      // it must be back in rotation before the other one goes.
-      await sleep(3000)
+      // it must be back in rotation, serving again, before the other one goes.
+      const port = topology.replicaPorts[index] as number
+      const before = topology.requestsTo(port)
+      t.ok(await until(() => topology.requestsTo(port) > before + 10, 30_000, 50), `replica ${index + 1} serves through nginx again`)
     }
     const { sent, failures, seconds } = await load.stop()
     const rate = sent / seconds
@@ -160,7 +168,6 @@ async function rehearse (topology: Topology): Promise<void> {
     const bound = Math.max(2 * before99, before99 + 100)
     const measured: number[] = []
     while (measured.length < 4 && (measured.at(-1) ?? Infinity) > bound) {
-      await sleep(500)
       const after: number[] = []
       for (let round = 0; round < 4; round++) after.push(...(await burst(topology, lists, 50, tokens)).map((o) => o.ms))
       measured.push(percentile(after, 0.99))
@@ -199,7 +206,7 @@ async function rehearse (topology: Topology): Promise<void> {
     t.teardown(async () => await client.close())
     const written = Date.now()
     const { insertedId } = await client.db(topology.databaseName).collection('registrations').insertOne({ project: new ObjectId(projects[0]), role: 'rehearsed' })
-    while (!lines.some((line) => line._id === insertedId.toHexString()) && Date.now() - written < 5000) await sleep(20)
+    await until(() => lines.some((line) => line._id === insertedId.toHexString()), 5000)
     t.ok(lines.some((line) => line._id === insertedId.toHexString() && line.type === 'upsert'), `the change's line came through nginx ${Date.now() - written} ms after the write, while the stream stays open`)
     response.destroy()
   })
@@ -219,7 +226,8 @@ async function rehearse (topology: Topology): Promise<void> {
   })
 
   t.test('a storm of unknown kids under load: 401, and a handful of fetches', async (t) => {
-    // The rotation used each replica's refetch: the storm comes after the cool-down, when refetches are allowed again.
+    // The rotation used each replica's refetch: the storm comes after the cool-down, when refetches
+    // are allowed again. The cool-down is the replicas' own clock, in processes of their own: waited out.
     await sleep(Math.max(0, rotatedAt + KEY_SET_COOLDOWN_MS + 500 - Date.now()))
     const load = steadyLoad(topology, lists, 100, tokens)
     const before = topology.jwks.requests()

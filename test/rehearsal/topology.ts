@@ -49,6 +49,8 @@ export interface Topology {
   restart: (index: number) => Promise<number | null>
   token: (claims?: Record<string, unknown>) => string
   nginxLog: () => string
+  /** How many requests nginx has sent to the replica on `port` (its access log of upstream addresses). */
+  requestsTo: (port: number) => number
 }
 
 /** The processes of process group `group` (from /proc). */
@@ -151,7 +153,9 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
-  access_log off;
+  # Which replica each request went to: the test waits for a restarted one to be in rotation again.
+  log_format upstream '$upstream_addr';
+  access_log ${dir}/upstream.log upstream;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
@@ -216,6 +220,12 @@ http {
     }
   }
 
+  const requestsTo = (port: number): number => {
+    let log = ''
+    try { log = readFileSync(path.join(dir, 'upstream.log'), 'utf8') } catch {}
+    return log.split(`127.0.0.1:${port}`).length - 1
+  }
+
   const restart = async (index: number): Promise<number | null> => {
     const old = replicas[index] as ServiceProcess
     old.child.kill('SIGTERM')
@@ -224,5 +234,5 @@ http {
     return code
   }
 
-  return { ingress, replicas, replicaPorts, proxy, jwks, signingKey, get, open, databaseUri: `mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, databaseName: MONGODB_DB, restart, token, nginxLog: () => { try { return readFileSync(path.join(dir, 'error.log'), 'utf8') } catch { return nginxErrors } } }
+  return { ingress, replicas, replicaPorts, proxy, jwks, signingKey, get, open, databaseUri: `mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, databaseName: MONGODB_DB, restart, token, requestsTo, nginxLog: () => { try { return readFileSync(path.join(dir, 'error.log'), 'utf8') } catch { return nginxErrors } } }
 }
