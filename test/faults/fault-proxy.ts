@@ -13,6 +13,8 @@ export interface FaultProxy {
   connections: () => number
   /** Connections accepted since start. */
   accepted: () => number
+  /** Connections refused (reset as they were accepted) since start: each is an attempt the outage turned away. */
+  refused: () => number
   /** Resets every open connection (RST) and refuses new ones until healed. */
   outage: () => void
   /** Accepts connections but forwards nothing, either way; existing connections go silent too. */
@@ -43,6 +45,7 @@ interface Link { client: net.Socket, server: net.Socket, silent: boolean, heldRe
 export async function startFaultProxy (target: { host: string, port: number }): Promise<FaultProxy> {
   const links = new Set<Link>()
   let accepted = 0
+  let refused = 0
   let refuse = false
   let silentNew = false
   let delayMs = 0
@@ -53,6 +56,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   const server = net.createServer((client) => {
     accepted++
     if (refuse) {
+      refused++
       client.resetAndDestroy()
       return
     }
@@ -120,6 +124,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     port,
     connections: () => links.size,
     accepted: () => accepted,
+    refused: () => refused,
     outage: () => {
       refuse = true
       for (const link of links) {
