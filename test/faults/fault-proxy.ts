@@ -15,6 +15,8 @@ export interface FaultProxy {
   accepted: () => number
   /** Connections refused (reset as they were accepted) since start: each is an attempt the outage turned away. */
   refused: () => number
+  /** Replies from the database that slow() holds now, not yet forwarded. */
+  delayed: () => number
   /** Resets every open connection (RST) and refuses new ones until healed. */
   outage: () => void
   /** Accepts connections but forwards nothing, either way; existing connections go silent too. */
@@ -46,6 +48,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   const links = new Set<Link>()
   let accepted = 0
   let refused = 0
+  let delayed = 0
   let refuse = false
   let silentNew = false
   let delayMs = 0
@@ -112,8 +115,15 @@ export async function startFaultProxy (target: { host: string, port: number }): 
         }
         return
       }
-      if (delayMs > 0) setTimeout(() => { if (!link.silent) client.write(chunk) }, delayMs)
-      else client.write(chunk)
+      if (delayMs > 0) {
+        delayed++
+        setTimeout(() => {
+          delayed--
+          if (!link.silent) client.write(chunk)
+        }, delayMs)
+      } else {
+        client.write(chunk)
+      }
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -125,6 +135,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     connections: () => links.size,
     accepted: () => accepted,
     refused: () => refused,
+    delayed: () => delayed,
     outage: () => {
       refuse = true
       for (const link of links) {
