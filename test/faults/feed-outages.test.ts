@@ -5,12 +5,11 @@
 // on its list, without a change lost in between.
 import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { clientOptions } from '../../plugins/mongodb.js'
 import { FeedCopy, listAll, requireChangeStreams } from '../helpers/feeds.js'
 import { build } from '../helpers/build.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
 import { timeUntil, until } from '../helpers/until.js'
-import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, feedFaultApp, proxiedDatabase, recoveryTime, timed } from './fault-app.js'
+import { ANSWER_BOUND_MS, HEARTBEAT_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, feedFaultApp, justChecked, proxiedDatabase, recoveryTime, serverChecks, timed } from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 
@@ -21,7 +20,7 @@ const WAIT_S = 30
  * How soon the driver learns that the database is gone: at once in an outage (its connections
  * are reset), at the timeout of its next check of a silent one.
  */
-const NOTICED_MS = { outage: 0, blackhole: (clientOptions(QUERY_TIMEOUT_MS).heartbeatFrequencyMS as number) + QUERY_TIMEOUT_MS }
+const NOTICED_MS = { outage: 0, blackhole: HEARTBEAT_MS + QUERY_TIMEOUT_MS }
 /** It then gives the shared stream up after waiting for a server twice (closing the cursor, resuming), and the woken request's read answers within the bound. */
 const GIVEN_UP_MS = 2 * QUERY_TIMEOUT_MS + ANSWER_BOUND_MS
 
@@ -32,12 +31,15 @@ t.test('outage and silence: feeds answer in bounds, a waiting request at once, t
   const copy = new FeedCopy(path)
   await copy.catchUp(get)
   const hub = fastify.changes.hub('sessions', true)
+  const checks = serverChecks(fastify)
 
-  // A poll meets an outage as a refused connection, a database just gone silent as its own time limit.
+  // A poll meets an outage as a refused connection, a database just gone silent (the driver
+  // still trusting it) as its own time limit.
   for (const [fault, pollCode] of [['outage', 'DATABASE_UNAVAILABLE'], ['blackhole', 'QUERY_TIMEOUT']] as const) {
     t.ok(hub.isRunning, `${fault}: the shared stream follows the collection`)
     const waiting = timed(fastify, copy.url(`wait=${WAIT_S}`))
     t.ok(await until(() => hub.waiting === 1, ANSWER_BOUND_MS + SLACK_MS), `${fault}: a request waits on the shared stream`)
+    if (fault === 'blackhole') t.ok(await justChecked(checks), 'the driver has just checked the server')
     proxy[fault]()
     const faulted = Date.now()
     const poll = await timed(fastify, copy.url())
@@ -69,6 +71,7 @@ t.test('a silent database: the check of whether a collection can have a feed is 
   const fastify = await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, MONGODB_DB: db.databaseName } })
   const path = `/projects/${String(new ObjectId())}/sessions/changes`
   t.match(JSON.parse((await fastify.inject(path)).body), { status: 503, code: 'CHANGES_UNAVAILABLE', detail: /sessions/ }, 'checked while it answers')
+  t.ok(await justChecked(serverChecks(fastify)), 'the driver has just checked the server')
   proxy.blackhole()
   // Just gone silent: the driver still trusts its connection, and the request's own time limit ends the check.
   const answer = await timed(fastify, path)
