@@ -86,5 +86,3 @@ export async function justChecked (checks: ServerChecks): Promise<boolean> {
   const since = Date.now()
   return await until(() => checks.succeededAt > since, HEARTBEAT_MS + SLACK_MS)
 }
-
-export const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
