@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { ObjectId, type Collection, type Db } from 'mongodb'
 import type { Test } from 'tap'
-import { CLIENT_MARGIN_MS } from '../../plugins/mongodb.js'
+import { CLIENT_MARGIN_MS, clientOptions } from '../../plugins/mongodb.js'
 import { build } from '../helpers/build.js'
 import { testDatabase } from '../helpers/database.js'
 import { prepareFeeds } from '../helpers/feeds.js'
-import { timeUntil } from '../helpers/until.js'
+import { timeUntil, until } from '../helpers/until.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
 
 /** Short timeouts keep the fault suite fast; the rules are the same at any value. */
@@ -15,6 +15,8 @@ export const ANSWER_BOUND_MS = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
 /** Scheduling noise on a shared 2-core machine, on top of the bound. */
 export const SLACK_MS = 1000
 export const RECOVERY_BOUND_MS = 10_000
+/** The driver's monitor checks the server this often (heartbeatFrequencyMS); a check times out after QUERY_TIMEOUT_MS (connectTimeoutMS). */
+export const HEARTBEAT_MS = clientOptions(QUERY_TIMEOUT_MS).heartbeatFrequencyMS as number
 
 /** The test database (the stand-in, or MONGODB_URI), reached through a fault proxy. */
 export async function proxiedDatabase (t: Test): Promise<FaultProxy> {
@@ -60,4 +62,27 @@ export async function recoveryTime (fastify: FastifyInstance, url: string, withi
   return await timeUntil(async () => (await fastify.inject(url)).statusCode === 200, withinMs, 200)
 }
 
-export const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+export interface ServerChecks { failedAt: number, succeededAt: number }
+
+/**
+ * When the driver of `app`'s current client last checked the server, by outcome. A failed check
+ * marks the server Unknown: requests then fail at server selection, without waiting on it.
+ */
+export function serverChecks (app: FastifyInstance): ServerChecks {
+  const seen = { failedAt: 0, succeededAt: 0 }
+  app.database.observe((client) => {
+    client.on('serverHeartbeatFailed', () => { if (client === app.database.client()) seen.failedAt = Date.now() })
+    client.on('serverHeartbeatSucceeded', () => { if (client === app.database.client()) seen.succeededAt = Date.now() })
+  })
+  return seen
+}
+
+/**
+ * Waits for the driver's next successful check of the server. A database that goes silent just
+ * then is noticed at the timeout of the check after it, HEARTBEAT_MS + QUERY_TIMEOUT_MS later:
+ * a request sent at once meets a server the driver still trusts, and ends at its own limit.
+ */
+export async function justChecked (checks: ServerChecks): Promise<boolean> {
+  const since = Date.now()
+  return await until(() => checks.succeededAt > since, HEARTBEAT_MS + SLACK_MS)
+}

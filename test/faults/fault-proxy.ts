@@ -13,6 +13,10 @@ export interface FaultProxy {
   connections: () => number
   /** Connections accepted since start. */
   accepted: () => number
+  /** Connections refused (reset as they were accepted) since start: each is an attempt the outage turned away. */
+  refused: () => number
+  /** Replies from the database that slow() holds now, not yet forwarded. */
+  delayed: () => number
   /** Resets every open connection (RST) and refuses new ones until healed. */
   outage: () => void
   /** Accepts connections but forwards nothing, either way; existing connections go silent too. */
@@ -43,6 +47,8 @@ interface Link { client: net.Socket, server: net.Socket, silent: boolean, heldRe
 export async function startFaultProxy (target: { host: string, port: number }): Promise<FaultProxy> {
   const links = new Set<Link>()
   let accepted = 0
+  let refused = 0
+  let delayed = 0
   let refuse = false
   let silentNew = false
   let delayMs = 0
@@ -53,6 +59,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   const server = net.createServer((client) => {
     accepted++
     if (refuse) {
+      refused++
       client.resetAndDestroy()
       return
     }
@@ -108,8 +115,15 @@ export async function startFaultProxy (target: { host: string, port: number }): 
         }
         return
       }
-      if (delayMs > 0) setTimeout(() => { if (!link.silent) client.write(chunk) }, delayMs)
-      else client.write(chunk)
+      if (delayMs > 0) {
+        delayed++
+        setTimeout(() => {
+          delayed--
+          if (!link.silent) client.write(chunk)
+        }, delayMs)
+      } else {
+        client.write(chunk)
+      }
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -120,6 +134,8 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     port,
     connections: () => links.size,
     accepted: () => accepted,
+    refused: () => refused,
+    delayed: () => delayed,
     outage: () => {
       refuse = true
       for (const link of links) {

@@ -11,9 +11,9 @@ import { INDEXES } from '../../plugins/indexes.js'
 import { prepareFeeds } from '../helpers/feeds.js'
 import { startFaultProxy } from './fault-proxy.js'
 import { freePort, get, startService, expectReady } from './service-process.js'
-import { RECOVERY_BOUND_MS, sleep } from './fault-app.js'
+import { RECOVERY_BOUND_MS } from './fault-app.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
-import { timeUntil } from '../helpers/until.js'
+import { timeUntil, until } from '../helpers/until.js'
 
 t.setTimeout(120_000)
 
@@ -83,7 +83,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
       }
     }
   })()
-  await sleep(300)
+  t.ok(await until(() => statuses.length >= 10, 5000), 'the load is being answered')
   const signalled = Date.now()
   const linesBefore = service.lines.length
   service.child.kill('SIGTERM')
@@ -108,13 +108,15 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   t.teardown(database.close)
   const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
   t.teardown(proxy.close)
-  const service = await startService({ MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000' })
+  // debug: a line per request, so that the test knows the stuck one has arrived.
+  const service = await startService({ MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000', LOG_LEVEL: 'debug' })
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url)
   t.equal((await get(`${service.url}/projects`)).status, 200)
   proxy.blackhole()
   const stuck = get(`${service.url}/projects`)
-  await sleep(200)
+  const arrivals = () => service.lines.filter((line) => line.includes('incoming request') && line.includes('"url":"/projects"')).length
+  t.ok(await until(() => arrivals() === 2, 5000), 'the request is being answered')
   service.child.kill('SIGTERM')
   const answer = await stuck
   t.equal(answer.status, 503, 'the waiting request is answered')

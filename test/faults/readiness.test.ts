@@ -4,7 +4,8 @@
 // QUERY_TIMEOUT_MS, 200 while it answers pings at all, however slowly.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, sleep } from './fault-app.js'
+import { until } from '../helpers/until.js'
+import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase } from './fault-app.js'
 
 t.setTimeout(120_000)
 const proxy = await proxiedDatabase(t)
@@ -17,17 +18,16 @@ const ANSWER_MS = 1000
 /** One answer of /ready: its status, when it was asked (ms into the probing), how long it took, and why when 503. */
 interface Probe { status: number, at: number, ms: number, detail?: string }
 
-/** Asks /ready every 100 ms for `ms` (or until `stop` holds), timing each answer. */
-async function probe (app: FastifyInstance, ms: number, stop: (status: number) => boolean = () => false): Promise<Probe[]> {
+/** Asks /ready every 100 ms until `stop` holds, for at most `ms`, timing each answer. */
+async function probe (app: FastifyInstance, ms: number, stop: (status: number) => boolean): Promise<Probe[]> {
   const started = Date.now()
   const probes: Probe[] = []
-  while (Date.now() - started < ms) {
+  await until(async () => {
     const sent = Date.now()
     const res = await app.inject('/ready')
     probes.push({ status: res.statusCode, at: sent - started, ms: Date.now() - sent, ...(res.statusCode === 200 ? {} : { detail: res.json().detail }) })
-    if (stop(res.statusCode)) break
-    await sleep(100)
-  }
+    return stop(res.statusCode)
+  }, ms, 100)
   return probes
 }
 
@@ -64,11 +64,19 @@ t.test('a slow database that answers: 200 throughout, every answer at once', asy
   // (the pool cleared, a ping waiting for a connection), which is not what this measures.
   const proxy = await proxiedDatabase(t)
   const fastify = await faultApp(t, proxy)
+  // The watchdog's pings answered at the pace of the slow database: /ready is asked throughout these.
+  let slowPings = 0
+  fastify.database.onCommand((command, outcome, seconds) => {
+    if (command === 'ping' && outcome === 'success' && seconds * 1000 >= QUERY_TIMEOUT_MS / 2) slowPings++
+  })
   t.equal((await probe(fastify, 3000, (status) => status === 200)).at(-1)?.status, 200, 'ready before')
   // Replies as slow as a request may take to be served (QUERY_TIMEOUT_MS / 2 each way of a
   // round trip is the v3 promise); pings take that long too.
   proxy.slow(QUERY_TIMEOUT_MS / 2)
-  const probes = await probe(fastify, 3 * QUERY_TIMEOUT_MS)
+  const pings = 3
+  const from = slowPings
+  const probes = await probe(fastify, pings * (ANSWER_BOUND_MS + TICK_MS) + SLACK_MS, () => slowPings - from >= pings)
+  t.ok(slowPings - from >= pings, `${slowPings - from} slow pings answered while /ready was asked`)
   t.same(probes.filter((p) => p.status !== 200), [], `${probes.length} answers, all 200`)
   t.ok(slowest(probes) < ANSWER_MS, `slowest answer ${slowest(probes)} ms`)
   proxy.heal()

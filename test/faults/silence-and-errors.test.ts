@@ -3,7 +3,8 @@
 // answers within the bound, with the right problem, and the service serves again afterwards.
 import t from 'tap'
 import { build } from '../helpers/build.js'
-import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, recoveryTime, timed } from './fault-app.js'
+import { until } from '../helpers/until.js'
+import { ANSWER_BOUND_MS, HEARTBEAT_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, justChecked, proxiedDatabase, recoveryTime, serverChecks, timed } from './fault-app.js'
 
 t.setTimeout(120_000)
 const proxy = await proxiedDatabase(t)
@@ -11,27 +12,43 @@ const fastify = await faultApp(t, proxy)
 const projectId = '665f1c2e9b1d4a3f5c7e8a90'
 const urls = ['/projects?limit=5', `/projects/${projectId}/sessions?count=true`]
 
-t.test('a blackhole: bounded 503s, /health stays 200, recovery after', async (t) => {
-  proxy.blackhole()
+const checks = serverChecks(fastify)
+
+t.test('a blackhole: 503 QUERY_TIMEOUT, then DATABASE_UNAVAILABLE once the driver gives the server up; /health stays 200, recovery after', async (t) => {
   for (const url of urls) {
-    const answer = await timed(fastify, url)
-    t.equal(answer.status, 503, `${url}: 503`)
-    t.ok(answer.code === 'QUERY_TIMEOUT' || answer.code === 'DATABASE_UNAVAILABLE', `${url}: ${answer.code ?? ''}`)
-    t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `${url}: answered in ${answer.ms} ms`)
+    // An app of its own, warm (build() waits for it), whose driver trusts its connections.
+    const proxy = await proxiedDatabase(t)
+    const fastify = await faultApp(t, proxy)
+    const checks = serverChecks(fastify)
+    const replaced = fastify.database.replacement.count
+    t.ok(await justChecked(checks), `${url}: the driver has just checked the server`)
+    proxy.blackhole()
+    const silentSince = Date.now()
+    // Just gone silent: the driver still trusts the server, and the request's own limit ends it.
+    const fresh = await timed(fastify, url)
+    t.match(fresh, { status: 503, code: 'QUERY_TIMEOUT', retryAfter: '1' }, `${url}: just gone silent, 503 ${fresh.code ?? ''}`)
+    t.ok(fresh.ms <= ANSWER_BOUND_MS + SLACK_MS, `${url}: answered in ${fresh.ms} ms`)
+    // Its check times out, or the watchdog replaces the client by one that never reaches the server.
+    const givenUp = await until(() => checks.failedAt > silentSince || fastify.database.replacement.count > replaced, HEARTBEAT_MS + QUERY_TIMEOUT_MS + SLACK_MS)
+    t.ok(givenUp, `${url}: the driver no longer trusts the server`)
+    const known = await timed(fastify, url)
+    t.match(known, { status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' }, `${url}: then no server to select, 503 ${known.code ?? ''}`)
+    t.ok(known.ms <= ANSWER_BOUND_MS + SLACK_MS, `${url}: answered in ${known.ms} ms`)
+    t.equal((await fastify.inject('/health')).statusCode, 200, '/health stays 200')
+    t.equal((await fastify.inject('/ready')).statusCode, 503, '/ready is 503')
+    proxy.heal()
+    t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, `${url}: serving again`)
   }
-  t.equal((await fastify.inject('/health')).statusCode, 200)
-  t.equal((await fastify.inject('/ready')).statusCode, 503)
-  proxy.heal()
-  t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, 'serving again')
 })
 
 t.test('half-open connections (the peer vanished without a FIN): 503 QUERY_TIMEOUT within the bound, then recovered', async (t) => {
   t.equal((await timed(fastify, urls[0] as string)).status, 200)
-  proxy.halfOpen()
   // The pooled connection the list is sent on never answers, and the driver cannot know that a new
   // one would: the query's time limit ends the request, a time limit's own problem (docs/errors.md).
-  // The monitor notices no sooner: its silent heartbeat fails after connectTimeoutMS plus
-  // heartbeatFrequencyMS (plugins/mongodb.ts), longer than the query's limit.
+  // The monitor notices no sooner when its last check has just succeeded: its next, on its own
+  // silent connection, fails after heartbeatFrequencyMS plus connectTimeoutMS (plugins/mongodb.ts).
+  t.ok(await justChecked(checks), 'the driver has just checked the server')
+  proxy.halfOpen()
   const answer = await timed(fastify, urls[0] as string)
   t.equal(answer.status, 503, `${answer.status} ${answer.code ?? ''}`)
   t.equal(answer.code, 'QUERY_TIMEOUT')
