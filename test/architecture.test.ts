@@ -126,3 +126,13 @@ t.test(`no hand-written TypeScript file is longer than ${MAX_LINES} lines`, asyn
   }
   t.same(long, [], `${files.length} files`)
 })
+
+t.test('no test file hooks the root test: in a group, the hook would run around other files\' tests', async (t) => {
+  const files = (await repositorySources()).filter((file) => isTestFile(path.relative(ROOT, file)))
+  const hooked: string[] = []
+  for (const file of files) {
+    const text = await readFile(file, 'utf8')
+    if (/^t\.(before|after|beforeEach|afterEach)\(/m.test(text)) hooked.push(path.relative(ROOT, file))
+  }
+  t.same(hooked, [], `${files.length} test files`)
+})

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import tap from 'tap'
@@ -25,13 +25,23 @@ interface Group {
   files?: string[]
 }
 
+const ROOT = path.join(import.meta.dirname, '..', '..')
+
+/**
+ * The unit tier (package.json's `test:unit`): a process of their own, where a test may fake the
+ * process's timers (node:test's mock.timers) without stopping the clients and apps of another file.
+ */
+const UNIT_FILES: string[] = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts['test:unit']?.split(' ').filter((word) => word.endsWith('.test.ts')) ?? []
+
 export const GROUPS: Record<string, Group> = {
+  unit: { folders: [], files: UNIT_FILES },
   'plugins-a-to-l': { folders: ['test/plugins'], only: /^[a-l]/ },
   'plugins-m-to-z': { folders: ['test/plugins'], only: /^[m-z]/ },
   routes: { folders: ['test/routes'] },
   'list-query': { folders: ['test/list-query'] },
   'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
-  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs', 'test/tools'], files: ['test/architecture.test.ts', 'test/dockerfile.test.ts', 'test/engines.test.ts'] },
+  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs', 'test/tools'], files: ['test/architecture.test.ts', 'test/dockerfile.test.ts'] },
   // The typed client, and Swagger UI in a browser: the API as its clients see it.
   clients: { folders: ['client/test', 'test/browser'] },
   // The change feeds; named so that the two fault groups, which take longer, start before it.
@@ -46,8 +56,6 @@ export const GROUPS: Record<string, Group> = {
 /** A file's time limit in a group unless it sets its own (tap's `timeout` in package.json, for a file alone). */
 const FILE_TIMEOUT_MS = 90_000
 
-const ROOT = path.join(import.meta.dirname, '..', '..')
-
 /** Whether a path (from anywhere in the repository) is a test file: tap's `exclude` leaves fixtures and builds out. */
 export const isTestFile = (file: string): boolean =>
   file.endsWith('.test.ts') && !file.split(path.sep).some((part) => /^fixtures?$|^dist$/.test(part))
@@ -56,7 +64,8 @@ export const isTestFile = (file: string): boolean =>
 export function filesOf ({ folders, only, files = [] }: Group): string[] {
   return folders.flatMap((folder) => readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
     .filter((name) => isTestFile(name) && (only?.test(path.basename(name)) ?? true))
-    .map((name) => path.join(folder, name)))
+    .map((name) => path.join(folder, name))
+    .filter((file) => !UNIT_FILES.includes(file)))
     .concat(files)
     .sort()
 }

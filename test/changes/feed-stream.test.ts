@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events'
 import { mock } from 'node:test'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { Change } from '../../changes/change-events.js'
 import type { ChangeHub } from '../../changes/change-hub.js'
 import type { FeedStep } from '../../changes/feed-steps.js'
@@ -50,10 +50,14 @@ function openStream (streamSeconds: number) {
   }
 }
 
-t.beforeEach(() => { mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }) })
-t.afterEach(() => { mock.timers.reset() })
+/** Fake timers for one test, given back when it ends (a hook on the root would reach other files' tests in a group). */
+function fakeTimers (t: Test): void {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 })
+  t.teardown(() => { mock.timers.reset() })
+}
 
 t.test('a quiet stream writes a checkpoint every CHECKPOINT_MS, not before, and a last one when its time is up', async (t) => {
+  fakeTimers(t)
   const stream = openStream(40)
   await settle()
   t.equal(stream.checkpoints(), 1, 'the first answer is followed by a checkpoint at once')
@@ -80,6 +84,7 @@ t.test('a quiet stream writes a checkpoint every CHECKPOINT_MS, not before, and 
 })
 
 t.test('a change is written at once, with a checkpoint; the quiet checkpoints count from it', async (t) => {
+  fakeTimers(t)
   const stream = openStream(600)
   await settle()
   mock.timers.tick(5000)

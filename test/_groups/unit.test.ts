@@ -1,0 +1,3 @@
+import { runGroup } from './groups.js'
+
+runGroup(import.meta.filename)
