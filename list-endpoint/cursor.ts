@@ -1,6 +1,6 @@
 // Opaque, signed keyset cursors (docs/paging.md): base64url bytes holding a digest of the query
-// they continue and the sort-key values of a page's last document, signed with node:crypto's
-// HMAC-SHA256 (createHmac) and checked with timingSafeEqual.
+// they continue and the sort-key values of a page's last document, signed with HMAC-SHA256
+// (hmac-sha256.ts) and checked with timingSafeEqual.
 // Any of the configured keys verifies; the first signs (key rotation).
 //
 // Layout: a version byte (2), four 8-byte digests (SHA-256 prefixes of the binding's path,
@@ -9,9 +9,10 @@
 // ObjectId is ~120 characters, and it is written twice per page (body and Link). Version 1
 // cursors (JSON and Extended JSON, signed as text) are still read: a walk started before an
 // upgrade goes on after it.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { BSON } from 'mongodb'
 import { RecentMap } from '../lib/recent-map.js'
+import { HmacSha256 } from './hmac-sha256.js'
 
 const VERSION = 2
 const PARTS = ['path', 'filter', 'sort', 'fields'] as const
@@ -40,14 +41,9 @@ function digest (text: string): Buffer {
   }
   return known
 }
-/** The HMAC-SHA256 of `message` under `key`. */
-function sign (key: Buffer, message: Uint8Array): Buffer {
-  return createHmac('sha256', key).update(message).digest()
-}
-
 /** Whether `signature` is the HMAC-SHA256 of `message` under `key`, compared in constant time. */
-function signedWith (key: Buffer, message: Uint8Array, signature: Buffer): boolean {
-  const expected = sign(key, message)
+function signedWith (key: HmacSha256, message: Uint8Array, signature: Buffer): boolean {
+  const expected = key.sign(message)
   return expected.length === signature.length && timingSafeEqual(expected, signature)
 }
 
@@ -76,11 +72,11 @@ export function valuesDocument (values: unknown[]): Uint8Array {
 }
 
 export class CursorCodec {
-  private readonly keys: Buffer[]
+  private readonly keys: HmacSha256[]
 
   constructor (keys: Buffer[]) {
     if (keys.length === 0) throw new Error('a cursor codec needs at least one key')
-    this.keys = [...keys]
+    this.keys = keys.map((key) => new HmacSha256(key))
   }
 
   /** A cursor continuing after a document whose sort keys hold `values` (missing ones undefined). */
@@ -93,7 +89,7 @@ export class CursorCodec {
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
     payload.set(head, 0)
     payload.set(bson, VALUES_AT)
-    return `${payload.toString('base64url')}.${sign(this.keys[0] as Buffer, payload).toString('base64url')}`
+    return `${payload.toString('base64url')}.${(this.keys[0] as HmacSha256).sign(payload).toString('base64url')}`
   }
 
   /**

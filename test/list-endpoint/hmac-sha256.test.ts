@@ -1,0 +1,26 @@
+// The cursors' HMAC is RFC 2104's, as node:crypto's createHmac computes it, for every key length
+// (shorter than SHA-256's 64-byte block, equal to it, longer, empty) and every message.
+import { createHmac } from 'node:crypto'
+import fc from 'fast-check'
+import t from 'tap'
+import { HmacSha256 } from '../../list-endpoint/hmac-sha256.js'
+
+t.test('equal to createHmac for random keys and messages', async (t) => {
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 300 }), (key, message) => {
+    const expected = createHmac('sha256', key).update(message).digest()
+    return new HmacSha256(key).sign(message).equals(expected)
+  }), { numRuns: 2000 })
+  t.pass('2000 keys and messages')
+})
+
+t.test('the block edges, and one key signing many messages', async (t) => {
+  const message = Buffer.from('cursor bytes')
+  for (const length of [0, 1, 63, 64, 65, 128]) {
+    const key = Buffer.alloc(length, 7)
+    t.same(new HmacSha256(key).sign(message), createHmac('sha256', key).update(message).digest(), `a key of ${length} bytes`)
+  }
+  const signer = new HmacSha256(Buffer.from('k'))
+  const first = signer.sign(Buffer.from('a'))
+  signer.sign(Buffer.from('something else'))
+  t.same(signer.sign(Buffer.from('a')), first, 'signing leaves the key as it was')
+})
