@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { filesOf, GROUPS, isTestFile } from './_groups/groups.js'
+import { filesOf, GROUPS } from './_groups/groups.js'
 import { NODE, nodeArgs } from './helpers/node-child.js'
-import { tapRuns } from '../tools/run-tests.js'
+import { isTestFile, tapRuns } from '../tools/run-tests.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 

@@ -15,10 +15,14 @@ export const RUN_AFTER = ['test/faults/readiness.test.ts', 'test/faults/slow-dat
 const isPath = (arg: string, exists: (file: string) => boolean): boolean =>
   !arg.startsWith('-') && (arg.includes('/') || /\.[cm]?[jt]s$/.test(arg) || exists(path.resolve(ROOT, arg)))
 
-/** The test files under a folder (paths as given, below it), fixtures and builds left out as tap leaves them. */
+/** Whether a path (from anywhere in the repository) is a test file: tap's `exclude` leaves fixtures and builds out. */
+export const isTestFile = (file: string): boolean =>
+  file.endsWith('.test.ts') && !file.split(path.sep).some((part) => /^fixtures?$|^dist$|^node_modules$/.test(part))
+
+/** The test files under a folder (paths as given, below it). */
 function testFilesIn (folder: string): string[] {
   return readdirSync(path.resolve(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.test.ts') && !name.split(path.sep).some((part) => /^fixtures?$|^dist$|^node_modules$/.test(part)))
+    .filter(isTestFile)
     .map((name) => path.join(folder, name))
     .sort()
 }

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import tap from 'tap'
+import { isTestFile } from '../../tools/run-tests.js'
 
 // A test process spends seconds of CPU before its first test: node, the TypeScript loader, tap's
 // hooks, the embedded database and the app's modules. Most test files share one process, a
@@ -31,7 +32,7 @@ const ROOT = path.join(import.meta.dirname, '..', '..')
  * The unit tier (package.json's `test:unit`): a process of their own, where a test may fake the
  * process's timers (node:test's mock.timers) without stopping the clients and apps of another file.
  */
-const UNIT_FILES: string[] = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+export const UNIT_FILES: string[] = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
   .scripts['test:unit']?.split(' ').filter((word) => word.endsWith('.test.ts')) ?? []
 
 export const GROUPS: Record<string, Group> = {
@@ -55,10 +56,6 @@ export const GROUPS: Record<string, Group> = {
 
 /** A file's time limit in a group unless it sets its own (tap's `timeout` in package.json, for a file alone). */
 const FILE_TIMEOUT_MS = 90_000
-
-/** Whether a path (from anywhere in the repository) is a test file: tap's `exclude` leaves fixtures and builds out. */
-export const isTestFile = (file: string): boolean =>
-  file.endsWith('.test.ts') && !file.split(path.sep).some((part) => /^fixtures?$|^dist$/.test(part))
 
 /** The test files of a group (paths from the repository's root), sorted as tap lists files. */
 export function filesOf ({ folders, only, files = [] }: Group): string[] {

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
+import { UNIT_FILES } from '../_groups/groups.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..')
 
@@ -18,11 +19,6 @@ const FORBIDDEN: Record<string, string> = {
 }
 /** Modules that start processes or servers, or reach a network. */
 const FORBIDDEN_MODULES = ['node:child_process', 'mongodb-memory-server', 'playwright-core']
-
-const unitFiles = async (): Promise<string[]> => {
-  const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>
-  return (scripts['test:unit'] ?? '').split(' ').filter((word) => word.endsWith('.test.ts'))
-}
 
 /** Every file of the repository that `file` imports, directly or through others, with what it imports from packages. */
 async function closure (file: string): Promise<{ files: Set<string>, modules: Map<string, string> }> {
@@ -47,7 +43,7 @@ async function closure (file: string): Promise<{ files: Set<string>, modules: Ma
 }
 
 t.test('the unit tier reaches no database, fault proxy, spawned service or PCRE2 oracle', async (t) => {
-  const files = await unitFiles()
+  const files = UNIT_FILES
   t.ok(files.length >= 15, `${files.length} files in the unit tier`)
   for (const file of files) {
     const { files: reached, modules } = await closure(file)
