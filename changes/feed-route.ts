@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type Document } from 'mongodb'
 import { compileFeedQuery, type FeedQuery } from '../list-query/compile-list-query.js'
 import { ProblemError } from '../schemas/problem.js'
+import { collationKey, parseCollation } from '../database/collation.js'
 import type { CursorBinding } from '../list-endpoint/cursor.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
@@ -33,6 +34,9 @@ export interface FeedRouteOptions extends FeedDescription {
 export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions): void {
   const { collection, schema, scoped, spec, url, projection, notFound } = options
   const { PUBLIC_URL } = fastify.config
+  // A token's filter was decided in a collation: under another one it would decide otherwise.
+  const collation = parseCollation(fastify.config.COLLATION)
+  const feedSort = collation === undefined ? FEED_SORT : `${FEED_SORT} collation ${collationKey(collation)}`
   const step = feedSteps(fastify, { collection, schema })
   const feedUrl = `${url}changes`
   fastify.changes.declare(collection, scoped)
@@ -71,7 +75,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     const binding: CursorBinding = {
       path: `${collection} ${feedUrl} ${String(projectId)}`,
       filter: BSON.EJSON.stringify(filter, { relaxed: false }),
-      sort: FEED_SORT,
+      sort: feedSort,
       fields: fields === undefined ? '*' : [...fields].sort().join(',')
     }
     let position: FeedPosition | undefined

@@ -4,6 +4,7 @@
 import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type Document, type ReadPreferenceMode } from 'mongodb'
+import { parseCollation } from '../database/collation.js'
 import { EXACT_VALUES } from '../list-endpoint/cursor.js'
 import { keysetFilter } from '../list-endpoint/keyset.js'
 import { bsonToJson } from '../list-endpoint/bson-json.js'
@@ -54,6 +55,8 @@ export type FeedStepper = (request: FastifyRequest, hub: ChangeHub, where: Docum
 
 export function feedSteps (fastify: FastifyInstance, { collection, schema }: { collection: string, schema: TObject }): FeedStepper {
   const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
+  // Whether a document is in the feed is decided in the lists' collation, as a list would decide it.
+  const collation = parseCollation(fastify.config.COLLATION)
   const transcode = bsonToJson(schema)
   const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
 
@@ -68,7 +71,7 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
 
   /** Runs a feed's `find` at majority, at or after the cluster time `time` (feed-reads.ts). */
   const readAt = (time: bigint | undefined, query: PageQuery, signal: AbortSignal): Promise<Page> => fastify.database.timed('find', () =>
-    readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, query, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
+    readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, collation === undefined ? query : { ...query, collation }, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
 
   /** The documents among `ids` that the feed's where matches at or after `time`, as upsert events' JSON by their id's text. */
   async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {

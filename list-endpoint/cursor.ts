@@ -60,8 +60,12 @@ const altered = (param: string): CursorReading => invalid(param === 'since'
   ? `since is not a token of this service, or it was altered, or it was signed with another key (after a restart without CURSOR_SECRET, or by a replica with another one)${FEED_ADVICE}`
   : `${param} is not a cursor of this service, or it was altered`)
 
+/** The sort's digest also holds the collation it runs in (list-route.ts): the message names both. */
+const PART_WORDS: Record<string, string> = { sort: 'sort (or the collation it ran in)' }
+
 function mismatch (changed: string[]): CursorReading {
-  return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${changed.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
+  const words = changed.map((part) => PART_WORDS[part] ?? part)
+  return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${words.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
 }
 
 /** Sort-key values as the BSON document `{"0": v0, "1": v1, …}` a cursor holds (a missing one null). */

@@ -2,13 +2,13 @@
 // rules the compiler enforces, so the docs cannot drift from the code.
 import { Type, type TObject } from '@sinclair/typebox'
 import type { ListLimits } from '../list-query/compile-list-query.js'
-import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from '../list-query/compile-filter.js'
+import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from '../list-query/limits.js'
 import { MAX_SORT_FIELDS } from '../list-query/compile-sort.js'
 import { MAX_ARRAY, MAX_REGEX } from '../list-query/operands.js'
-import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
+import { buildQuerySpec, type FieldSpec, type QuerySpec } from '../list-query/query-spec.js'
 import { filterSchema, type JsonSchema } from '../list-query/filter-schema.js'
 import * as kinds from '../schemas/kinds.js'
-import { OPERATORS_BY_KIND } from '../list-query/operators.js'
+import { ELEMENT_KIND, ELEM_MATCH, OPERATORS_BY_KIND } from '../list-query/operators.js'
 
 /** Names the component that types a JSON parameter (plugins/openapi.ts). */
 export const FILTER_SCHEMA = 'x-filter-schema'
@@ -37,7 +37,8 @@ const TYPE_NAMES: Record<string, string> = {
 }
 
 export function filterTable (spec: QuerySpec): string {
-  const rows = [...spec.fields.values()].map((f) => `| \`${f.path}\` | ${TYPE_NAMES[f.kind]} | ${[...f.operators].map((o) => `\`${o}\``).join(' ')} | ${f.sortable ? 'yes' : 'no'} |`)
+  const operators = (f: FieldSpec): string[] => [...f.operators, ...(ELEMENT_KIND[f.kind] === undefined ? [] : [ELEM_MATCH])]
+  const rows = [...spec.fields.values()].map((f) => `| \`${f.path}\` | ${TYPE_NAMES[f.kind]} | ${operators(f).map((o) => `\`${o}\``).join(' ')} | ${f.sortable ? 'yes' : 'no'} |`)
   if (spec.hasCustomFields) rows.push(`| \`customFields.<name>\` | ${TYPE_NAMES.custom} | ${[...OPERATORS_BY_KIND.custom].map((o) => `\`${o}\``).join(' ')} | yes |`)
   return ['| field | type | filter operators | sortable |', '|---|---|---|---|', ...rows].join('\n')
 }
@@ -62,6 +63,7 @@ export function describeList (spec: QuerySpec, limits: ListLimits, jsonExample: 
     'Bracket values are read by the field\'s type; a custom field\'s value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. ' +
     'Keys are ANDed. ' +
     `\`$or\` and \`$and\` take arrays of 1 to ${MAX_BRANCHES} filters (\`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}\`, or \`filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates\`), nested at most ${MAX_DEPTH} deep, with at most ${MAX_CONDITIONS} field conditions in all. ` +
+    '`$elemMatch` on an array asks one element to satisfy every condition: the element\'s fields on an array of documents (`{"sessionsSubscriptions":{"$elemMatch":{"session":"<id>","subscribedAt":{"$gte":"2024-06-01"}}}}`), operators of the element\'s type on an array of values (`{"tags":{"$elemMatch":{"$regex":"^yo"}}}`). ' +
     'Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
     `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +
     '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. ' +

@@ -2,7 +2,7 @@
 // `raw` option, and the reply's first batch goes to the transcoder (bson-json.ts) as it lies.
 // The driver's FindCursor costs more client CPU per document (docs/performance.md). A driver
 // that decodes the reply's `cursor` although `raw` was asked for gets the public cursor path.
-import { Long, type ClientSession, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
+import { Long, type ClientSession, type CollationOptions, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
 
@@ -13,6 +13,8 @@ export interface PageQuery {
   skip: number
   /** The documents wanted (the page's limit and one more, to know whether a next page exists). */
   limit: number
+  /** The service's collation (database/collation.ts); none for binary order. */
+  collation?: CollationOptions
 }
 
 export interface PageOptions {
@@ -34,8 +36,9 @@ export interface PageOptions {
  * larger than the limit (as the driver makes it when the two are equal), so that the server
  * closes the cursor having returned the limit: one round trip, nothing left open.
  */
-export function findCommand (db: Db, collection: string, { filter, sort, projection, skip, limit }: PageQuery, maxTimeMS: number, readConcern: ReadConcernLike | undefined = db.readConcern): Document {
+export function findCommand (db: Db, collection: string, { filter, sort, projection, skip, limit, collation }: PageQuery, maxTimeMS: number, readConcern: ReadConcernLike | undefined = db.readConcern): Document {
   const command: Document = { find: collection, filter, sort, projection, skip, limit, batchSize: limit + 1, maxTimeMS }
+  if (collation !== undefined) command.collation = collation
   if (readConcern !== undefined) command.readConcern = readConcern
   return command
 }
@@ -82,8 +85,8 @@ function readRetried<T> (db: Db, signal: AbortSignal, read: () => Promise<T>): P
 }
 
 /** The page through the driver's FindCursor with `raw`, which fetches every batch. */
-async function cursorPage (db: Db, collection: string, { filter, sort, projection, skip, limit }: PageQuery, { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions): Promise<Page> {
-  const options = { projection, sort, skip, limit, raw: true, maxTimeMS, signal, readPreference, ...(session === undefined ? {} : { session }), ...(readConcern === undefined ? {} : { readConcern }) }
+async function cursorPage (db: Db, collection: string, { filter, sort, projection, skip, limit, collation }: PageQuery, { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions): Promise<Page> {
+  const options = { projection, sort, skip, limit, raw: true, maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation }), ...(session === undefined ? {} : { session }), ...(readConcern === undefined ? {} : { readConcern }) }
   const docs = await readRetried(db, signal, () => db.collection(collection).find(filter, options).toArray())
   return pageOf(docs as unknown as Buffer[])
 }
@@ -120,7 +123,7 @@ export async function findPage (db: Db, collection: string, query: PageQuery, op
  * The reply is `[]` when the project does not exist, `[{_id}]` when the page is empty, else
  * one `{_id, page}` per document, in the page's order.
  */
-export function projectPageCommand (db: Db, collection: string, projectId: ObjectId, { filter, sort, projection, skip, limit }: PageQuery, maxTimeMS: number): Document {
+export function projectPageCommand (db: Db, collection: string, projectId: ObjectId, { filter, sort, projection, skip, limit, collation }: PageQuery, maxTimeMS: number): Document {
   const page: Document[] = [{ $match: filter }, { $sort: sort }]
   if (skip > 0) page.push({ $skip: skip })
   page.push({ $limit: limit }, { $project: projection })
@@ -135,6 +138,8 @@ export function projectPageCommand (db: Db, collection: string, projectId: Objec
     cursor: { batchSize: limit + 1 },
     maxTimeMS
   }
+  // The aggregate's collation is the one its $lookup pipeline runs with (manual: $lookup).
+  if (collation !== undefined) command.collation = collation
   if (db.readConcern !== undefined) command.readConcern = db.readConcern
   return command
 }
@@ -176,8 +181,8 @@ function projectOf (page: Page): { exists: boolean, page: Page } {
 }
 
 /** The project's aggregate through the driver's AggregationCursor with `raw`, which fetches every batch. */
-async function aggregatePage (db: Db, { pipeline, cursor, maxTimeMS, readConcern }: Document, signal: AbortSignal): Promise<Page> {
-  const options = { raw: true, batchSize: cursor.batchSize as number, maxTimeMS: maxTimeMS as number, signal, readPreference: db.readPreference, ...(readConcern === undefined ? {} : { readConcern: readConcern as ReadConcernLike }) }
+async function aggregatePage (db: Db, { pipeline, cursor, maxTimeMS, readConcern, collation }: Document, signal: AbortSignal): Promise<Page> {
+  const options = { raw: true, batchSize: cursor.batchSize as number, maxTimeMS: maxTimeMS as number, signal, readPreference: db.readPreference, ...(collation === undefined ? {} : { collation: collation as CollationOptions }), ...(readConcern === undefined ? {} : { readConcern: readConcern as ReadConcernLike }) }
   const docs = await readRetried(db, signal, () => db.collection('projects').aggregate(pipeline as Document[], options).toArray())
   return pageOf(docs as unknown as Buffer[])
 }

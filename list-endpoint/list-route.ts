@@ -4,6 +4,7 @@
 import { Type, type TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ObjectId, type Document } from 'mongodb'
+import { collationKey, parseCollation } from '../database/collation.js'
 import { listLimits, type ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
 import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
@@ -94,6 +95,9 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
   // The published filter schema (describe-query.ts) assumes that kinds with a project field are nested.
   if (scoped !== (scopeOf(schema) !== undefined)) throw new Error(`${collection}: only kinds with a project field are listed under a project`)
   const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
+  const collation = parseCollation(fastify.config.COLLATION)
+  // A cursor continues an order: the same sort in another collation is another query.
+  const sortIn = collation === undefined ? '' : ` collation ${collationKey(collation)}`
   const projection = projectionOf(schema)
   const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
   const guard = offSchemaGuard(schema)
@@ -175,7 +179,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     return {
       path: `${collection} ${url} ${String(projectId)}`,
       filter: filterText(query),
-      sort: JSON.stringify(query.sort),
+      sort: `${JSON.stringify(query.sort)}${sortIn}`,
       fields: query.fields === undefined ? '*' : [...query.fields].sort().join(',')
     }
   }
@@ -205,11 +209,11 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     const result = await fastify.database.bounded((signal): Promise<PageRead> => {
       const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal }
       // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
-      const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1 }
+      const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1, ...(collation === undefined ? {} : { collation }) }
       const reading = readPage(fastify, collection, projectId, known, limit === 0, pageQuery, options)
       if (!count) return reading
       // countDocuments runs an aggregate ($match, $group), beside the page.
-      const counting = fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, options))
+      const counting = fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, collation === undefined ? options : { ...options, collation }))
       return Promise.all([reading, counting]).then(([pageRead, counted]) => ({ ...pageRead, total: counted }))
     })
     if (known === undefined) fastify.projectCache.set(projectKey, result.exists)

@@ -1,15 +1,21 @@
 import { textNode, type FilterNode } from './filter-tree.js'
-import { MAX_BRANCHES } from './compile-filter.js'
+import { MAX_BRANCHES } from './limits.js'
+import { ELEM_MATCH } from './operators.js'
 import { childPointer, type Problems } from './problems.js'
 import type { RawListParams } from './query-string.js'
 
 const LIST_OPERATORS = new Set(['$in', '$nin', '$all'])
 const INDEX = /^(?:0|[1-9][0-9]*)$/
 
-/** A filter object being built: its entries in order; a `$or`/`$and` holds its branches by index. */
-interface Draft { entries: Map<string, FilterNode | Map<number, Draft>> }
+type Bracket = RawListParams['brackets'][number]
 
-const draft = (): Draft => ({ entries: new Map() })
+/**
+ * A filter object being built: its entries in order; a `$or`/`$and` holds its branches by index;
+ * `elemMatch` holds, per field, the brackets that continue after `[$elemMatch]`.
+ */
+interface Draft { entries: Map<string, FilterNode | Map<number, Draft>>, elemMatch: Map<string, Bracket[]> }
+
+const draft = (): Draft => ({ entries: new Map(), elemMatch: new Map() })
 
 /**
  * `filter[f]=v` and `filter[f][$op]=v` become the same tree as `filter={"f":…}`;
@@ -18,10 +24,20 @@ const draft = (): Draft => ({ entries: new Map() })
  * run from 0 without gaps, so that pointers name the same branch in both notations.
  */
 export function bracketTree (brackets: RawListParams['brackets'], problems: Problems): FilterNode {
+  return draftTree(brackets, '', false, problems)
+}
+
+/**
+ * The tree of brackets at `base`: the filter itself, or (`element`) the inside of a field's
+ * `[$elemMatch]`, where a `$` key without a field is an operator on one element of an array of
+ * scalars (`filter[tags][$elemMatch][$regex]=^yo`).
+ */
+function draftTree (brackets: Bracket[], base: string, element: boolean, problems: Problems): FilterNode {
   const root = draft()
-  for (const { key, segments, value } of brackets) {
+  for (const bracket of brackets) {
+    const { key, segments, value } = bracket
     let at = root
-    let pointer = ''
+    let pointer = base
     let i = 0
     let placed = true
     while (i < segments.length && (segments[i] === '$or' || segments[i] === '$and')) {
@@ -55,6 +71,12 @@ export function bracketTree (brackets: RawListParams['brackets'], problems: Prob
     }
     if (!placed) continue
     const [field, operator, ...beyond] = segments.slice(i)
+    if (field !== undefined && operator === ELEM_MATCH && beyond.length > 0 && !field.startsWith('$')) {
+      const inner = at.elemMatch.get(field) ?? []
+      at.elemMatch.set(field, inner)
+      inner.push({ ...bracket, segments: beyond })
+      continue
+    }
     if (field === undefined) {
       problems.add('filter', pointer, 'INVALID_VALUE', `'${key}' gives a branch a value: a branch holds conditions, as in ${key}[name]=Yoga`)
       continue
@@ -66,7 +88,7 @@ export function bracketTree (brackets: RawListParams['brackets'], problems: Prob
     }
     const existing = at.entries.get(field)
     if (field.startsWith('$')) {
-      if (existing === undefined) at.entries.set(field, textNode(value))
+      if (existing === undefined) at.entries.set(field, element && LIST_OPERATORS.has(field) && operator === undefined ? listNode(value) : textNode(value))
       continue
     }
     if (existing instanceof Map || (existing !== undefined && (operator === undefined || existing.type !== 'object'))) {
@@ -77,15 +99,15 @@ export function bracketTree (brackets: RawListParams['brackets'], problems: Prob
       at.entries.set(field, textNode(value))
       continue
     }
-    const operand: FilterNode = LIST_OPERATORS.has(operator)
-      // `music, dance` means `music` and `dance`: items are trimmed (JSON keeps spaces that matter).
-      ? { type: 'array', items: value.split(',').map((item) => textNode(item.trim())) }
-      : textNode(value)
+    const operand: FilterNode = LIST_OPERATORS.has(operator) ? listNode(value) : textNode(value)
     if (existing === undefined) at.entries.set(field, { type: 'object', entries: [[operator, operand]] })
     else if (existing.type === 'object') existing.entries.push([operator, operand])
   }
-  return toNode(root, '', problems)
+  return toNode(root, base, problems)
 }
+
+// `music, dance` means `music` and `dance`: items are trimmed (JSON keeps spaces that matter).
+const listNode = (value: string): FilterNode => ({ type: 'array', items: value.split(',').map((item) => textNode(item.trim())) })
 
 /** The tree of a draft; branches whose indexes leave a gap are reported and left out. */
 function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
@@ -102,6 +124,14 @@ function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
       continue
     }
     entries.push([key, { type: 'array', items: indexes.map((index) => toNode(value.get(index) as Draft, childPointer(arrayPointer, index), problems)) }])
+  }
+  for (const [field, inner] of at.elemMatch) {
+    const fieldPointer = childPointer(pointer, field)
+    const operand = draftTree(inner, childPointer(fieldPointer, ELEM_MATCH), true, problems)
+    const existing = entries.find(([key]) => key === field)
+    if (existing === undefined) entries.push([field, { type: 'object', entries: [[ELEM_MATCH, operand]] }])
+    else if (existing[1].type === 'object' && !existing[1].entries.some(([key]) => key === ELEM_MATCH)) existing[1].entries.push([ELEM_MATCH, operand])
+    else problems.add('filter', fieldPointer, 'DUPLICATE_KEY', `'${field}' has both a value and $elemMatch conditions; use filter[${field}][$eq]`)
   }
   return { type: 'object', entries }
 }

@@ -2,7 +2,9 @@
 // Every problem is collected with its JSON Pointer; nothing reaches the driver unless all is well.
 import type { Document } from 'mongodb'
 import type { FilterNode } from './filter-tree.js'
-import { BLOCKED_OPERATORS, isOperator, type Operator } from './operators.js'
+import { compileElemMatch, type Enclosing } from './compile-elem-match.js'
+import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from './limits.js'
+import { BLOCKED_OPERATORS, ELEM_MATCH, isOperator, type Operator } from './operators.js'
 import { childPointer, type Problems } from './problems.js'
 import { resolvePath, type FieldSpec, type QuerySpec } from './query-spec.js'
 import { convertOperand, type Converted } from './operands.js'
@@ -26,11 +28,6 @@ class FieldConditions {
     else for (const [operator, value] of converted.operators) this.set(operator, value)
   }
 }
-
-/** `$or` and `$and` (docs/query-language.md, "Either or"): their bounds. */
-export const MAX_BRANCHES = 10
-export const MAX_DEPTH = 3
-export const MAX_CONDITIONS = 50
 
 const LOGICAL_EXAMPLE = '[{"name":"Yoga"},{"tags":"yoga"}]'
 
@@ -71,13 +68,15 @@ function compileObject (entries: Array<[string, FilterNode]>, pointer: string, d
       }
       continue
     }
-    size.conditions += value.type === 'object' ? value.entries.length : 1
+    // An `$elemMatch` counts the conditions inside it, not itself.
+    size.conditions += value.type === 'object' ? value.entries.filter(([key]) => key !== ELEM_MATCH).length : 1
     const resolved = resolvePath(spec, path, 'filter')
     if (!('field' in resolved)) {
       problems.add(PARAM, at, resolved.code, resolved.message)
       continue
     }
-    const conditions = compileField(resolved.field, value, at, problems)
+    const enclosing: Enclosing = { depth, size, object: (inner, innerPointer, innerDepth, innerSpec) => compileObject(inner, innerPointer, innerDepth, innerSpec, problems, size) }
+    const conditions = compileField(resolved.field, value, at, spec, enclosing, problems)
     if (conditions === undefined) continue
     if (Object.keys(conditions.operators).length > 0) filter[path] = conditions.operators
     and.push(...conditions.clauses)
@@ -111,7 +110,7 @@ function compileBranches (operator: '$or' | '$and', value: FilterNode, pointer: 
   return branches
 }
 
-function compileField (field: FieldSpec, value: FilterNode, pointer: string, problems: Problems): FieldConditions | undefined {
+function compileField (field: FieldSpec, value: FilterNode, pointer: string, spec: QuerySpec, enclosing: Enclosing, problems: Problems): FieldConditions | undefined {
   const conditions = new FieldConditions(field.path)
   if (value.type !== 'object') {
     const converted = convertOperand(field, '$eq', value, pointer, problems)
@@ -128,6 +127,11 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, pro
   for (const [key, operand] of value.entries) {
     const at = childPointer(pointer, key)
     if (BLOCKED_OPERATORS.has(key)) continue
+    if (key === ELEM_MATCH) {
+      const converted = compileElemMatch(field, operand, at, spec, enclosing, problems)
+      if (converted !== undefined) conditions.add(converted)
+      continue
+    }
     if (!key.startsWith('$')) {
       problems.add(PARAM, at, 'INVALID_VALUE', `'${key}' is not an operator: a condition is either a value or an object of operators (objects cannot be compared)`)
       continue

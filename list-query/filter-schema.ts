@@ -12,10 +12,10 @@
 // surrogate, duplicate keys, integers written beyond ±2^53 that round into range, a filter text
 // over 10,000 characters, more than 50 field conditions in all.
 import { OBJECT_ID_PATTERN, type FieldKind } from '../schemas/fields.js'
-import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from './compile-filter.js'
+import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from './limits.js'
 import { MAX_FILTER_LENGTH } from './compile-list-query.js'
 import { MAX_ARRAY, MAX_REGEX, MAX_SIZE, MAX_NUMBER } from './operands.js'
-import { OPERATORS_BY_KIND, type Operator } from './operators.js'
+import { ELEMENT_KIND, ELEMENT_OPERATORS, ELEM_MATCH, OPERATORS_BY_KIND, type Operator } from './operators.js'
 import { CUSTOM_FIELD_NAME, type FieldSpec, type QuerySpec } from './query-spec.js'
 
 export type JsonSchema = Record<string, unknown>
@@ -69,14 +69,15 @@ function operandSchema (operator: Operator, value: JsonSchema | undefined): Json
   }
 }
 
-/** A field's condition: a value (equality), or an object of one or more of its operators. */
-function conditionSchema (field: Pick<FieldSpec, 'kind' | 'operators'>): JsonSchema {
+/** A field's condition: a value (equality), or an object of one or more of its operators (`$elemMatch` among them on arrays). */
+function conditionSchema (field: Pick<FieldSpec, 'kind' | 'operators'>, elemMatch?: JsonSchema): JsonSchema {
   const value = valueSchema(field.kind)
   const properties: Record<string, JsonSchema> = {}
   for (const operator of field.operators) {
     const operand = operandSchema(operator, value)
     if (operand !== undefined) properties[operator] = operand
   }
+  if (elemMatch !== undefined) properties[ELEM_MATCH] = elemMatch
   const operators: JsonSchema = {
     type: 'object',
     properties,
@@ -102,7 +103,9 @@ export const NOT_EXPRESSED = [
   'a key repeated in the same object',
   'an integer written beyond ±2^53 that rounds into that range (9007199254740993)',
   `a filter text over ${MAX_FILTER_LENGTH} characters`,
-  `more than ${MAX_CONDITIONS} field conditions in all branches together (a value counts one, an object of operators one per operator)`
+  `more than ${MAX_CONDITIONS} field conditions in all branches together (a value counts one, an object of operators one per operator)`,
+  `$or and $and inside $elemMatch nested, with those around it, more than ${MAX_DEPTH} deep`,
+  `on an array of scalars, $elemMatch whose $or and $and make more than ${MAX_BRANCHES} alternatives for one element, or one alternative giving the same bound or $in twice`
 ]
 
 /** What a branch at `levels` from the deepest may hold: `$or`/`$and` only while levels remain. */
@@ -123,11 +126,41 @@ function logicalSchema (operator: '$or' | '$and', id: string): JsonSchema {
   }
 }
 
+/**
+ * What `$elemMatch` on `field` holds, with `$or`/`$and` of the same inside while `levels` remain:
+ * the element's fields on an array of documents, operators of the element type on scalars.
+ */
+function elemMatchSchema (field: FieldSpec, spec: QuerySpec, levels: number): JsonSchema | undefined {
+  const element = ELEMENT_KIND[field.kind]
+  if (element === undefined) return undefined
+  const properties: Record<string, JsonSchema> = {}
+  if (element === 'object[]') {
+    for (const inner of spec.elements.get(field.path)?.fields.values() ?? []) properties[inner.path] = conditionSchema(inner)
+  } else {
+    const operators = conditionSchema({ kind: element, operators: ELEMENT_OPERATORS[element] as ReadonlySet<Operator> })
+    Object.assign(properties, (operators.anyOf as JsonSchema[]).at(-1)?.properties)
+  }
+  if (levels > 0) {
+    const branch = elemMatchSchema(field, spec, levels - 1)
+    for (const operator of ['$or', '$and']) properties[operator] = { type: 'array', minItems: 1, maxItems: MAX_BRANCHES, items: branch }
+  }
+  return {
+    description: `One element of ${field.path} satisfies every condition; ${element === 'object[]' ? 'the element\'s fields' : 'operators of the element\'s type'}, and $or/$and of such`,
+    type: 'object',
+    properties,
+    additionalProperties: false,
+    minProperties: 1,
+    ...(element === 'string' ? { dependentRequired: { $options: ['$regex'] } } : {})
+  }
+}
+
 /** The JSON Schema of a list's `filter` (JSON notation), named `id` in the OpenAPI components (`$or` and `$and` refer to it there). */
 export function filterSchema (spec: QuerySpec, id: string, subject: string): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
   for (const field of spec.fields.values()) {
-    properties[field.path] = { description: `${KIND_NAMES[field.kind]}: ${[...field.operators].join(' ')}`, ...conditionSchema(field) }
+    const elemMatch = elemMatchSchema(field, spec, MAX_DEPTH)
+    const operators = [...field.operators, ...(elemMatch === undefined ? [] : [ELEM_MATCH])]
+    properties[field.path] = { description: `${KIND_NAMES[field.kind]}: ${operators.join(' ')}`, ...conditionSchema(field, elemMatch) }
   }
   properties.$or = logicalSchema('$or', id)
   properties.$and = logicalSchema('$and', id)

@@ -4,6 +4,9 @@ import type { FieldKind } from '../schemas/fields.js'
 export const OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options', '$exists', '$all', '$size'] as const
 export type Operator = typeof OPERATORS[number]
 
+/** One element of an array satisfies every condition inside (docs/query-language.md, "One element"). */
+export const ELEM_MATCH = '$elemMatch'
+
 /** Rejected anywhere in a filter, for security (docs/query-language.md). */
 export const BLOCKED_OPERATORS: ReadonlySet<string> = new Set(['$where', '$near', '$geoWithin', '$geoIntersects'])
 
@@ -22,6 +25,15 @@ export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
   custom: new Set(OPERATORS),
   // Not in the contract's table: an array of embedded documents can only be tested for presence and length.
   'object[]': new Set(['$exists', '$size'])
+}
+
+/** The array kinds `$elemMatch` applies to, and for arrays of scalars the kind of their elements. */
+export const ELEMENT_KIND: Partial<Record<FieldKind, FieldKind>> = { 'string[]': 'string', 'ref[]': 'ref', 'object[]': 'object[]' }
+
+/** Inside `$elemMatch` on an array of scalars: the element type's operators that test one value. */
+export const ELEMENT_OPERATORS: Partial<Record<FieldKind, ReadonlySet<Operator>>> = {
+  string: new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options']),
+  ref: new Set(['$eq', '$ne', '$in', '$nin'])
 }
 
 /** docs/query-language.md: `_id` also takes the range operators (ObjectIds order by creation time). */

@@ -23,6 +23,8 @@ export interface QuerySpec {
   suggestions: string[]
   /** The kind's declared top-level fields: what `fields` may name. */
   returnable: string[]
+  /** Per array of embedded documents, what `$elemMatch` accepts inside: the element's own fields. */
+  elements: ReadonlyMap<string, QuerySpec>
 }
 
 export const CUSTOM_FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -30,6 +32,7 @@ export const CUSTOM_FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/
 export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: string } = {}): QuerySpec {
   const fields = new Map<string, FieldSpec>()
   const references = new Set<string>()
+  const elements = new Map<string, QuerySpec>()
   let hasCustomFields = false
   const add = (path: string, property: TSchema, inArray: boolean) => {
     const kind = fieldKind(property)
@@ -44,12 +47,13 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
     if (kind === 'object[]') {
       const items = (property as unknown as { items: TObject }).items
       for (const [name, inner] of Object.entries(items.properties)) add(`${path}.${name}`, inner, true)
+      elements.set(path, buildQuerySpec(items))
     }
   }
   for (const [name, property] of Object.entries(schema.properties)) add(name, property, false)
   if (scopeField !== undefined) fields.delete(scopeField)
   const suggestions = [...fields.keys()]
-  return { fields, references, hasCustomFields, scopeField, suggestions, returnable: Object.keys(schema.properties) }
+  return { fields, references, hasCustomFields, scopeField, suggestions, returnable: Object.keys(schema.properties), elements }
 }
 
 const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype']

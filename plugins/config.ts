@@ -3,6 +3,7 @@ import proxyAddr from '@fastify/proxy-addr'
 import envSchema from 'env-schema'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { CollationError, DEFAULT_COLLATION, parseCollation } from '../database/collation.js'
 import { SHIMS, SHIMS_PATTERN } from '../database/driver-shims.js'
 
 declare module 'fastify' {
@@ -54,6 +55,7 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, description: 'Which peers may set X-Forwarded-For, -Proto and -Host: true (any), a hop count, or comma-separated addresses and CIDRs. Unset: those headers are ignored.' })),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$', description: 'The base of every absolute URL the service writes (Link headers, the OpenAPI server), whatever the request\'s headers say.' })),
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, description: 'Origins whose browsers may call the lists, comma-separated, or *. Unset: no CORS headers.' })),
+  COLLATION: Type.String({ default: DEFAULT_COLLATION, pattern: '^\\S(?:.*\\S)?$', description: 'How strings sort and compare in every list, count, cursor and feed, and the collation the service\'s indexes are built with: a MongoDB ICU locale with its options (`fr`, `fr,numericOrdering=true`, `de@collation=phonebook,strength=2`, or the collation document as JSON), or `simple` for binary order (docs/query-language.md, "Language").' }),
   COMPRESSION: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: answers of 1 KiB or more compressed as Accept-Encoding asks (zstd where the runtime has it, br, gzip); off: never (for an ingress that compresses).' }),
   DEMO_WRITES: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off', description: 'on: with the embedded database only (no MONGODB_URI), the first demo project\'s registrations and sessions change every two seconds, so that change feeds have something to show (`npm run demo:writes`).' }),
   SHIMS: Type.String({ pattern: SHIMS_PATTERN, default: 'all', description: `Which of the service's reaches into its dependencies' internals to use (docs/architecture.md): all, none, or some of ${SHIMS.join(', ')}, comma-separated. Each is also off when its check at start fails (for the driver: when the installed driver is not the version it was checked with). none: public APIs only.` }),
@@ -68,7 +70,8 @@ const PATTERN_WORDS: Record<string, string> = {
   JWT_ALGORITHMS: 'RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, comma-separated; or EdDSA alone',
   JWT_PROJECTS_CLAIM: '1 to 100 of A-Z a-z 0-9 _ : . / -',
   PUBLIC_URL: 'an http:// or https:// URL without query or fragment',
-  SHIMS: `all, none, or some of ${SHIMS.join(', ')}, comma-separated`
+  SHIMS: `all, none, or some of ${SHIMS.join(', ')}, comma-separated`,
+  COLLATION: 'simple, or a MongoDB locale (fr, fr_CA, en, de@collation=phonebook…) with ,option=value pairs (strength 1–5, caseLevel, caseFirst upper/lower/off, numericOrdering, alternate non-ignorable/shifted, maxVariable punct/space, backwards, normalization), or that collation document as JSON'
 }
 
 /** Variables read outside the schema, for the reference and `--help`. */
@@ -249,6 +252,13 @@ export function readConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (TRUST_PROXY !== undefined) collect(problems, () => trustProxy(TRUST_PROXY))
   if (PUBLIC_URL !== undefined) collect(problems, () => { config.PUBLIC_URL = publicUrl(PUBLIC_URL) })
   if (CORS_ORIGINS !== undefined) collect(problems, () => corsOrigins(CORS_ORIGINS))
+  collect(problems, () => {
+    try {
+      parseCollation(config.COLLATION)
+    } catch (error) {
+      throw error instanceof CollationError ? new ConfigError(error.message) : error
+    }
+  })
   if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) {
     problems.push(`HEADERS_TIMEOUT_MS (${config.HEADERS_TIMEOUT_MS}) must not exceed REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS}): the head is part of the request`)
   }

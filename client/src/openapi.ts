@@ -5785,7 +5785,7 @@ export interface components {
         };
         /**
          * ActivityFilter
-         * @description A filter on Activity documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Activity documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         ActivityFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -5890,7 +5890,7 @@ export interface components {
                 $nin?: string[];
                 $exists?: boolean;
             };
-            /** @description array of strings: $eq $ne $in $nin $exists $all $size $regex $options */
+            /** @description array of strings: $eq $ne $in $nin $exists $all $size $regex $options $elemMatch */
             tags?: string | {
                 $eq?: string;
                 $ne?: string;
@@ -5906,6 +5906,262 @@ export interface components {
                  * @enum {string}
                  */
                 $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                /** @description One element of tags satisfies every condition; operators of the element's type, and $or/$and of such */
+                $elemMatch?: {
+                    $eq?: string;
+                    $ne?: string;
+                    $gt?: string;
+                    $gte?: string;
+                    $lt?: string;
+                    $lte?: string;
+                    $in?: string[];
+                    $nin?: string[];
+                    /** @description A PCRE2 pattern, as MongoDB reads it */
+                    $regex?: string;
+                    /**
+                     * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                     * @enum {string}
+                     */
+                    $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                    $or?: {
+                        $eq?: string;
+                        $ne?: string;
+                        $gt?: string;
+                        $gte?: string;
+                        $lt?: string;
+                        $lte?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        /** @description A PCRE2 pattern, as MongoDB reads it */
+                        $regex?: string;
+                        /**
+                         * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                         * @enum {string}
+                         */
+                        $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                        $or?: {
+                            $eq?: string;
+                            $ne?: string;
+                            $gt?: string;
+                            $gte?: string;
+                            $lt?: string;
+                            $lte?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            /** @description A PCRE2 pattern, as MongoDB reads it */
+                            $regex?: string;
+                            /**
+                             * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                             * @enum {string}
+                             */
+                            $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            $or?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                            $and?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                        }[];
+                        $and?: {
+                            $eq?: string;
+                            $ne?: string;
+                            $gt?: string;
+                            $gte?: string;
+                            $lt?: string;
+                            $lte?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            /** @description A PCRE2 pattern, as MongoDB reads it */
+                            $regex?: string;
+                            /**
+                             * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                             * @enum {string}
+                             */
+                            $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            $or?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                            $and?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                        }[];
+                    }[];
+                    $and?: {
+                        $eq?: string;
+                        $ne?: string;
+                        $gt?: string;
+                        $gte?: string;
+                        $lt?: string;
+                        $lte?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        /** @description A PCRE2 pattern, as MongoDB reads it */
+                        $regex?: string;
+                        /**
+                         * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                         * @enum {string}
+                         */
+                        $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                        $or?: {
+                            $eq?: string;
+                            $ne?: string;
+                            $gt?: string;
+                            $gte?: string;
+                            $lt?: string;
+                            $lte?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            /** @description A PCRE2 pattern, as MongoDB reads it */
+                            $regex?: string;
+                            /**
+                             * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                             * @enum {string}
+                             */
+                            $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            $or?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                            $and?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                        }[];
+                        $and?: {
+                            $eq?: string;
+                            $ne?: string;
+                            $gt?: string;
+                            $gte?: string;
+                            $lt?: string;
+                            $lte?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            /** @description A PCRE2 pattern, as MongoDB reads it */
+                            $regex?: string;
+                            /**
+                             * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                             * @enum {string}
+                             */
+                            $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            $or?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                            $and?: {
+                                $eq?: string;
+                                $ne?: string;
+                                $gt?: string;
+                                $gte?: string;
+                                $lt?: string;
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                /** @description A PCRE2 pattern, as MongoDB reads it */
+                                $regex?: string;
+                                /**
+                                 * @description Regex flags i, m, s and x, each at most once; only next to $regex
+                                 * @enum {string}
+                                 */
+                                $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
+                            }[];
+                        }[];
+                    }[];
+                };
             };
             /** @description boolean: $eq $ne $in $nin $exists */
             active?: boolean | {
@@ -5962,7 +6218,7 @@ export interface components {
         };
         /**
          * CategoryFilter
-         * @description A filter on Category documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Category documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         CategoryFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -6085,7 +6341,7 @@ export interface components {
         };
         /**
          * PlaceFilter
-         * @description A filter on Place documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Place documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         PlaceFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -6220,7 +6476,7 @@ export interface components {
         };
         /**
          * ProjectFilter
-         * @description A filter on Project documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Project documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         ProjectFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -6351,7 +6607,7 @@ export interface components {
         };
         /**
          * RegistrationFilter
-         * @description A filter on Registration documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Registration documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         RegistrationFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -6485,10 +6741,431 @@ export interface components {
                  */
                 $options?: "" | "i" | "im" | "ims" | "imsx" | "imx" | "imxs" | "is" | "ism" | "ismx" | "isx" | "isxm" | "ix" | "ixm" | "ixms" | "ixs" | "ixsm" | "m" | "mi" | "mis" | "misx" | "mix" | "mixs" | "ms" | "msi" | "msix" | "msx" | "msxi" | "mx" | "mxi" | "mxis" | "mxs" | "mxsi" | "s" | "si" | "sim" | "simx" | "six" | "sixm" | "sm" | "smi" | "smix" | "smx" | "smxi" | "sx" | "sxi" | "sxim" | "sxm" | "sxmi" | "x" | "xi" | "xim" | "xims" | "xis" | "xism" | "xm" | "xmi" | "xmis" | "xms" | "xmsi" | "xs" | "xsi" | "xsim" | "xsm" | "xsmi";
             };
-            /** @description array of objects: $exists $size */
+            /** @description array of objects: $exists $size $elemMatch */
             sessionsSubscriptions?: {
                 $exists?: boolean;
                 $size?: number;
+                /** @description One element of sessionsSubscriptions satisfies every condition; the element's fields, and $or/$and of such */
+                $elemMatch?: {
+                    session?: string | {
+                        /** @description An object id: 24 hexadecimal characters */
+                        $eq?: string;
+                        /** @description An object id: 24 hexadecimal characters */
+                        $ne?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        $exists?: boolean;
+                    };
+                    subscribedAt?: string | {
+                        /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                        $eq?: string;
+                        /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                        $ne?: string;
+                        /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                        $gt?: string;
+                        /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                        $gte?: string;
+                        /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                        $lt?: string;
+                        /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                        $lte?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        $exists?: boolean;
+                    };
+                    $or?: {
+                        session?: string | {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $exists?: boolean;
+                        };
+                        subscribedAt?: string | {
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $eq?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $ne?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $gt?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $gte?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $lt?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $lte?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $exists?: boolean;
+                        };
+                        $or?: {
+                            session?: string | {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            subscribedAt?: string | {
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $eq?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $ne?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gte?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            $or?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                            $and?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                        }[];
+                        $and?: {
+                            session?: string | {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            subscribedAt?: string | {
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $eq?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $ne?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gte?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            $or?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                            $and?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                        }[];
+                    }[];
+                    $and?: {
+                        session?: string | {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $exists?: boolean;
+                        };
+                        subscribedAt?: string | {
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $eq?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $ne?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $gt?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $gte?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $lt?: string;
+                            /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                            $lte?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $exists?: boolean;
+                        };
+                        $or?: {
+                            session?: string | {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            subscribedAt?: string | {
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $eq?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $ne?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gte?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            $or?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                            $and?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                        }[];
+                        $and?: {
+                            session?: string | {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            subscribedAt?: string | {
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $eq?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $ne?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $gte?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lt?: string;
+                                /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                $lte?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                                $exists?: boolean;
+                            };
+                            $or?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                            $and?: {
+                                session?: string | {
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $eq?: string;
+                                    /** @description An object id: 24 hexadecimal characters */
+                                    $ne?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                                subscribedAt?: string | {
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $eq?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $ne?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $gte?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lt?: string;
+                                    /** @description YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM */
+                                    $lte?: string;
+                                    $in?: string[];
+                                    $nin?: string[];
+                                    $exists?: boolean;
+                                };
+                            }[];
+                        }[];
+                    }[];
+                };
             };
             /** @description object id: $eq $ne $in $nin $exists */
             "sessionsSubscriptions.session"?: string | {
@@ -6546,7 +7223,7 @@ export interface components {
         };
         /**
          * SessionFilter
-         * @description A filter on Session documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Session documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         SessionFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -6687,7 +7364,7 @@ export interface components {
                 $nin?: string[];
                 $exists?: boolean;
             };
-            /** @description array of object ids: $eq $ne $in $nin $exists $all $size */
+            /** @description array of object ids: $eq $ne $in $nin $exists $all $size $elemMatch */
             places?: string | {
                 /** @description An object id: 24 hexadecimal characters */
                 $eq?: string;
@@ -6698,8 +7375,129 @@ export interface components {
                 $exists?: boolean;
                 $all?: string[];
                 $size?: number;
+                /** @description One element of places satisfies every condition; operators of the element's type, and $or/$and of such */
+                $elemMatch?: {
+                    /** @description An object id: 24 hexadecimal characters */
+                    $eq?: string;
+                    /** @description An object id: 24 hexadecimal characters */
+                    $ne?: string;
+                    $in?: string[];
+                    $nin?: string[];
+                    $or?: {
+                        /** @description An object id: 24 hexadecimal characters */
+                        $eq?: string;
+                        /** @description An object id: 24 hexadecimal characters */
+                        $ne?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        $or?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                        $and?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                    }[];
+                    $and?: {
+                        /** @description An object id: 24 hexadecimal characters */
+                        $eq?: string;
+                        /** @description An object id: 24 hexadecimal characters */
+                        $ne?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        $or?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                        $and?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                    }[];
+                };
             };
-            /** @description array of object ids: $eq $ne $in $nin $exists $all $size */
+            /** @description array of object ids: $eq $ne $in $nin $exists $all $size $elemMatch */
             stewards?: string | {
                 /** @description An object id: 24 hexadecimal characters */
                 $eq?: string;
@@ -6710,6 +7508,127 @@ export interface components {
                 $exists?: boolean;
                 $all?: string[];
                 $size?: number;
+                /** @description One element of stewards satisfies every condition; operators of the element's type, and $or/$and of such */
+                $elemMatch?: {
+                    /** @description An object id: 24 hexadecimal characters */
+                    $eq?: string;
+                    /** @description An object id: 24 hexadecimal characters */
+                    $ne?: string;
+                    $in?: string[];
+                    $nin?: string[];
+                    $or?: {
+                        /** @description An object id: 24 hexadecimal characters */
+                        $eq?: string;
+                        /** @description An object id: 24 hexadecimal characters */
+                        $ne?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        $or?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                        $and?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                    }[];
+                    $and?: {
+                        /** @description An object id: 24 hexadecimal characters */
+                        $eq?: string;
+                        /** @description An object id: 24 hexadecimal characters */
+                        $ne?: string;
+                        $in?: string[];
+                        $nin?: string[];
+                        $or?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                        $and?: {
+                            /** @description An object id: 24 hexadecimal characters */
+                            $eq?: string;
+                            /** @description An object id: 24 hexadecimal characters */
+                            $ne?: string;
+                            $in?: string[];
+                            $nin?: string[];
+                            $or?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                            $and?: {
+                                /** @description An object id: 24 hexadecimal characters */
+                                $eq?: string;
+                                /** @description An object id: 24 hexadecimal characters */
+                                $ne?: string;
+                                $in?: string[];
+                                $nin?: string[];
+                            }[];
+                        }[];
+                    }[];
+                };
             };
             /** @description Documents that match at least one of 1 to 10 filters ({} matches every document); $or and $and nest at most 3 deep */
             $or?: components["schemas"]["SessionFilter"][];
@@ -6739,7 +7658,7 @@ export interface components {
         };
         /**
          * StewardFilter
-         * @description A filter on Steward documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Steward documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         StewardFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */
@@ -6862,7 +7781,7 @@ export interface components {
         };
         /**
          * TeamFilter
-         * @description A filter on Team documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator).
+         * @description A filter on Team documents: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. Also refused, beyond what this schema says: a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript); strings holding a lone surrogate (\ud800–\udfff unpaired); a key repeated in the same object; an integer written beyond ±2^53 that rounds into that range (9007199254740993); a filter text over 10000 characters; more than 50 field conditions in all branches together (a value counts one, an object of operators one per operator); $or and $and inside $elemMatch nested, with those around it, more than 3 deep; on an array of scalars, $elemMatch whose $or and $and make more than 10 alternatives for one element, or one alternative giving the same bound or $in twice.
          */
         TeamFilter: {
             /** @description object id: $eq $ne $gt $gte $lt $lte $in $nin $exists */

@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import fc from 'fast-check'
 import t from 'tap'
 import { compileListQuery, type CompileResult } from '../../list-query/compile-list-query.js'
-import { MAX_CONDITIONS } from '../../list-query/compile-filter.js'
+import { MAX_CONDITIONS } from '../../list-query/limits.js'
 import { DATE_PATTERN, NOT_EXPRESSED, type JsonSchema } from '../../list-query/filter-schema.js'
 import { parseDate } from '../../list-query/dates.js'
 import { OPERATORS } from '../../list-query/operators.js'
@@ -63,7 +63,20 @@ function conditionCount (filter: unknown): number {
   let count = 0
   for (const [key, value] of Object.entries(filter)) {
     if (key === '$or' || key === '$and') count += Array.isArray(value) ? value.reduce((sum: number, branch) => sum + conditionCount(branch), 0) : 0
-    else if (!key.startsWith('$')) count += value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).length : 1
+    else if (!key.startsWith('$')) count += isObject(value) ? Object.entries(value).reduce((sum, [op, operand]) => sum + (op === '$elemMatch' ? elementCount(operand) : 1), 0) : 1
+  }
+  return count
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/** Inside `$elemMatch`: an element field counts as at top level, an operator on a scalar element one. */
+function elementCount (inner: unknown): number {
+  if (!isObject(inner)) return 0
+  let count = 0
+  for (const [key, value] of Object.entries(inner)) {
+    if (key === '$or' || key === '$and') count += Array.isArray(value) ? value.reduce((sum: number, branch) => sum + elementCount(branch), 0) : 0
+    else count += !key.startsWith('$') && isObject(value) ? Object.keys(value).length : 1
   }
   return count
 }
@@ -140,7 +153,9 @@ function buildArbitrary (schema: JsonSchema, root: JsonSchema, depth: number): f
 /** The refusals the schema cannot foresee: a $regex PCRE2 or the service's rules refuse, a text over the length limit, too many conditions. */
 function unexpressed (result: CompileResult, filter: unknown): boolean {
   return !result.ok && result.problems.every((p) => (UNEXPRESSED_CODES.has(p.code) && p.pointer.endsWith('/$regex')) || p.code === 'FILTER_TOO_LARGE' ||
-    (p.code === 'FILTER_TOO_COMPLEX' && p.pointer === '' && conditionCount(filter) > MAX_CONDITIONS))
+    (p.code === 'FILTER_TOO_COMPLEX' && p.pointer === '' && conditionCount(filter) > MAX_CONDITIONS) ||
+    // Inside $elemMatch: the depth counted with the branches around it, and a scalar's alternatives.
+    (p.code === 'FILTER_TOO_COMPLEX' && p.pointer.includes('/$elemMatch')))
 }
 
 t.test('the schema lists what it cannot say', async (t) => {
@@ -182,7 +197,7 @@ const operand = fc.oneof(
   { weight: 1, arbitrary: fc.array(hex24, { minLength: 100, maxLength: 101 }) },
   { weight: 1, arbitrary: fc.constantFrom({}, { a: 1 }, [[1]]) }
 )
-const operatorKey = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...OPERATORS) }, { weight: 1, arbitrary: fc.constantFrom('$or', '$where', '$not', 'plain', '$regexp') })
+const operatorKey = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...OPERATORS) }, { weight: 1, arbitrary: fc.constantFrom('$or', '$where', '$not', 'plain', '$regexp', '$elemMatch') })
 const condition = fc.oneof(operand, fc.dictionary(operatorKey, operand, { minKeys: 0, maxKeys: 3 }))
 
 function keysOf (spec: QuerySpec): fc.Arbitrary<string> {

@@ -45,8 +45,17 @@ export async function filters (): Promise<void> {
   await client.list('activities', { projectId, filter: { $nor: [{ name: 'Yoga' }] } })
   // @ts-expect-error custom fields are named one by one
   await client.list('activities', { projectId, filter: { customFields: 'x' } })
-  // @ts-expect-error an array of documents takes $exists and $size only
+  // @ts-expect-error an array of documents takes $exists, $size and $elemMatch only
   await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $eq: 'x' } } })
+  // $elemMatch: one element satisfies every condition; element fields, or operators of the element type.
+  await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $elemMatch: { session: projectId, subscribedAt: { $gte: '2024-06-01' } } } } })
+  await client.list('activities', { projectId, filter: { tags: { $elemMatch: { $or: [{ $regex: '^yo', $options: 'i' }, { $eq: 'pilates' }] } } } })
+  // @ts-expect-error an element of sessionsSubscriptions has no field 'sesion'
+  await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $elemMatch: { sesion: projectId } } } })
+  // @ts-expect-error an element of tags is a string: no $size inside $elemMatch
+  await client.list('activities', { projectId, filter: { tags: { $elemMatch: { $size: 1 } } } })
+  // @ts-expect-error $elemMatch applies to arrays only
+  await client.list('activities', { projectId, filter: { name: { $elemMatch: { $eq: 'Yoga' } } } })
   // @ts-expect-error categories have no tags
   await client.list('categories', { projectId, filter: { tags: 'music' } })
 
