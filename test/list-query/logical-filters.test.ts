@@ -1,17 +1,22 @@
 // $or and $and against the database's own evaluation: random logical filters over every field
 // type of activities, sent to the list as JSON and as brackets, walked page by page with `next`
 // and counted, give exactly what MongoDB's find gives for the same MongoDB filter (the values
-// written as MongoDB reads them: ObjectIds, dates) within the project, in the same order.
+// written as MongoDB reads them: ObjectIds, dates) within the project, in the same order and
+// in the service's collation.
 // On the stand-in here; on real MongoDB with MONGODB_URI.
 import fc from 'fast-check'
 import { ObjectId, type Document } from 'mongodb'
 import t from 'tap'
+import { parseCollation } from '../../database/collation.js'
 import { build } from '../helpers/build.js'
 
 const RUNS = Number(process.env.LOGICAL_RUNS ?? 60)
 
 const fastify = await build(t)
 const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+// MongoDB is asked in the service's collation, as the service asks it.
+const collation = parseCollation(fastify.config.COLLATION)
+const inCollation = collation === undefined ? {} : { collation }
 
 const NAMES = ['Yoga', 'yoga flow', 'Salsa', 'Jazz jam', 'Dance', 'Aqua']
 const TAGS = ['wellness', 'morning', 'dance', 'music', 'evening']
@@ -140,7 +145,7 @@ t.test('random $or/$and filters: pages, cursor walks and counts equal MongoDB\'s
     // Larger filters are refused (FILTER_TOO_COMPLEX, checked in test/plugins/list-query.test.ts).
     fc.pre(conditionCount(filter) <= 50)
     const [sort, mongoSort] = SORTS[sortIndex] as [string, Document]
-    const expected = (await db.collection('activities').find({ $and: [asMongo(filter), { project }] }, { projection: { _id: 1 }, sort: mongoSort }).toArray()).map((d) => String(d._id))
+    const expected = (await db.collection('activities').find({ $and: [asMongo(filter), { project }] }, { projection: { _id: 1 }, sort: mongoSort, ...inCollation }).toArray()).map((d) => String(d._id))
     if (expected.length > 0) matched++
     if ('$or' in filter || '$and' in filter) logical++
     const json = `filter=${encodeURIComponent(JSON.stringify(filter))}${sort === '' ? '' : `&${sort}`}`
