@@ -28,10 +28,11 @@ const server = http.createServer((req, res) => {
       if (project === null) throw new Error('project not found')
     }
     const collection = db.collection(entry.collection)
-    const { filter, sort, skip, limit, projection } = entry
+    const { filter, sort, skip, limit, projection, collation } = entry
+    const inCollation = collation === undefined ? {} : { collation }
     const [found, total] = await Promise.all([
-      collection.find(filter, { projection, sort, skip, limit, maxTimeMS, raw }).toArray(),
-      entry.count ? collection.countDocuments(filter, { maxTimeMS }) : undefined
+      collection.find(filter, { projection, sort, skip, limit, maxTimeMS, raw, ...inCollation }).toArray(),
+      entry.count ? collection.countDocuments(filter, { maxTimeMS, ...inCollation }) : undefined
     ])
     const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}}`
     return raw ? documentsToJson(found as unknown as Buffer[], '{"data":', tail) : JSON.stringify(total === undefined ? { data: found, limit, skip } : { data: found, limit, skip, total })

@@ -57,6 +57,13 @@ export function httpTables (result: HttpResult): Table[] {
       }))
     })
   }
+  if (result.language !== undefined) {
+    tables.push({
+      title: 'The reader\'s language: each load against the same question asked another way, interleaved (median CPU µs per request; ratio median (min–max))',
+      rows: result.language.map((l) => ({ load: l.load, against: l.against, µs: Math.round(l.cpuUs), 'against µs': Math.round(l.againstCpuUs), ratio: spreadText(l.ratio), 'p99 ms': `${l.p99}/${l.againstP99}` })),
+      notes: [`Against ${result.database.kind}${replay === undefined ? '' : ', replayed: the database\'s work (where a collation compares strings) is not in these figures; run with --database direct to include it'}.`]
+    })
+  }
   if (baseline !== undefined && baseline.length > 0) {
     tables.push({
       title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds: CPU µs per request, and ratios this / that, median (min–max)`,

@@ -9,18 +9,21 @@ import type { StageFigure } from './stages.js'
 import type { Spread } from './timing.js'
 
 /** The parts of the HTTP benchmark, in the order they run. */
-export const SECTIONS = ['mix', 'driver', 'growth', 'compression', 'stages', 'feeds'] as const
+export const SECTIONS = ['mix', 'driver', 'growth', 'language', 'compression', 'stages', 'feeds'] as const
 export type Section = typeof SECTIONS[number]
 
 export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section>, baseline?: { dist: string, name: string } }
 
-export type Target = 'service' | 'floor' | 'raw floor' | 'baseline' | `stage: ${string}`
+export type Target = 'service' | 'service in byte order' | 'floor' | 'raw floor' | 'baseline' | `stage: ${string}`
 
 export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number, duration: number, gc?: GcFigures }
 
 export interface Server { target: Target, child: ChildProcess, url: string, lines: Interface }
 
 export interface GrowthFigure { load: string, serviceCpuUs: number, floorCpuUs: number, ratio: Spread, serviceP99: number, floorP99: number }
+
+/** A load against another of the same question (bench/http-language.ts): CPU µs per request and p99, medians; ratio this / that. */
+export interface LanguageFigure { load: string, against: string, cpuUs: number, againstCpuUs: number, ratio: Spread, p99: number, againstP99: number }
 
 export interface EncodingFigure { page: string, encoding: string, bytes: number, cpuUsPerRequest: number, cpuRatio: Spread, p99: number }
 
@@ -29,6 +32,7 @@ export interface HttpResult {
   pinned: boolean
   mix?: { names: string[], warmUp: Record<string, number[]>, runs: RunFigure[], ratios: { cpu: Spread, p99: Spread, rps: Spread, rawFloorCpu: Spread } }
   growth?: GrowthFigure[]
+  language?: LanguageFigure[]
   stages?: StageFigure[]
   driver?: DriverFigure[]
   compression?: { levels: LevelFigure[], encodings: EncodingFigure[] }

@@ -20,7 +20,8 @@ import { benchGrowth } from './http-growth.js'
 import { benchMix } from './http-mix.js'
 import type { HttpOptions, HttpResult, Server, Target } from './http-types.js'
 import { body, cpuMicros, measure, pidOf, warmUp } from './load.js'
-import { buildGrowth, buildMix } from './mix.js'
+import { benchLanguage, languagePairs } from './http-language.js'
+import { buildGrowth, buildLanguage, buildMix } from './mix.js'
 import { benchStages } from './stages.js'
 
 const DIST = new URL('../', import.meta.url)
@@ -63,6 +64,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     if (db.kind !== 'external') await seedDemoData(db.uri, dbName, { scale: options.scale })
     const mix = await buildMix(client.db(dbName))
     const growth = await buildGrowth(client.db(dbName))
+    const language = await buildLanguage(client.db(dbName))
     await client.close()
 
     let replay: ChildProcess | undefined
@@ -92,6 +94,10 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)
     const rawFloor = await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)
     const servers = [service, floor, rawFloor]
+    // The language section's byte-order service, started now so that its commands are recorded too.
+    const simple = options.sections.has('language') ? await server('service in byte order', 'server.js', { METRICS_PORT: '0', COLLATION: 'simple' }, /API at/, /API at (http:\/\/[^/]+)/, deployed) : undefined
+    const pairs = simple === undefined ? [] : languagePairs({ service }, simple, language)
+    for (const { a, b } of pairs) for (const { server: s, path } of [a, b]) await body(s.url + path)
 
     // Same driver calls, same answers: checked before anything is timed (and recorded, when replaying).
     for (const entry of [...mix, ...growth.pageSize, ...growth.inSize]) {
@@ -117,6 +123,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const sections: SectionContext = { options, service, floor, rawFloor, mix, growth }
     if (options.sections.has('mix')) result.mix = await benchMix(sections)
     if (options.sections.has('growth')) result.growth = await benchGrowth(sections)
+    if (pairs.length > 0) result.language = await benchLanguage(sections, pairs)
     if (options.sections.has('compression')) result.compression = await benchEncodings(sections)
 
     if (options.sections.has('stages')) {

@@ -1,6 +1,7 @@
 // The benchmark's query mix: the URLs the load generator sends, and for each the driver call
 // that the service makes, written out by hand for the floor (no compiler, no framework).
-import { ObjectId, type Db, type Document, type Sort } from 'mongodb'
+import { ObjectId, type CollationOptions, type Db, type Document, type Sort } from 'mongodb'
+import { DEFAULT_COLLATION, parseCollation } from '../database/collation.js'
 import { projectionOf } from '../list-endpoint/list-route.js'
 import { Activity, Project, Registration, Session } from '../schemas/kinds.js'
 
@@ -17,7 +18,13 @@ export interface MixEntry {
   limit: number
   count: boolean
   projection: Document
+  /** The service's collation, which its finds and counts carry (database/collation.ts). */
+  collation?: CollationOptions
 }
+
+/** The collation the benchmarked service runs with: its default unless COLLATION says otherwise. */
+const collation = parseCollation(process.env.COLLATION ?? DEFAULT_COLLATION)
+const inCollation = collation === undefined ? {} : { collation }
 
 const json = (value: unknown): string => encodeURIComponent(JSON.stringify(value))
 
@@ -28,7 +35,7 @@ export async function buildGrowth (db: Db): Promise<{ pageSize: MixEntry[], inSi
   const projectId = project._id as ObjectId
   const p = projectId.toHexString()
   const sessions = await db.collection('sessions').find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 100 }).toArray()
-  const base = { collection: 'registrations', projectId, sort: { _id: 1 } as Sort, skip: 0, count: false, projection: projectionOf(Registration) }
+  const base = { collection: 'registrations', projectId, sort: { _id: 1 } as Sort, skip: 0, count: false, projection: projectionOf(Registration), ...inCollation }
   return {
     pageSize: [1, 20, 100, 1000].map((limit) => ({
       ...base,
@@ -72,7 +79,7 @@ export async function buildMix (db: Db): Promise<MixEntry[]> {
   const day = (festival?.start as Date | undefined)?.toISOString().slice(0, 10) ?? '2024-06-14'
   const next = new Date(Date.parse(day) + 86_400_000).toISOString().slice(0, 10)
 
-  return [
+  const entries: MixEntry[] = [
     {
       name: 'sessions in a date range, by start, limit 20',
       path: `/projects/${p}/sessions?filter=${json({ start: { $gte: day }, end: { $lt: next } })}&sort=%2Bstart&limit=20`,
@@ -133,4 +140,23 @@ export async function buildMix (db: Db): Promise<MixEntry[]> {
       projection: projectionOf(Activity)
     }
   ]
+  return entries.map((entry) => ({ ...entry, ...inCollation }))
+}
+
+/** The language section's loads (bench/http-language.ts): names sorted, one subscription against two keys. */
+export async function buildLanguage (db: Db): Promise<{ sortByName: MixEntry, elemMatch: MixEntry, twoKeys: MixEntry }> {
+  const project = await db.collection('projects').findOne({ public: true }, { sort: { _id: 1 } })
+  if (project === null) throw new Error('the database holds no public project: seed it first (npm run seed)')
+  const projectId = project._id as ObjectId
+  const p = projectId.toHexString()
+  const session = await db.collection('sessions').findOne({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 } })
+  const sessionId = session?._id as ObjectId
+  const from = '2024-05-01'
+  const base = { collection: 'registrations', projectId, sort: { _id: 1 } as Sort, skip: 0, limit: 20, count: false, projection: projectionOf(Registration), ...inCollation }
+  const one = { session: sessionId.toHexString(), subscribedAt: { $gte: from } }
+  return {
+    sortByName: { ...base, name: 'registrations by name, 100 a page', path: `/projects/${p}/registrations?sort=%2Bname&limit=100`, filter: { project: projectId }, sort: { name: 1, _id: 1 }, limit: 100 },
+    elemMatch: { ...base, name: 'one subscription: $elemMatch on session and date, 20 a page', path: `/projects/${p}/registrations?filter=${json({ sessionsSubscriptions: { $elemMatch: one } })}&limit=20`, filter: { sessionsSubscriptions: { $elemMatch: { session: sessionId, subscribedAt: { $gte: new Date(from) } } }, project: projectId } },
+    twoKeys: { ...base, name: 'the two keys (sessionsSubscriptions.session, .subscribedAt)', path: `/projects/${p}/registrations?filter=${json({ 'sessionsSubscriptions.session': one.session, 'sessionsSubscriptions.subscribedAt': one.subscribedAt })}&limit=20`, filter: { 'sessionsSubscriptions.session': sessionId, 'sessionsSubscriptions.subscribedAt': { $gte: new Date(from) }, project: projectId } }
+  }
 }
