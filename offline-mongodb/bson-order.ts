@@ -82,7 +82,7 @@ function toExact (value: NumericValue): number | bigint {
 }
 
 /** Strings compare by UTF-8 bytes, which is code-point order (not UTF-16 unit order). */
-function compareStrings (a: string, b: string): number {
+export function compareStrings (a: string, b: string): number {
   if (a === b) return 0
   const length = Math.min(a.length, b.length)
   for (let i = 0; i < length; i++) {
@@ -102,7 +102,13 @@ function compareBytes (a: Uint8Array, b: Uint8Array): number {
   return Math.sign(a.length - b.length)
 }
 
-function compareDocuments (a: Record<string, unknown>, b: Record<string, unknown>): number {
+/**
+ * How strings compare: by code point (binary) unless a collation gives its order. Only string
+ * values follow it; field names, numbers and the other types never do (manual: "Collation").
+ */
+export type StringOrder = (a: string, b: string) => number
+
+function compareDocuments (a: Record<string, unknown>, b: Record<string, unknown>, strings: StringOrder): number {
   const ka = Object.keys(a)
   const kb = Object.keys(b)
   const length = Math.min(ka.length, kb.length)
@@ -113,41 +119,41 @@ function compareDocuments (a: Record<string, unknown>, b: Record<string, unknown
     if (byType !== 0) return byType < 0 ? -1 : 1
     const byName = compareStrings(ka[i] as string, kb[i] as string)
     if (byName !== 0) return byName
-    const byValue = compareValues(va, vb)
+    const byValue = compareValues(va, vb, strings)
     if (byValue !== 0) return byValue
   }
   return ka.length < kb.length ? -1 : ka.length > kb.length ? 1 : 0
 }
 
-function compareArrays (a: unknown[], b: unknown[]): number {
+function compareArrays (a: unknown[], b: unknown[], strings: StringOrder): number {
   const length = Math.min(a.length, b.length)
   for (let i = 0; i < length; i++) {
-    const c = compareValues(a[i], b[i])
+    const c = compareValues(a[i], b[i], strings)
     if (c !== 0) return c
   }
   return a.length < b.length ? -1 : a.length > b.length ? 1 : 0
 }
 
-/** Total order over BSON values: type rank first, then value within the type. */
-export function compareValues (a: unknown, b: unknown): number {
+/** Total order over BSON values: type rank first, then value within the type; strings in `strings`' order. */
+export function compareValues (a: unknown, b: unknown, strings: StringOrder = compareStrings): number {
   const ra = typeRank(a)
   const rb = typeRank(b)
   if (ra !== rb) return ra < rb ? -1 : 1
   switch (ra) {
     case TypeRank.null: case TypeRank.minKey: case TypeRank.maxKey: return 0
     case TypeRank.number: return compareNumbers(a as NumericValue, b as NumericValue)
-    case TypeRank.string: return compareStrings(a as string, b as string)
+    case TypeRank.string: return strings(a as string, b as string)
     case TypeRank.boolean: return a === b ? 0 : a === false ? -1 : 1
     case TypeRank.date: return Math.sign((a as Date).getTime() - (b as Date).getTime())
     case TypeRank.objectId: return compareBytes((a as ObjectId).id, (b as ObjectId).id)
     case TypeRank.binData: return compareBytes((a as Binary).buffer, (b as Binary).buffer)
     case TypeRank.timestamp: return compareNumbers((a as Timestamp).toBigInt(), (b as Timestamp).toBigInt())
-    case TypeRank.array: return compareArrays(a as unknown[], b as unknown[])
+    case TypeRank.array: return compareArrays(a as unknown[], b as unknown[], strings)
     case TypeRank.regex: return compareStrings(String(a), String(b))
-    default: return compareDocuments(a as Record<string, unknown>, b as Record<string, unknown>)
+    default: return compareDocuments(a as Record<string, unknown>, b as Record<string, unknown>, strings)
   }
 }
 
-export function valuesEqual (a: unknown, b: unknown): boolean {
-  return a === b || compareValues(a, b) === 0
+export function valuesEqual (a: unknown, b: unknown, strings?: StringOrder): boolean {
+  return a === b || compareValues(a, b, strings) === 0
 }

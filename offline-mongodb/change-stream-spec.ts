@@ -2,6 +2,7 @@
 // (manual: "$changeStream"; change-streams spec, "Driver API"), with mongod's error codes.
 import { Timestamp } from 'bson'
 import { isDocument } from './bson-order.js'
+import type { Collation } from './collator.js'
 import { CommandError } from './errors.js'
 import type { Oplog } from './oplog.js'
 import { readToken, type StreamPosition } from './resume-token.js'
@@ -24,6 +25,8 @@ export interface StreamSpec {
   start: StreamPosition
   /** A resume token of an event, which must still be found in this stream (else error 280). */
   mustFind?: StreamPosition
+  /** The aggregate's collation, for the stages (manual: "Change Streams", collation option of watch()). */
+  collation?: Collation
 }
 
 const OPTIONS = new Set(['resumeAfter', 'startAfter', 'startAtOperationTime', 'fullDocument', 'fullDocumentBeforeChange', 'allChangesForCluster', 'showExpandedEvents'])

@@ -9,7 +9,7 @@ import { isDocument } from './bson-order.js'
 import { changeEvents, eventCount, type LookupDocument } from './change-events.js'
 import type { ServerState } from './server-state.js'
 import type { OplogEntry } from './oplog.js'
-import { readChangeStream } from './change-stream-spec.js'
+import { readChangeStream, type StreamSpec } from './change-stream-spec.js'
 import type { StreamCursor } from './cursors.js'
 import { CommandError } from './errors.js'
 import { runPipeline } from './pipeline.js'
@@ -32,11 +32,15 @@ function historyLost (): CommandError {
   return new CommandError(286, 'ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.', NON_RESUMABLE)
 }
 
-/** The stages after `$changeStream`; each event must keep its `_id`, the resume token (error 280). */
-function applyStages (request: Request, events: Doc[], stages: Doc[]): Doc[] {
+/**
+ * The stages after `$changeStream`, under the collation the stream was opened with; each event
+ * must keep its `_id`, the resume token (error 280).
+ */
+function applyStages (request: Request, events: Doc[], spec: StreamSpec): Doc[] {
+  const { stages, collation } = spec
   if (stages.length === 0) return events
   // maxTimeMS of a getMore is the time to wait for events, not a limit on filtering them.
-  const unbounded = { ...request, cmd: {} }
+  const unbounded: Request = { ...request, cmd: {}, collation }
   const ownStages = stages.every((stage) => '$match' in stage || ('$project' in stage && isPlainProjection(stage.$project)))
   // Other stages run through mingo, which may change the documents it is given: those get copies.
   const input = ownStages ? events : events.map(cloneDeep)
@@ -130,7 +134,7 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
         lastEventAt = entry.at
       }
     }
-    for (const event of applyStages(request, raw, spec.stages)) {
+    for (const event of applyStages(request, raw, spec)) {
       const size = calculateObjectSize(event)
       if (events.length >= limit || (events.length > 0 && bytes + size > BATCH_BYTES)) {
         return done({ events, postBatchResumeToken: events[events.length - 1]?._id as Doc, invalidated: false })
@@ -151,10 +155,9 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
 export function openChangeStream (request: Request): Doc {
   const { cmd, state } = request
   if (!isDocument(cmd.cursor)) throw new CommandError(9, 'FailedToParse', "The 'cursor' option is required")
-  for (const key of ['collation', 'explain']) {
-    if (cmd[key] !== undefined) throw new CommandError(2, 'BadValue', `the offline database does not support '${key}' with $changeStream`)
-  }
-  const spec = readChangeStream(cmd, request.db, state.oplog)
+  if (cmd.explain !== undefined) throw new CommandError(2, 'BadValue', "the offline database does not support 'explain' with $changeStream")
+  // The aggregate's collation (aggregate() read it) applies to the stages after $changeStream.
+  const spec = { ...readChangeStream(cmd, request.db, state.oplog), collation: request.collation }
   if (state.oplog.lost(spec.start.at)) throw historyLost()
   if (spec.mustFind !== undefined) {
     const entry = state.oplog.at(spec.mustFind.at)

@@ -7,10 +7,11 @@ import { hazardsCommand } from './hazards-command.js'
 import { runPipeline } from './pipeline.js'
 import { compileFilter } from './query-operators.js'
 import { underConcerns } from './read-write-concern.js'
-import { checkTime, collectionDocuments, collectionName, count, scan, type Request } from './request.js'
+import { checkTime, collectionDocuments, collectionName, count, scan, useCollation, type Request } from './request.js'
 import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { ReplicaSetMember, ServerState } from './server-state.js'
-import type { Collection, Doc, IndexSpec } from './storage.js'
+import type { Collection, Doc } from './storage.js'
+import { INDEX_COMMANDS } from './index-commands.js'
 import { WRITE_COMMANDS } from './write-commands.js'
 
 type Handler = (request: Request) => Doc | Promise<Doc>
@@ -59,11 +60,13 @@ function documentsOf (request: Request, key: string): { collection: Collection |
  * The documents a filter can only match when it fixes `_id` to ObjectIds or strings (`_id: v`,
  * `_id: {$in: [...]}`, at the top or inside a top-level `$and`), found through the `_id` index
  * as mongod would: the feeds read changed documents again by their ids, and a scan of every
- * document per answer is what the stand-in cannot afford. The whole filter still decides.
+ * document per answer is what the stand-in cannot afford. The whole filter still decides. Under a
+ * collation, string ids go by the scan: the `_id` index is binary, and strings the collation
+ * calls equal would be missed (collation.js: `{_id: "FOO"}` finds "foo" at strength 2).
  */
-function byIdIndex (collection: Collection, filter: unknown): Doc[] | undefined {
+function byIdIndex (collection: Collection, filter: unknown, collated: boolean): Doc[] | undefined {
   if (!isDocument(filter)) return undefined
-  const indexable = (value: unknown): boolean => value instanceof ObjectId || typeof value === 'string'
+  const indexable = (value: unknown): boolean => value instanceof ObjectId || (!collated && typeof value === 'string')
   const fixed = (condition: unknown): unknown[] | undefined => {
     if (indexable(condition)) return [condition]
     if (!isDocument(condition) || Object.keys(condition).length !== 1 || !Array.isArray(condition.$in)) return undefined
@@ -82,14 +85,15 @@ function byIdIndex (collection: Collection, filter: unknown): Doc[] | undefined 
 function find (request: Request): Doc {
   const { cmd } = request
   const { collection, ns } = documentsOf(request, 'find')
+  const collation = useCollation(request, 'find')
   const sort = parseSort(cmd.sort)
   const project = compileProjection(cmd.projection)
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
   const candidates = request.readAt !== undefined
     ? collectionDocuments(request, collectionName(cmd, 'find'))
-    : collection === undefined ? [] : byIdIndex(collection, cmd.filter) ?? collection.docs
-  let docs = sortDocuments(scan(request, candidates, cmd.filter), sort)
+    : collection === undefined ? [] : byIdIndex(collection, cmd.filter, collation !== undefined) ?? collection.docs
+  let docs = sortDocuments(scan(request, candidates, cmd.filter), sort, collation?.compare)
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
   return request.state.cursors.firstBatch(ns, docs.map(project), count(cmd.batchSize, 'batchSize', 101), cmd.singleBatch === true)
@@ -97,6 +101,7 @@ function find (request: Request): Doc {
 
 function aggregate (request: Request): Doc {
   const { cmd } = request
+  useCollation(request, 'aggregate')
   if (isChangeStream(cmd.pipeline)) return openChangeStream(request)
   if (Array.isArray(cmd.pipeline) && cmd.pipeline.some((stage) => isDocument(stage) && '$changeStream' in stage)) {
     throw new CommandError(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline.')
@@ -111,6 +116,7 @@ function aggregate (request: Request): Doc {
 function countCommand (request: Request): Doc {
   const { cmd } = request
   const name = collectionName(cmd, 'count')
+  useCollation(request, 'count')
   const skip = count(cmd.skip, 'skip', 0)
   const limit = count(cmd.limit, 'limit', 0)
   const matched = scan(request, collectionDocuments(request, name), cmd.query).length
@@ -128,26 +134,6 @@ function getMore (request: Request): Doc | Promise<Doc> {
   const batch = request.state.cursors.nextBatch(id, ns, cmd.batchSize === undefined ? undefined : count(cmd.batchSize, 'batchSize', 0))
   if (batch === undefined) throw new CommandError(43, 'CursorNotFound', `cursor id ${id.toString()} not found`)
   return batch
-}
-
-function createIndexes (request: Request): Doc {
-  const { cmd } = request
-  const collection = request.state.storage.database(request.db).getOrCreate(collectionName(cmd, 'createIndexes'))
-  const numIndexesBefore = collection.indexes.length
-  if (!Array.isArray(cmd.indexes) || cmd.indexes.length === 0) throw new CommandError(2, 'BadValue', 'Must specify at least one index to create')
-  for (const spec of cmd.indexes as IndexSpec[]) {
-    if (!isDocument(spec.key) || Object.keys(spec.key).length === 0) throw new CommandError(67, 'CannotCreateIndex', 'index key must be a non-empty object')
-    if (typeof spec.name !== 'string') throw new CommandError(9, 'FailedToParse', 'index name must be a string')
-    const { v: _version, key, name, ...options } = spec
-    collection.createIndex({ v: 2, key, name, ...options })
-  }
-  return { numIndexesBefore, numIndexesAfter: collection.indexes.length, createdCollectionAutomatically: numIndexesBefore === 1 && collection.docs.length === 0, ok: 1 }
-}
-
-function listIndexes (request: Request): Doc {
-  const { collection, ns } = documentsOf(request, 'listIndexes')
-  if (collection === undefined) throw new CommandError(26, 'NamespaceNotFound', `ns does not exist: ${ns}`)
-  return request.state.cursors.firstBatch(ns, collection.indexes.map((i) => ({ ...i })), undefined)
 }
 
 function listCollections (request: Request): Doc {
@@ -189,8 +175,7 @@ export const COMMANDS: Record<string, Handler> = {
   killCursors: ({ cmd, state }) => state.cursors.kill(Array.isArray(cmd.cursors) ? cmd.cursors as Long[] : []),
   aggregate,
   count: countCommand,
-  createIndexes,
-  listIndexes,
+  ...INDEX_COMMANDS,
   endSessions: () => ({ ok: 1 }),
   configureFailPoint,
   offlineHazards: hazardsCommand

@@ -1,9 +1,11 @@
 // The aggregation pipeline: the stages the service sends ($match, $sort, $skip, $limit, $count,
 // $project of fields, $lookup with a pipeline, $unwind) done here as MongoDB does them; other
-// stages, and $project with expressions, through mingo.
+// stages, and $project with expressions, through mingo. The request's collation applies to
+// every stage, $lookup's pipeline included (pipeline-collation.ts for the stages of mingo).
 import { Aggregator } from 'mingo'
 import { isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
+import { checkStageUnderCollation, groupUnderCollation } from './pipeline-collation.js'
 import { queryContext } from './query-operators.js'
 import { collectionDocuments, count, scan, type Request } from './request.js'
 import { compileProjection, isPlainProjection, parseSort, sortDocuments } from './sort-and-project.js'
@@ -16,8 +18,9 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
       throw new CommandError(40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.')
     }
     const [name, spec] = Object.entries(stage)[0] as [string, unknown]
+    const { collation } = request
     if (name === '$match') docs = scan(request, docs, spec)
-    else if (name === '$sort') docs = sortDocuments(docs, parseSort(spec))
+    else if (name === '$sort') docs = sortDocuments(docs, parseSort(spec), collation?.compare)
     else if (name === '$skip') docs = docs.slice(count(spec, '$skip', 0))
     else if (name === '$limit') docs = docs.slice(0, count(spec, '$limit', 0))
     else if (name === '$count') docs = docs.length === 0 ? [] : [{ [String(spec)]: docs.length }]
@@ -25,10 +28,14 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
     else if (name === '$lookup') docs = lookup(request, docs, spec)
     else if (name === '$unwind') docs = unwind(docs, spec)
     else {
+      if (collation !== undefined) checkStageUnderCollation(name, spec)
       try {
-        docs = new Aggregator([stage], { context: queryContext, scriptEnabled: false }).run(docs) as Doc[]
+        docs = name === '$group' && collation !== undefined
+          ? groupUnderCollation(docs, spec, collation)
+          : new Aggregator([stage], { context: queryContext, scriptEnabled: false }).run(docs) as Doc[]
         if (name === '$project' && isDocument(spec)) docs = docs.map((doc) => inSpecOrder(doc, spec))
       } catch (error) {
+        if (error instanceof CommandError) throw error
         const message = error instanceof Error ? error.message : String(error)
         throw new CommandError(40324, 'Location40324', `Unrecognized or unsupported pipeline stage ${name}: ${message}`)
       }

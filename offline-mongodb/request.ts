@@ -1,6 +1,8 @@
 // What every command handler works with: the request, its numeric arguments, and the scan that
 // honours maxTimeMS as mongod does.
 import { Long } from 'bson'
+import { collationOption } from './collation-spec.js'
+import { collationOf, type Collation } from './collator.js'
 import { CommandError } from './errors.js'
 import type { ServerState } from './server-state.js'
 import { compileFilter } from './query-operators.js'
@@ -13,6 +15,14 @@ export interface Request {
   started: number
   /** The cluster time a majority read reads as of (hazards: the majority point lags); else the latest. */
   readAt?: bigint
+  /** The command's collation (useCollation), for its filters, sorts and groups; none is binary. */
+  collation?: Collation
+}
+
+/** Reads the command's `collation` option (manual: "Collation") into the request, and returns it. */
+export function useCollation (request: Request, command: string): Collation | undefined {
+  request.collation = collationOf(collationOption(request.cmd.collation, `${command}.collation`))
+  return request.collation
 }
 
 /** A collection's documents as the request reads them: as they are, or as of its read point. */
@@ -44,7 +54,7 @@ const TIME_CHECK_EVERY = 32
 
 /** The documents that pass `filter`, giving up with MaxTimeMSExpired once maxTimeMS has passed. */
 export function scan (request: Request, docs: Doc[], filter: unknown): Doc[] {
-  const test = compileFilter(filter)
+  const test = compileFilter(filter, request.collation)
   const out: Doc[] = []
   for (let i = 0; i < docs.length; i++) {
     if (i % TIME_CHECK_EVERY === TIME_CHECK_EVERY - 1) checkTime(request)

@@ -1,4 +1,4 @@
-import { compareValues, isDocument } from './bson-order.js'
+import { compareValues, isDocument, type StringOrder } from './bson-order.js'
 import { valuesAtPath } from './field-paths.js'
 import { CommandError } from './errors.js'
 
@@ -7,22 +7,22 @@ type Doc = Record<string, unknown>
 /** Sorts below null and missing, as the manual says an empty array does. */
 const EMPTY_ARRAY = Symbol('empty array')
 
-function compareKeys (a: unknown, b: unknown): number {
+function compareKeys (a: unknown, b: unknown, strings?: StringOrder): number {
   if (a === EMPTY_ARRAY || b === EMPTY_ARRAY) return a === b ? 0 : a === EMPTY_ARRAY ? -1 : 1
-  return compareValues(a, b)
+  return compareValues(a, b, strings)
 }
 
 /**
  * The value a document sorts by: ascending sorts use the smallest element of an array,
  * descending sorts the largest; a missing field sorts as null.
  */
-function sortKey (doc: Doc, parts: readonly string[], direction: 1 | -1): unknown {
+function sortKey (doc: Doc, parts: readonly string[], direction: 1 | -1, strings?: StringOrder): unknown {
   let best: unknown
   let first = true
   for (const candidate of valuesAtPath(doc, parts)) {
     const values = Array.isArray(candidate) ? (candidate.length === 0 ? [EMPTY_ARRAY] : candidate) : [candidate ?? null]
     for (const value of values) {
-      if (first || compareKeys(value, best) * direction < 0) best = value
+      if (first || compareKeys(value, best, strings) * direction < 0) best = value
       first = false
     }
   }
@@ -41,13 +41,16 @@ export function parseSort (sort: unknown): SortSpec {
   })
 }
 
-/** A stable sort, as mongod's results for equal keys keep their scan order. */
-export function sortDocuments (docs: Doc[], spec: SortSpec): Doc[] {
+/**
+ * A stable sort, as mongod's results for equal keys keep their scan order. Strings (also inside
+ * embedded documents and arrays) compare in `strings`' order: a collation's, else binary.
+ */
+export function sortDocuments (docs: Doc[], spec: SortSpec, strings?: StringOrder): Doc[] {
   if (spec.length === 0) return docs
-  const keyed = docs.map((doc, index) => ({ doc, index, keys: spec.map((s) => sortKey(doc, s.parts, s.direction)) }))
+  const keyed = docs.map((doc, index) => ({ doc, index, keys: spec.map((s) => sortKey(doc, s.parts, s.direction, strings)) }))
   keyed.sort((x, y) => {
     for (let i = 0; i < spec.length; i++) {
-      const c = compareKeys(x.keys[i], y.keys[i])
+      const c = compareKeys(x.keys[i], y.keys[i], strings)
       if (c !== 0) return c * (spec[i] as SortSpec[number]).direction
     }
     return x.index - y.index

@@ -1,7 +1,7 @@
 // Each case's expectation is the answer the MongoDB manual gives for it; `manual` names the page.
 // The same cases run against real MongoDB when MONGODB_URI is set, so any divergence shows.
 import { Binary, BSONRegExp, Decimal128, Double, Int32, Long, ObjectId } from 'mongodb'
-import type { Document, Filter, Sort } from 'mongodb'
+import type { CollationOptions, Document, Filter, Sort } from 'mongodb'
 
 export const MISSING = Symbol('missing')
 const M = 'https://www.mongodb.com/docs/manual/reference/'
@@ -16,6 +16,8 @@ export interface ConformanceCase {
   docs?: Document[]
   filter?: Filter<Document>
   sort?: Sort
+  /** The find's collation (manual: "Collation"); binary comparison without one. */
+  collation?: CollationOptions
   /** Expected `_id`s; in this order when `sort` is given, else as a set. */
   expect: number[]
 }

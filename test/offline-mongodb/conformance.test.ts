@@ -20,7 +20,7 @@ for (const [index, c] of cases.entries()) {
     const collection = db.collection(`case_${index}`)
     await collection.insertMany(c.docs ?? documentsOf(c.values ?? []))
     // The cases' documents have numeric `_id`s, and the projection keeps only those.
-    const found = await collection.find<{ _id: number }>(c.filter ?? {}, { projection: { _id: 1 } }).sort(c.sort ?? {}).toArray()
+    const found = await collection.find<{ _id: number }>(c.filter ?? {}, { projection: { _id: 1 }, ...(c.collation === undefined ? {} : { collation: c.collation }) }).sort(c.sort ?? {}).toArray()
     const ids = found.map((doc) => doc._id)
     if (c.sort === undefined) t.same(ids.sort((a, b) => a - b), c.expect)
     else t.same(ids, c.expect)
