@@ -27,11 +27,9 @@ const subscription = fc.record({
 const registrations = fc.sample(fc.record({ sessionsSubscriptions: fc.option(fc.array(subscription, { maxLength: 3 }), { nil: undefined }) }), { numRuns: 80, seed: 46 })
 const activities = fc.sample(fc.record({ tags: fc.option(fc.uniqueArray(fc.constantFrom(...TAGS), { maxLength: 3 }), { nil: undefined }) }), { numRuns: 60, seed: 47 })
 
-t.before(async () => {
-  await db.collection('projects').insertOne({ _id: project, name: 'elemMatch' })
-  await db.collection('registrations').insertMany(registrations.map((r) => ({ project, ...r })))
-  await db.collection('activities').insertMany(activities.map((a) => ({ project, ...a })))
-})
+await db.collection('projects').insertOne({ _id: project, name: 'elemMatch' })
+await db.collection('registrations').insertMany(registrations.map((r) => ({ project, ...r })))
+await db.collection('activities').insertMany(activities.map((a) => ({ project, ...a })))
 
 // Conditions on one subscription: its session and its time, as the API writes them.
 const sessionCondition = fc.oneof(fc.constantFrom(...SESSIONS), fc.record({ $in: fc.uniqueArray(fc.constantFrom(...SESSIONS), { minLength: 1, maxLength: 2 }) }), fc.record({ $ne: fc.constantFrom(...SESSIONS) }))

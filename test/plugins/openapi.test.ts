@@ -32,7 +32,7 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
   t.ok(paths.includes('/projects') && paths.includes('/projects/public'))
   const sessions = document.paths['/projects/{projectId}/sessions'].get
   t.match(sessions.description, /\| `start` \| date \| `\$eq` `\$ne` `\$gt` `\$gte` `\$lt` `\$lte` `\$in` `\$nin` `\$exists` \| yes \|/)
-  t.match(sessions.description, /\| `places` \| ObjectId\[\] \| `\$eq` `\$ne` `\$in` `\$nin` `\$exists` `\$all` `\$size` \| no \|/)
+  t.match(sessions.description, /\| `places` \| ObjectId\[\] \| `\$eq` `\$ne` `\$in` `\$nin` `\$exists` `\$all` `\$size` `\$elemMatch` \| no \|/)
   t.notMatch(sessions.description, /\| `project` \|/, 'the scope field is not offered')
   const parameter = (name: string) => sessions.parameters.find((p: { name: string }) => p.name === name)
   t.equal(parameter('limit').schema.maximum, 250, 'limit bound from MAX_LIMIT')
