@@ -41,7 +41,11 @@ export function feedOpenApi (options: FeedDescription, badRequest: ProblemError)
   const filterId = filterSchemaId(schema.$id as string)
   const events = [
     Type.Object({ type: Type.Literal('upsert'), _id: Type.String(), document: Type.Ref(schema.$id as string) }, { description: 'Store or replace the document by _id: it matches the filter, as it is when the answer is read' }),
-    Type.Object({ type: Type.Literal('remove'), _id: Type.String() }, { description: 'Delete the document if held: deleted, out of the filter, or out of the project' })
+    Type.Object({
+      type: Type.Literal('remove'),
+      _id: Type.String(),
+      reason: Type.Union([Type.Literal('deleted'), Type.Literal('unmatched'), Type.Literal('moved')], { description: 'Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now)' })
+    }, { description: 'Delete the document if held: deleted, out of the filter, or out of the project' })
   ]
   const line = Type.Union([
     ...events,

@@ -24,6 +24,11 @@ import type { Gathered, StreamPoint } from './recent-changes.js'
  */
 export interface FeedStep { events: string[], position: FeedPosition, synced: boolean, committedAt: number[] }
 
+/** Why a document left a feed: it no longer exists, no longer matches, or is in another project now. */
+export type RemoveReason = 'deleted' | 'unmatched' | 'moved'
+
+interface Removal { id: unknown, reason: RemoveReason }
+
 /** The `_id` of a page's document `index`: read in place when it is an ObjectId (stored first, as MongoDB does), else decoded. */
 function idAt (page: Page, index: number): unknown {
   const { bytes } = page
@@ -67,29 +72,55 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
    * begun before a change it has gathered and would move its token past that change with the
    * older state.
    */
-  const reading = new Map<string, Promise<Page>>()
+  const reading = new Map<string, Promise<{ page: Page, reasons: Map<string, Removal> }>>()
 
   /** Runs a feed's `find` at majority, at or after the cluster time `time` (feed-reads.ts). */
   const readAt = (time: bigint | undefined, query: PageQuery, signal: AbortSignal): Promise<Page> => fastify.database.timed('find', () =>
     readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, collation === undefined ? query : { ...query, collation }, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
 
-  /** The documents among `ids` that the feed's where matches at or after `time`, as upsert events' JSON by their id's text. */
-  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {
+  /**
+   * Why the documents among `ids` that `page` lacks left the feed (docs/changes.md, "Why a
+   * document left"), from the same state: read by `_id` alone, their project and nothing else.
+   * Not found: deleted; in the feed's project (or, for /projects, existing): unmatched; else moved.
+   */
+  async function reasonsFor (page: Page, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Map<string, Removal>> {
+    const reasons = new Map<string, Removal>()
+    const kept = new Set<string>()
+    for (let i = 0; i < page.starts.length; i++) kept.add(idText(idAt(page, i)))
+    const missing = ids.filter((id) => !kept.has(idText(id)))
+    for (const id of missing) reasons.set(idText(id), { id, reason: 'deleted' })
+    if (missing.length === 0) return reasons
+    const states = await readAt(time, { filter: { _id: { $in: missing } }, sort: { _id: 1 }, projection: { _id: 1, project: 1 }, skip: 0, limit: missing.length + 1 }, signal)
+    for (let i = 0; i < states.starts.length; i++) {
+      const { _id: id, project: owner } = decodeFields(states, i, ['_id', 'project'], EXACT_VALUES)
+      const removal = reasons.get(idText(id))
+      if (removal !== undefined) removal.reason = project === undefined || (owner instanceof ObjectId && owner.toHexString() === project) ? 'unmatched' : 'moved'
+    }
+    return reasons
+  }
+
+  /**
+   * The documents among `ids` that the feed's where matches at or after `time`, as upsert
+   * events' JSON by their id's text, and the others as removes with their reason.
+   */
+  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {
     const found = new Map<string, string>()
     if (ids.length === 0) return found
     const filter = { $and: [where, { _id: { $in: ids } }] }
-    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${ids.map(idText).join(',')} @${String(time)}`
-    let page = reading.get(key)
-    if (page === undefined) {
-      page = readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
-      const shared = page
-      reading.set(key, shared)
-      shared.finally(() => { if (reading.get(key) === shared) reading.delete(key) }).catch(() => {})
+    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${String(project)} ${ids.map(idText).join(',')} @${String(time)}`
+    let shared = reading.get(key)
+    if (shared === undefined) {
+      const reads = readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
+        .then(async (page) => ({ page, reasons: await reasonsFor(page, ids, project, time, signal) }))
+      shared = reads
+      reading.set(key, reads)
+      reads.finally(() => { if (reading.get(key) === reads) reading.delete(key) }).catch(() => {})
     }
-    const bytes = await page
+    const { page, reasons } = await shared
     const foundIds: unknown[] = []
-    const events = upserts(request, bytes, bytes.starts.length, foundIds)
+    const events = upserts(request, page, page.starts.length, foundIds)
     for (let i = 0; i < events.length; i++) found.set(idText(foundIds[i]), events[i] as string)
+    for (const [text, { id, reason }] of reasons) found.set(text, `{"type":"remove","_id":${JSON.stringify(idJson(id))},"reason":"${reason}"}`)
     return found
   }
 
@@ -134,8 +165,8 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
       }
       if (gathered.lost) throw expired()
       // At or after the point the answer moves to, which stands after every change it gathered.
-      const found = await readAgain(request, where, read, gathered.ids, readTime(gathered.point), signal)
-      const events = gathered.ids.map((id) => found.get(idText(id)) ?? `{"type":"remove","_id":${JSON.stringify(idJson(id))}}`)
+      const found = await readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
+      const events = gathered.ids.map((id) => found.get(idText(id)) as string)
       return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
     })
   }

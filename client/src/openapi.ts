@@ -534,6 +534,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -549,6 +551,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -1396,6 +1400,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -1411,6 +1417,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -2016,6 +2024,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -2031,6 +2041,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -2639,6 +2651,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -2654,6 +2668,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -3297,6 +3313,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -3312,6 +3330,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -3933,6 +3953,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -3948,6 +3970,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -4554,6 +4578,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -4569,6 +4595,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -5176,6 +5204,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "remove";
                                 _id: string;
+                                /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                                reason: "deleted" | "unmatched" | "moved";
                             })[];
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;
@@ -5191,6 +5221,8 @@ export interface paths {
                             /** @enum {string} */
                             type: "remove";
                             _id: string;
+                            /** @description Why, as the document is when the answer is read: deleted (it no longer exists), unmatched (it no longer matches the filter), moved (it is in another project now) */
+                            reason: "deleted" | "unmatched" | "moved";
                         } | {
                             /** @description Send it back as since: the changes after this answer follow it */
                             next: string;

@@ -133,7 +133,10 @@ export type FeedName = Exclude<ListName, 'public-projects'>
 /** An event of a change feed: store or replace the document, or delete it if held. */
 export type ChangeEvent<L extends ListName, F> =
   | { type: 'upsert', _id: string, document: Picked<L, F> }
-  | { type: 'remove', _id: string }
+  | { type: 'remove', _id: string, reason: RemoveReason }
+
+/** Why a document left a feed, as it is when the answer is read (docs/changes.md, "Why a document left"). */
+export type RemoveReason = 'deleted' | 'unmatched' | 'moved'
 
 /** One answer of a feed, as the service sends it. */
 export interface FeedAnswer<L extends ListName, F> { events: Array<ChangeEvent<L, F>>, next: string, synced: boolean }

@@ -2,7 +2,8 @@
 // and out of several filters and between projects, replacements, deletions, writes to other
 // projects) runs beside followers with different filters and fields, which ask two replicas
 // in turn; one replica is restarted mid-way. At the end every copy equals its list, document
-// for document, and no event ever named a document that was never in the follower's project.
+// for document, no event ever named a document that was never in the follower's project, and
+// every remove's reason (deleted, unmatched, moved) is what the writer's own state says.
 // Then the database loses its history (dropped): every follower gets 410 at once, lists again,
 // and converges. Seeded: FEED_SEED=<n> replays a run. On the stand-in it runs again on stand-ins
 // as inconvenient as MongoDB is allowed to be (offline-mongodb/README.md, "Hazards"): slow
@@ -88,6 +89,8 @@ async function converge (t: Test, seed: number, uri: string, expiring: boolean):
     t.same([...follower.copy.seen].filter((id) => !(everIn.get(follower.project)?.has(id) ?? false)), [], 'its events named only documents of its project')
     follower.copy = new FeedCopy(follower.copy.path, follower.copy.query)
   }
+  /** The reasons of removes checked, by reason. */
+  const reasons = new Map<string, number>()
   let turn = 0
   const get = async (url: string) => await (replicas[turn++ % replicas.length] as (typeof replicas)[number]).inject(url)
 
@@ -117,7 +120,17 @@ async function converge (t: Test, seed: number, uri: string, expiring: boolean):
         continue
       }
       t.equal(res.statusCode, 200, `round ${round}: ${res.body.slice(0, 200)}`)
-      if (res.statusCode === 200) follower.copy.apply(JSON.parse(res.body) as FeedAnswer)
+      if (res.statusCode !== 200) continue
+      const answer = JSON.parse(res.body) as FeedAnswer
+      follower.copy.apply(answer)
+      // Nothing is written while a follower reads: the state now is the state the answer was read in.
+      for (const event of answer.events) {
+        if (event.type !== 'remove') continue
+        const held = await registrations.findOne({ _id: new ObjectId(event._id) }, { projection: { project: 1 } })
+        const expected = held === null ? 'deleted' : String(held.project) === follower.project ? 'unmatched' : 'moved'
+        if (event.reason !== expected) t.fail(`round ${round}: ${event._id} left ${follower.copy.path} as ${String(event.reason)}; the writer's state says ${expected}`)
+        reasons.set(expected, (reasons.get(expected) ?? 0) + 1)
+      }
     }
     if (round === Math.floor(ROUNDS / 2)) {
       // A replica restarts: a new process, the same secret; tokens it issued go on elsewhere and after.
@@ -125,6 +138,7 @@ async function converge (t: Test, seed: number, uri: string, expiring: boolean):
       replicas = [await build(t, { config, databaseUri: uri }), replicas[1] as (typeof replicas)[number]]
     }
   }
+  t.ok([...reasons.values()].reduce((a, b) => a + b, 0) > 0, `every remove's reason is the writer's state (${[...reasons].map(([reason, n]) => `${n} ${reason}`).join(', ')})`)
   for (const follower of followers) {
     // A write just before: the answer with no events that ends the catch-up must already hold it.
     await write()

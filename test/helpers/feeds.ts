@@ -55,7 +55,7 @@ export async function requireChangeStreams (t: Test): Promise<{ skip?: string }>
   return { skip: reason }
 }
 
-export interface FeedAnswer { events: Array<{ type: 'upsert' | 'remove', _id: string, document?: Document }>, next: string, synced: boolean }
+export interface FeedAnswer { events: Array<{ type: 'upsert' | 'remove', _id: string, document?: Document, reason?: 'deleted' | 'unmatched' | 'moved' }>, next: string, synced: boolean }
 
 type Get = (url: string) => Promise<{ statusCode: number, body: string, headers: Record<string, unknown> }>
 
