@@ -43,6 +43,7 @@ COPY --from=build /app/dist/schemas ./dist/schemas
 COPY --from=build /app/dist/list-query ./dist/list-query
 COPY --from=build /app/dist/list-endpoint ./dist/list-endpoint
 COPY --from=build /app/dist/changes ./dist/changes
+COPY --from=build /app/dist/counts ./dist/counts
 COPY --from=build /app/dist/mongodb-regex ./dist/mongodb-regex
 COPY --from=build /app/dist/database ./dist/database
 COPY --from=build /app/dist/access-control ./dist/access-control

@@ -72,6 +72,8 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
     if (TIME_LIMIT_CODES.has(code)) return TIMEOUT
     if (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
     if (code === UNAUTHORIZED_CODE) return REFUSED_ACCESS
+    // A `$group` past its memory (QueryExceededMemoryLimitNoDiskUseAllowed): too many groups to count.
+    if (code === 292) return { status: 400, code: 'INVALID_GROUP', detail: 'by has more distinct values than the database can group in memory; narrow the filter', param: 'by' }
     const query = QUERY_CODES[code]
     if (query !== undefined) {
       const [problemCode, detail] = code === 2 && /regular expression/i.test(error.message) ? ['INVALID_REGEX' as const, QUERY_CODES[51091]?.[1] ?? ''] : query

@@ -6,7 +6,8 @@ import { compileSort, type SortSpec } from './compile-sort.js'
 import { readJson } from './json-text.js'
 import { Problems, type ProblemItem } from './problems.js'
 import type { QuerySpec } from './query-spec.js'
-import { FEED_PARAMS, readQueryString, type RawListParams } from './query-string.js'
+import { resolveGroup, type GroupBy } from './group-by.js'
+import { COUNTS_PARAMS, FEED_PARAMS, readQueryString, type RawListParams } from './query-string.js'
 
 export const MAX_FILTER_LENGTH = 10_000
 
@@ -134,4 +135,29 @@ export function compileFeedQuery (rawQuery: string, spec: QuerySpec): FeedCompil
   if (fields !== undefined) query.fields = fields
   if (params.since !== undefined) query.since = params.since
   return { ok: true, query }
+}
+
+/** A list's counts per group (docs/counts.md): the list's filter, the group key, the number of groups. */
+export interface CountsQuery {
+  filter: Document
+  by: GroupBy
+  limit: number
+}
+
+export const COUNTS_MAX_LIMIT = 1000
+export const COUNTS_DEFAULT_LIMIT = 100
+
+export type CountsCompileResult = { ok: true, query: CountsQuery } | { ok: false, problems: ProblemItem[] }
+
+/** The query string of `<list>/counts`, with the list's rules for `filter`. */
+export function compileCountsQuery (rawQuery: string, spec: QuerySpec): CountsCompileResult {
+  const problems = new Problems()
+  const params = readQueryString(rawQuery, problems, COUNTS_PARAMS)
+  const filter = compileFilterParam(params, spec, problems)
+  const limit = integer(params.limit, COUNTS_DEFAULT_LIMIT, 1, COUNTS_MAX_LIMIT)
+  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit is the number of groups: a whole number from 1 to ${COUNTS_MAX_LIMIT}`)
+  const by = params.by === undefined ? { problem: 'by is required: the path whose values make the groups' } : resolveGroup(spec, params.by)
+  if ('problem' in by) problems.add('by', '', 'INVALID_GROUP', by.problem)
+  if (!problems.empty || filter === undefined || limit === undefined || 'problem' in by) return { ok: false, problems: problems.items }
+  return { ok: true, query: { filter, by, limit } }
 }

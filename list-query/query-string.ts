@@ -14,6 +14,7 @@ export interface RawListParams {
   after?: string
   since?: string
   wait?: string
+  by?: string
 }
 
 type ScalarName = Exclude<keyof RawListParams, 'brackets'>
@@ -22,8 +23,10 @@ type ScalarName = Exclude<keyof RawListParams, 'brackets'>
 export const LIST_PARAMS: readonly ScalarName[] = ['filter', 'sort', 'limit', 'skip', 'count', 'fields', 'after']
 /** The parameters of a change feed. */
 export const FEED_PARAMS: readonly ScalarName[] = ['filter', 'fields', 'since', 'limit', 'wait']
+/** The parameters of a list's counts per group. */
+export const COUNTS_PARAMS: readonly ScalarName[] = ['by', 'filter', 'limit']
 const BRACKET_KEY = /^filter(?:\[[^[\]]+\])+$/
-const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR', since: 'INVALID_CURSOR', wait: 'INVALID_VALUE' } as const
+const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR', since: 'INVALID_CURSOR', wait: 'INVALID_VALUE', by: 'INVALID_GROUP' } as const
 
 /** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
 function decode (text: string): string | undefined {

@@ -2,7 +2,7 @@
 // collation, so a stage or expression that compares values is refused rather than answered
 // wrongly, and `$group` groups string keys equal under the collation itself, as mongod does
 // (manual: "$group", "Collation": the collation applies to the whole pipeline).
-import { Aggregator } from 'mingo'
+import { Aggregator } from 'mingo/aggregator'
 import { compareValues, isDocument } from './bson-order.js'
 import type { Collation } from './collator.js'
 import { CommandError } from './errors.js'
@@ -23,6 +23,17 @@ function unsupported (what: string): CommandError {
   return new CommandError(2, 'BadValue', `the offline database does not support ${what} with a collation`)
 }
 
+/**
+ * `{$in: [{$type: …}, ["string", …]]}` or `{$eq: [{$type: …}, "date"]}`: `$type` answers a
+ * type's name, and no two names are equal under any collation, so the answer is the same in all.
+ */
+function comparesTypeNames (operator: string, operands: unknown): boolean {
+  if ((operator !== '$in' && operator !== '$eq') || !Array.isArray(operands) || operands.length !== 2) return false
+  const [typed, names] = operands as [unknown, unknown]
+  if (!isDocument(typed) || Object.keys(typed).length !== 1 || !('$type' in typed) || comparingOperator(typed.$type) !== undefined) return false
+  return operator === '$in' ? Array.isArray(names) && names.every((name) => typeof name === 'string') : typeof names === 'string'
+}
+
 /** The first operator of `expression` (at any depth) that compares values, if any. */
 function comparingOperator (expression: unknown): string | undefined {
   if (Array.isArray(expression)) {
@@ -34,7 +45,7 @@ function comparingOperator (expression: unknown): string | undefined {
   }
   if (!isDocument(expression)) return undefined
   for (const [key, value] of Object.entries(expression)) {
-    if (COMPARING.has(key)) return key
+    if (COMPARING.has(key) && !comparesTypeNames(key, value)) return key
     const found = comparingOperator(value)
     if (found !== undefined) return found
   }

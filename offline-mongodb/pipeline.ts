@@ -2,7 +2,7 @@
 // $project of fields, $lookup with a pipeline, $unwind) done here as MongoDB does them; other
 // stages, and $project with expressions, through mingo. The request's collation applies to
 // every stage, $lookup's pipeline included (pipeline-collation.ts for the stages of mingo).
-import { Aggregator } from 'mingo'
+import { Aggregator } from 'mingo/aggregator'
 import { isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
 import { checkStageUnderCollation, groupUnderCollation } from './pipeline-collation.js'

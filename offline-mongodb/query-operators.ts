@@ -4,6 +4,12 @@
 // (query-predicates.ts), once per collation: its string order is part of each operator.
 import { BSONRegExp } from 'bson'
 import { Context } from 'mingo'
+import * as accumulatorOperators from 'mingo/operators/accumulator'
+import * as expressionOperators from 'mingo/operators/expression'
+import * as pipelineOperators from 'mingo/operators/pipeline'
+import * as projectionOperators from 'mingo/operators/projection'
+import * as queryOperators from 'mingo/operators/query'
+import * as windowOperators from 'mingo/operators/window'
 import { $and, $nor, $or } from 'mingo/operators/query/logical'
 import { Query } from 'mingo/query'
 import { isDocument } from './bson-order.js'
@@ -12,6 +18,7 @@ import { valuesAtPath } from './field-paths.js'
 import { PREDICATES, type Predicate, type PredicateEnv } from './query-predicates.js'
 import { compilePattern, fromBSONRegExp } from './regex.js'
 import { CommandError } from './errors.js'
+import { EXPRESSION_OPERATORS } from './expression-operators.js'
 
 function asMingoOperator (build: (operand: unknown, env: PredicateEnv) => Predicate, env: PredicateEnv) {
   return (selector: string, operand: unknown) => {
@@ -47,8 +54,16 @@ function makeContext (collation: Collation | undefined): Context {
       return (doc) => query.test(doc)
     }
   }
+  // mingo's own context lets its operators win over a caller's (Context.from), so the stand-in's
+  // is whole: mingo's operators with the stand-in's in their place, for AggregatorBase.
   const context: Context = Context.init({
+    accumulator: accumulatorOperators,
+    expression: { ...expressionOperators, ...EXPRESSION_OPERATORS },
+    pipeline: pipelineOperators,
+    projection: projectionOperators,
+    window: windowOperators,
     query: {
+      ...queryOperators,
       ...Object.fromEntries(Object.entries(PREDICATES).map(([name, build]) => [name, asMingoOperator(build, env)])),
       $and: nonEmpty($and),
       $or: nonEmpty($or),

@@ -40,3 +40,11 @@ export function typeMatcher (operand: unknown): (candidates: unknown[], whole?: 
   }
   return (candidates, whole) => candidates.some((c) => hasType(c) || (!whole && Array.isArray(c) && c.some(hasType)))
 }
+
+const NAMES: Record<number, string> = Object.fromEntries(Object.entries(TYPE_ALIASES).map(([name, number]) => [number, name]))
+
+/** The name `$type` (aggregation) gives a value's BSON type: "objectId", "date", "int"… */
+export function bsonTypeName (value: unknown): string {
+  const number = bsonTypeNumber(value)
+  return number === 13 ? 'javascript' : NAMES[number] ?? 'object'
+}

@@ -1,7 +1,7 @@
 import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { compileFeedQuery, compileListQuery, listLimits, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
+import { compileCountsQuery, compileFeedQuery, compileListQuery, listLimits, type CountsQuery, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { RecentMap } from '../lib/recent-map.js'
 import { ProblemError } from '../schemas/problem.js'
@@ -12,12 +12,16 @@ declare module 'fastify' {
     listQuery: ListQuery | null
     /** The parsed, validated query of a change feed; set for routes whose config has `feedQuery`. */
     feedQuery: FeedQuery | null
+    /** The parsed, validated query of a list's counts; set for routes whose config has `countsQuery`. */
+    countsQuery: CountsQuery | null
   }
   interface FastifyContextConfig {
     /** Opts a route in: its kind's query rules (see list-query/query-spec.ts). */
     listQuery?: QuerySpec
     /** Opts a change feed in: its kind's query rules, for `filter` and `fields`. */
     feedQuery?: QuerySpec
+    /** Opts a list's counts in: its kind's query rules, for `filter` and `by`. */
+    countsQuery?: QuerySpec
   }
 }
 
@@ -37,11 +41,27 @@ async function listQueryPlugin (fastify: FastifyInstance) {
   const limits = listLimits(fastify.config)
   fastify.decorateRequest('listQuery', null)
   fastify.decorateRequest('feedQuery', null)
+  fastify.decorateRequest('countsQuery', null)
   // Every method Node parses reaches the router, which routes nine by default, so that a list
   // answers 405 to each (list-route.ts) rather than 404. CONNECT never reaches a route.
   for (const method of METHODS) if (method !== 'CONNECT' && !fastify.supportedMethods.includes(method)) fastify.addHttpMethod(method)
 
   fastify.addHook('onRoute', (route) => {
+    const countsSpec = route.config?.countsQuery
+    if (countsSpec !== undefined) {
+      const compileCounts: onRequestHookHandler = function (request, _reply, done) {
+        const result = compileCountsQuery(rawQuery(request), countsSpec)
+        if (!result.ok) {
+          done(ProblemError.badRequest(result.problems))
+          return
+        }
+        request.countsQuery = result.query
+        done()
+      }
+      const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+      route.onRequest = [...hooks, compileCounts]
+      return
+    }
     const feedSpec = route.config?.feedQuery
     if (feedSpec !== undefined) {
       // A feed's query string holds a token that changes with every answer: nothing to keep.

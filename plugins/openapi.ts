@@ -2,6 +2,7 @@ import fastifySwagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { GROUP_BY_SCHEMA, groupByParameter, groupBySchemas } from '../counts/group-by-schema.js'
 import { FILTER_SCHEMA, filterSchemas } from '../list-endpoint/describe-query.js'
 import { PACKAGE } from '../lib/package-info.js'
 
@@ -20,6 +21,14 @@ function asJsonContent (parameter: Parameter): void {
   parameter.content = {
     'application/json': { schema: { $ref: `#/components/schemas/${id}` }, ...(typeof example === 'string' ? { example: JSON.parse(example) } : {}) }
   }
+}
+
+/** A counts route's `by`: its kind's enum component, or a custom field's name. */
+function asGroupBy (parameter: Parameter): void {
+  const id = parameter.schema?.[GROUP_BY_SCHEMA]
+  if (typeof id !== 'string') return
+  const { description, examples } = parameter.schema as { description?: string, examples?: unknown }
+  parameter.schema = { ...groupByParameter(id), ...(description === undefined ? {} : { description }), ...(examples === undefined ? {} : { examples }) }
 }
 
 interface Operation { summary?: string, parameters?: Parameter[], responses?: Record<string, { content?: unknown }> }
@@ -58,12 +67,13 @@ async function openapiPlugin (fastify: FastifyInstance) {
     transformObject: (document) => {
       const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } } }).openapiObject
       // JSON Schema 2020-12 as written: the route-schema conversion would fold patternProperties.
-      openapiObject.components = { ...openapiObject.components, schemas: { ...openapiObject.components?.schemas, ...filterSchemas() } }
+      openapiObject.components = { ...openapiObject.components, schemas: { ...openapiObject.components?.schemas, ...filterSchemas(), ...groupBySchemas() } }
       for (const item of Object.values(openapiObject.paths ?? {})) {
         for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
           // The path parameter first: it is what a reader fills in before any query parameter.
           operation.parameters?.sort((a, b) => Number(b.in === 'path') - Number(a.in === 'path'))
           operation.parameters?.forEach(asJsonContent)
+          operation.parameters?.forEach(asGroupBy)
           if (method === 'head') withoutBodies(operation)
         }
       }

@@ -50,7 +50,8 @@ export const ERRORS = {
   OVERLOADED: { status: [503], meaning: 'The replica is overloaded or shutting down; retry after `Retry-After` (another replica may answer).' },
   AUTH_UNAVAILABLE: { status: [503], meaning: 'The keys that verify tokens cannot be fetched now; retry after `Retry-After`.' },
   CHANGES_EXPIRED: { status: [410], meaning: 'A change feed\'s `since` is older than the history the database keeps (or the database was replaced): start again without `since` and replace the copy.' },
-  CHANGES_UNAVAILABLE: { status: [503], meaning: 'The database cannot give change feeds (not a replica set or a sharded cluster, older than MongoDB 6.0, change streams not enabled or not granted to the service\'s user, or the collection does not record pre- and post-images); the detail names what is missing. Lists are unaffected.' }
+  CHANGES_UNAVAILABLE: { status: [503], meaning: 'The database cannot give change feeds (not a replica set or a sharded cluster, older than MongoDB 6.0, change streams not enabled or not granted to the service\'s user, or the collection does not record pre- and post-images); the detail names what is missing. Lists are unaffected.' },
+  INVALID_GROUP: { status: [400], meaning: 'The `by` of a list\'s counts is missing or names no path its values can be grouped by; the message lists the paths that can.' }
 } as const satisfies Record<string, { status: readonly number[], meaning: string }>
 
 export type ErrorCodeName = keyof typeof ERRORS

@@ -18,7 +18,7 @@ const FLOORS: string[][] = [
   ['server.ts', 'process'],
   ['app.ts', 'routes'],
   ['plugins'],
-  ['list-endpoint', 'changes'],
+  ['list-endpoint', 'changes', 'counts'],
   ['list-query', 'mongodb-regex'],
   ['database', 'access-control', 'telemetry'],
   ['schemas', 'lib']

@@ -83,7 +83,8 @@ const EXAMPLES: Record<ErrorCodeName, Asked | Built> = {
   OVERLOADED: { body: new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.').body(), when: 'the event loop lags past OVERLOAD_MAX_EVENT_LOOP_DELAY_MS' },
   AUTH_UNAVAILABLE: { body: ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE', 'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.').body(), when: 'the JWKS endpoint does not answer for a token whose key is not cached' },
   CHANGES_EXPIRED: { body: expired().body(), when: 'a change feed is asked to go on from a token older than the database\'s change history (its oplog), or from a database since replaced' },
-  CHANGES_UNAVAILABLE: { body: unavailable('the collection registrations does not record change stream pre- and post-images: enable them with db.runCommand({ collMod: "registrations", changeStreamPreAndPostImages: { enabled: true } })').body(), when: 'the database is a standalone server or older than MongoDB 6.0, the service\'s user may not open change streams, or a collection does not record pre- and post-images' }
+  CHANGES_UNAVAILABLE: { body: unavailable('the collection registrations does not record change stream pre- and post-images: enable them with db.runCommand({ collMod: "registrations", changeStreamPreAndPostImages: { enabled: true } })').body(), when: 'the database is a standalone server or older than MongoDB 6.0, the service\'s user may not open change streams, or a collection does not record pre- and post-images' },
+  INVALID_GROUP: { request: { url: `/projects/${PROJECT}/registrations/counts?by=sessionsSubscriptions` } }
 }
 
 const json = (body: unknown): string => JSON.stringify(body, null, 2)

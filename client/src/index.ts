@@ -4,7 +4,7 @@
 // needs nothing but `fetch`.
 import { ListingProblem, problemOf, startsAgain } from './problem.js'
 import { RETRIED, Retryable, path, queryString, sleep } from './requests.js'
-import type { CallOptions, ChangeEvent, ChangesOptions, ClientOptions, FeedAnswer, FeedName, FieldName, ListName, ListOptions, Page, Picked, RawQuery, WalkOptions } from './types.js'
+import type { CallOptions, ChangeEvent, ChangesOptions, ClientOptions, Counts, CountsOptions, FeedAnswer, FeedName, FieldName, ListName, ListOptions, Page, Picked, RawQuery, WalkOptions } from './types.js'
 
 export * from './types.js'
 export { ListingProblem, retryAfterMs, type ProblemItem } from './problem.js'
@@ -24,6 +24,15 @@ export class ListingClient {
   async list<L extends ListName, const F extends ReadonlyArray<FieldName<L>> | undefined = undefined> (list: L, options: ListOptions<L, F>, call: CallOptions = {}): Promise<Page<Picked<L, F>>> {
     const url = `${this.#base}${path(list, options.projectId)}${queryString(options as RawQuery)}`
     return await this.#withRetries(async (signal) => await this.#get(url, signal, call), call.signal) as Page<Picked<L, F>>
+  }
+
+  /** How many documents of a list per value of `by` (the service's docs/counts.md). Retries like list(). */
+  async counts<L extends ListName> (list: L, options: CountsOptions<L>, call: CallOptions = {}): Promise<Counts> {
+    const params = new URLSearchParams({ by: options.by })
+    if (options.filter !== undefined && Object.keys(options.filter).length > 0) params.set('filter', JSON.stringify(options.filter))
+    if (options.limit !== undefined) params.set('limit', String(options.limit))
+    const url = `${this.#base}${path(list, options.projectId)}/counts?${params.toString()}`
+    return await this.#withRetries(async (signal) => await this.#get(url, signal, call), call.signal) as Counts
   }
 
   /**

@@ -485,6 +485,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the projects per group
+         * @description How many projects per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `public`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["ProjectGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the ProjectFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the projects per group (headers only)
+         * @description How many projects per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `public`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["ProjectGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the ProjectFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/projects/changes": {
         parameters: {
             query?: never;
@@ -1021,6 +1232,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/public/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the projects per group
+         * @description How many projects per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `public`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["ProjectGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the ProjectFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the projects per group (headers only)
+         * @description How many projects per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `public`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["ProjectGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the ProjectFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/activities": {
         parameters: {
             query?: never;
@@ -1334,6 +1756,255 @@ export interface paths {
                     content?: never;
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/activities/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the activities per group
+         * @description How many activities per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `category`, `tags`, `active`, `description`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[tags][$in]=music,dance`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["ActivityGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the ActivityFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the activities per group (headers only)
+         * @description How many activities per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `category`, `tags`, `active`, `description`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[tags][$in]=music,dance`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["ActivityGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the ActivityFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1969,6 +2640,255 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/categories/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the categories per group
+         * @description How many categories per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["CategoryGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the CategoryFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the categories per group (headers only)
+         * @description How many categories per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["CategoryGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the CategoryFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/categories/changes": {
         parameters: {
             query?: never;
@@ -2585,6 +3505,255 @@ export interface paths {
                     content?: never;
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/places/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the places per group
+         * @description How many places per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `maxNumberOfParticipants`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["PlaceGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the PlaceFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the places per group (headers only)
+         * @description How many places per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `maxNumberOfParticipants`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["PlaceGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the PlaceFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3258,6 +4427,255 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/registrations/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the registrations per group
+         * @description How many registrations per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `user`, `steward`, `role`, `sessionsSubscriptions.session`, `sessionsSubscriptions.subscribedAt:day`, `sessionsSubscriptions.subscribedAt:month`, `sessionsSubscriptions.subscribedAt:year`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["RegistrationGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the RegistrationFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the registrations per group (headers only)
+         * @description How many registrations per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `user`, `steward`, `role`, `sessionsSubscriptions.session`, `sessionsSubscriptions.subscribedAt:day`, `sessionsSubscriptions.subscribedAt:month`, `sessionsSubscriptions.subscribedAt:year`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["RegistrationGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the RegistrationFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/registrations/changes": {
         parameters: {
             query?: never;
@@ -3898,6 +5316,255 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/sessions/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the sessions per group
+         * @description How many sessions per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `activity`, `start:day`, `start:month`, `start:year`, `end:day`, `end:month`, `end:year`, `places`, `stewards`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["SessionGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the SessionFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the sessions per group (headers only)
+         * @description How many sessions per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `activity`, `start:day`, `start:month`, `start:year`, `end:day`, `end:month`, `end:year`, `places`, `stewards`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["SessionGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the SessionFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/sessions/changes": {
         parameters: {
             query?: never;
@@ -4512,6 +6179,255 @@ export interface paths {
                     content?: never;
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/stewards/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the stewards per group
+         * @description How many stewards per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["StewardGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the StewardFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the stewards per group (headers only)
+         * @description How many stewards per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["StewardGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the StewardFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5149,6 +7065,255 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/teams/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the teams per group
+         * @description How many teams per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `activity`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["TeamGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the TeamFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description By descending count, then ascending value */
+                            groups: {
+                                /** @description The group's value as a list writes it (an object id as hex, a date as its period's start); null: documents without one */
+                                value: string | number | boolean | null;
+                                count: number;
+                            }[];
+                            /** @description The documents the filter matches */
+                            total: number;
+                            /** @description Whether groups were left out by limit */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Bad Request",
+                         *       "status": 400,
+                         *       "code": "UNKNOWN_PARAMETER",
+                         *       "detail": "Unknown parameter 'sort'; the parameters are by, filter and limit",
+                         *       "errors": [
+                         *         {
+                         *           "param": "sort",
+                         *           "pointer": "",
+                         *           "code": "UNKNOWN_PARAMETER",
+                         *           "message": "Unknown parameter 'sort'; the parameters are by, filter and limit"
+                         *         },
+                         *         {
+                         *           "param": "filter",
+                         *           "pointer": "/nmae",
+                         *           "code": "UNKNOWN_FIELD",
+                         *           "message": "Unknown field 'nmae' in filter; did you mean 'name'?"
+                         *         },
+                         *         {
+                         *           "param": "limit",
+                         *           "pointer": "",
+                         *           "code": "INVALID_LIMIT",
+                         *           "message": "limit is the number of groups: a whole number from 1 to 1000"
+                         *         },
+                         *         {
+                         *           "param": "by",
+                         *           "pointer": "",
+                         *           "code": "INVALID_GROUP",
+                         *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Not Found",
+                         *       "status": 404,
+                         *       "code": "PROJECT_NOT_FOUND",
+                         *       "detail": "No project has the id '65cd7e3007370d3300000009'",
+                         *       "errors": [
+                         *         {
+                         *           "param": "projectId",
+                         *           "pointer": "",
+                         *           "code": "PROJECT_NOT_FOUND",
+                         *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Internal Server Error",
+                         *       "status": 500,
+                         *       "code": "INTERNAL_ERROR",
+                         *       "detail": "An unexpected error occurred; it has been logged.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "INTERNAL_ERROR",
+                         *           "message": "An unexpected error occurred; it has been logged."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Service Unavailable",
+                         *       "status": 503,
+                         *       "code": "DATABASE_UNAVAILABLE",
+                         *       "detail": "The database is not answering; try again shortly.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "DATABASE_UNAVAILABLE",
+                         *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count the teams per group (headers only)
+         * @description How many teams per value of `by` (docs/counts.md): `name`, `email`, `createdAt:day`, `createdAt:month`, `createdAt:year`, `updatedAt:day`, `updatedAt:month`, `updatedAt:year`, `activity`, `customFields.<name>`. An array is counted per element; a date by its UTC day, month or year. The filter is the list's, with JSON or brackets (`by=name&filter[createdAt][$gte]=2024-06-01`).
+         */
+        head: {
+            parameters: {
+                query: {
+                    /**
+                     * @description The path whose values make the groups
+                     * @example name
+                     */
+                    by: components["schemas"]["TeamGroupBy"] | string;
+                    /** @description As for the list: a JSON object of conditions, described by the TeamFilter schema, or filter[…] brackets */
+                    filter?: string;
+                    /** @description Groups at most */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request breaks a rule of the query language, or by names no groupable path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No project has this id, or none the caller may read */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unexpected failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/teams/changes": {
         parameters: {
             query?: never;
@@ -5476,14 +7641,14 @@ export interface components {
             /** @example Bad Request */
             title: string;
             status: number;
-            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
+            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE" | "INVALID_GROUP";
             detail: string;
             errors: {
                 /** @description The query or path parameter at fault */
                 param: string;
                 /** @description JSON Pointer into the parameter (for filter, into its JSON object; for sort, /<index>) */
                 pointer: string;
-                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE";
+                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE" | "INVALID_GROUP";
                 message: string;
             }[];
             /** @description The request id (X-Request-Id) to quote when reporting a problem */
@@ -7944,6 +10109,46 @@ export interface components {
                 $size?: number;
             };
         };
+        /**
+         * @description What Activity documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        ActivityGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year" | "category" | "tags" | "active" | "description";
+        /**
+         * @description What Category documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        CategoryGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year";
+        /**
+         * @description What Place documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        PlaceGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year" | "maxNumberOfParticipants";
+        /**
+         * @description What Project documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        ProjectGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year" | "public";
+        /**
+         * @description What Registration documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        RegistrationGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year" | "user" | "steward" | "role" | "sessionsSubscriptions.session" | "sessionsSubscriptions.subscribedAt:day" | "sessionsSubscriptions.subscribedAt:month" | "sessionsSubscriptions.subscribedAt:year";
+        /**
+         * @description What Session documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        SessionGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year" | "activity" | "start:day" | "start:month" | "start:year" | "end:day" | "end:month" | "end:year" | "places" | "stewards";
+        /**
+         * @description What Steward documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        StewardGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year";
+        /**
+         * @description What Team documents can be counted by (a date by its UTC day, month or year); also customFields.<name>
+         * @enum {string}
+         */
+        TeamGroupBy: "name" | "email" | "createdAt:day" | "createdAt:month" | "createdAt:year" | "updatedAt:day" | "updatedAt:month" | "updatedAt:year" | "activity";
     };
     responses: never;
     parameters: never;

@@ -163,3 +163,20 @@ export type ChangesOptions<L extends FeedName, F extends ReadonlyArray<FieldName
    */
   onExpired: () => void | Promise<void>
 } & (L extends Unscoped ? { projectId?: undefined } : { projectId: string })
+
+/** What a list's documents can be counted by (the service's docs/counts.md): its enum, or a custom field. */
+export type GroupBy<L extends ListName> = Schemas[`${Lists[L]}GroupBy`] | `customFields.${string}`
+
+export type CountsOptions<L extends ListName> = {
+  by: GroupBy<L>
+  filter?: Filter<L>
+  /** Groups at most (1–1000; the service's default 100). */
+  limit?: number
+} & (L extends Unscoped ? { projectId?: undefined } : { projectId: string })
+
+/** A list's counts per group: by descending count, then ascending value; `more` when groups were left out. */
+export interface Counts {
+  groups: Array<{ value: string | number | boolean | null, count: number }>
+  total: number
+  more: boolean
+}

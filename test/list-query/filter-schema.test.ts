@@ -246,11 +246,11 @@ t.test('the date pattern is the parser: calendar-exact, leap years included', as
   }
 })
 
-t.test('the list routes publish filter as JSON content typed by these schemas', async (t) => {
+t.test('the lists, counts and feeds publish filter as JSON content typed by these schemas', async (t) => {
   const document = await publishedDocument()
   t.equal(document.openapi, '3.1.0', 'OpenAPI 3.1: its schemas are JSON Schema 2020-12 (patternProperties, dependentRequired)')
   const lists = Object.entries(document.paths).filter(([url]) => url.startsWith('/projects'))
-  t.equal(lists.length, 17, 'nine lists and eight change feeds')
+  t.equal(lists.length, 26, 'nine lists, their nine counts and eight change feeds')
   for (const [url, item] of lists) {
     const filter = item.get.parameters.find((p) => p.name === 'filter')
     const ref = filter?.content?.['application/json']?.schema.$ref ?? ''

@@ -98,3 +98,20 @@ export async function scopeSortAndFields (): Promise<void> {
     used(page)
   }
 }
+
+export async function counts (): Promise<void> {
+  const answer = await client.counts('registrations', { projectId, by: 'role', filter: { createdAt: { $gte: '2024' } }, limit: 10 })
+  const first: string | number | boolean | null | undefined = answer.groups[0]?.value
+  const sizes: [number, boolean] = [answer.total, answer.more]
+  if (first === undefined || sizes[1]) return
+  await client.counts('sessions', { projectId, by: 'start:day' })
+  await client.counts('registrations', { projectId, by: 'sessionsSubscriptions.session' })
+  await client.counts('activities', { projectId, by: 'customFields.level' })
+  await client.counts('public-projects', { by: 'public' })
+  // @ts-expect-error a date is counted by a period: start:day, start:month or start:year
+  await client.counts('sessions', { projectId, by: 'start' })
+  // @ts-expect-error the path's project is not a group
+  await client.counts('teams', { projectId, by: 'project' })
+  // @ts-expect-error a nested list's counts need its project
+  await client.counts('teams', { by: 'name' })
+}

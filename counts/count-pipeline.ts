@@ -1,0 +1,55 @@
+// A list's counts per group as one aggregation (docs/counts.md): the list's where, the array
+// unwound when the key is in one, the key (its BSON type checked, a date cut to its UTC period),
+// then `$group`, the order and the limit, all in the database: only the groups asked for (and
+// one more, to know whether more exist) come back.
+import { Decimal128, Long, ObjectId, type Document } from 'mongodb'
+import type { GroupBy } from '../list-query/group-by.js'
+
+/** The BSON types (`$type` names) a key of each kind is counted under; any other counts as no value. */
+const TYPES: Record<GroupBy['kind'], string[]> = {
+  string: ['string'],
+  number: ['double', 'int', 'long', 'decimal'],
+  boolean: ['bool'],
+  ref: ['objectId'],
+  date: ['date'],
+  custom: ['string', 'double', 'int', 'long', 'decimal', 'bool']
+}
+
+/** The group's key of one document (or array element): null when missing or of a type the field does not declare. */
+function keyExpression ({ path, kind, unit }: GroupBy): Document {
+  const value = `$${path}`
+  // $dateTrunc (MongoDB 5.0) refuses what is not a date: the type is checked first.
+  const key = unit === undefined ? value : { $dateTrunc: { date: value, unit, timezone: 'UTC' } }
+  return { $cond: [{ $in: [{ $type: value }, TYPES[kind]] }, key, null] }
+}
+
+/** The pipeline: groups by descending count, then ascending key (null first), `limit` + 1 of them. */
+export function countPipeline (where: Document, by: GroupBy, limit: number): Document[] {
+  return [
+    { $match: where },
+    // Each element is counted: an empty or missing array, one document without a value.
+    ...(by.unwind === undefined ? [] : [{ $unwind: { path: `$${by.unwind}`, preserveNullAndEmptyArrays: true } }]),
+    { $group: { _id: keyExpression(by), count: { $sum: 1 } } },
+    { $sort: { count: -1, _id: 1 } },
+    { $limit: limit + 1 }
+  ]
+}
+
+export interface Group { value: string | number | boolean | null, count: number }
+
+/** A key as a list writes it: ObjectIds as hex, dates as ISO 8601 with milliseconds, numbers as numbers. */
+function valueOf (key: unknown): Group['value'] {
+  if (key === null || key === undefined) return null
+  if (key instanceof ObjectId) return key.toHexString()
+  if (key instanceof Date) return key.toISOString()
+  if (key instanceof Long) return key.toNumber()
+  if (key instanceof Decimal128) return Number(key.toString())
+  if (typeof key === 'string' || typeof key === 'number' || typeof key === 'boolean') return key
+  return null
+}
+
+/** The answer's groups from the aggregation's documents, at most `limit`, and whether more were left out. */
+export function groupsOf (documents: Document[], limit: number): { groups: Group[], more: boolean } {
+  const groups = documents.slice(0, limit).map((document) => ({ value: valueOf(document._id), count: Number(document.count) }))
+  return { groups, more: documents.length > limit }
+}

@@ -1,0 +1,127 @@
+// Counts per group (docs/counts.md) as a property: for random documents, filters and keys, every
+// answer equals counting the list itself, walked to its end with the same filter: an array per
+// element, a date by its UTC period, no value as null; by descending count, then ascending value
+// in the service's collation; `total` the list's total, `more` when groups were left out.
+import fc from 'fast-check'
+import { ObjectId, type Document } from 'mongodb'
+import t from 'tap'
+import { build } from '../helpers/build.js'
+
+const RUNS = Number(process.env.COUNTS_RUNS ?? 60)
+const fastify = await build(t)
+const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
+const FRENCH = new Intl.Collator('fr', { sensitivity: 'variant' })
+
+const project = new ObjectId()
+const other = new ObjectId()
+const ROLES = ['bénévole', 'Bénévole', 'artiste', 'Artiste', 'élève', 'zèbre', 'organisateur']
+const SESSIONS = Array.from({ length: 4 }, (_, i) => new ObjectId(`665f1c2e9b1d4a3f5c7e8a0${i}`))
+const day = fc.integer({ min: Date.UTC(2023, 11, 30), max: Date.UTC(2024, 2, 2) }).map((ms) => new Date(ms))
+const registration = fc.record({
+  role: fc.option(fc.constantFrom(...ROLES), { nil: undefined }),
+  createdAt: fc.option(day, { nil: undefined }),
+  sessionsSubscriptions: fc.option(fc.array(fc.record({ session: fc.constantFrom(...SESSIONS), subscribedAt: day }), { maxLength: 3 }), { nil: undefined }),
+  customFields: fc.option(fc.record({ level: fc.oneof(fc.constantFrom('a', 'B', 'é'), fc.integer({ min: 1, max: 3 }), fc.boolean()) }, { requiredKeys: [] }), { nil: undefined })
+}, { requiredKeys: [] })
+const documents = fc.sample(registration, { numRuns: 120, seed: 47 })
+await db.collection('projects').insertMany([{ _id: project, name: 'counts' }, { _id: other, name: 'elsewhere' }])
+await db.collection('registrations').insertMany(documents.map((d, i) => ({ project: i % 10 === 0 ? other : project, ...d })))
+
+type Kind = 'string' | 'ref' | 'date' | 'custom'
+const KEYS: Array<{ by: string, kind: Kind, values: (doc: Document) => unknown[] }> = [
+  { by: 'role', kind: 'string', values: (d) => [d.role] },
+  { by: 'createdAt:day', kind: 'date', values: (d) => [period(d.createdAt, 'day')] },
+  { by: 'createdAt:month', kind: 'date', values: (d) => [period(d.createdAt, 'month')] },
+  { by: 'createdAt:year', kind: 'date', values: (d) => [period(d.createdAt, 'year')] },
+  { by: 'sessionsSubscriptions.session', kind: 'ref', values: (d) => elements(d).map((s) => s.session) },
+  { by: 'sessionsSubscriptions.subscribedAt:month', kind: 'date', values: (d) => elements(d).map((s) => period(s.subscribedAt, 'month')) },
+  { by: 'customFields.level', kind: 'custom', values: (d) => [(d.customFields as Document | undefined)?.level] }
+]
+const FILTERS: Document[] = [{}, { role: { $gte: 'b' } }, { createdAt: { $gte: '2024-01-15' } }, { 'customFields.level': { $exists: true } }, { $or: [{ role: 'artiste' }, { 'sessionsSubscriptions.session': SESSIONS[0]?.toHexString() }] }]
+
+/** A list's value of a date, cut to the start of its UTC period, as the list writes dates. */
+function period (iso: unknown, unit: 'day' | 'month' | 'year'): string | undefined {
+  if (typeof iso !== 'string') return undefined
+  const d = new Date(iso)
+  const start = unit === 'year' ? Date.UTC(d.getUTCFullYear(), 0, 1) : unit === 'month' ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+  return new Date(start).toISOString()
+}
+
+/** An array's elements, each counted; none (a missing or empty array) counts once as no value. */
+function elements (d: Document): Document[] {
+  const list = d.sessionsSubscriptions as Document[] | undefined
+  return list === undefined || list.length === 0 ? [{}] : list
+}
+
+/** MongoDB's order of the values of one key: null, numbers, strings (in the collation), booleans; ids and dates as written. */
+function ascending (kind: Kind): (a: unknown, b: unknown) => number {
+  const rank = (v: unknown): number => v === null ? 0 : typeof v === 'number' ? 1 : typeof v === 'string' ? 2 : 3
+  return (a, b) => {
+    if (rank(a) !== rank(b)) return rank(a) - rank(b)
+    if (typeof a === 'number') return a - (b as number)
+    if (typeof a === 'boolean') return Number(a) - Number(b)
+    if (typeof a !== 'string') return 0
+    return kind === 'string' || kind === 'custom' ? FRENCH.compare(a, b as string) : a < (b as string) ? -1 : a > (b as string) ? 1 : 0
+  }
+}
+
+async function walk (query: string): Promise<{ documents: Document[], total: number }> {
+  const res = await fastify.inject(`/projects/${project.toHexString()}/registrations?${query}&limit=1000&count=true`)
+  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
+  const body = res.json<{ data: Document[], total: number, next?: string }>()
+  if (body.next !== undefined) throw new Error('more than one page')
+  return { documents: body.data, total: body.total }
+}
+
+t.test('every count per group equals counting the walked list', async (t) => {
+  let grouped = 0
+  await fc.assert(fc.asyncProperty(fc.constantFrom(...KEYS), fc.constantFrom(...FILTERS), fc.integer({ min: 1, max: 8 }), async (key, filter, limit) => {
+    const query = Object.keys(filter).length === 0 ? '' : `filter=${encodeURIComponent(JSON.stringify(filter))}`
+    const { documents: listed, total } = await walk(query)
+    const counted = new Map<string, { value: unknown, count: number }>()
+    for (const document of listed) {
+      for (const raw of key.values(document)) {
+        const value = raw ?? null
+        const text = JSON.stringify(value)
+        const group = counted.get(text) ?? { value, count: 0 }
+        group.count++
+        counted.set(text, group)
+      }
+    }
+    const order = ascending(key.kind)
+    const expected = [...counted.values()].sort((a, b) => b.count - a.count || order(a.value, b.value))
+    const res = await fastify.inject(`/projects/${project.toHexString()}/registrations/counts?by=${encodeURIComponent(key.by)}&limit=${limit}${query === '' ? '' : `&${query}`}`)
+    if (res.statusCode !== 200) throw new Error(`${key.by} ${JSON.stringify(filter)}: ${res.statusCode} ${res.body}`)
+    const answer = res.json<{ groups: Array<{ value: unknown, count: number }>, total: number, more: boolean }>()
+    grouped += answer.groups.length
+    t.same(answer, { groups: expected.slice(0, limit), total, more: expected.length > limit }, `${key.by}, ${JSON.stringify(filter)}, limit ${limit}`)
+  }), { numRuns: RUNS, seed: Number(process.env.COUNTS_SEED ?? 4711) })
+  t.ok(grouped > RUNS, `${grouped} groups compared`)
+})
+
+t.test('refusals: INVALID_GROUP names the groupable paths; the list\'s rules hold', async (t) => {
+  const ask = async (query: string) => await fastify.inject(`/projects/${project.toHexString()}/registrations/counts?${query}`)
+  for (const by of ['', 'sessionsSubscriptions', 'createdAt', 'role:day', 'project', '_id', 'user.name', 'createdAt:week', 'customFields', 'nmae']) {
+    const res = await ask(`by=${encodeURIComponent(by)}`)
+    t.equal(res.statusCode, 400, by)
+    t.match(res.json(), { code: 'INVALID_GROUP', errors: [{ param: 'by', pointer: '' }], detail: /sessionsSubscriptions\.session, .*customFields\.<name>/ })
+  }
+  t.match((await ask('filter={"role":"x"}')).json(), { code: 'INVALID_GROUP', detail: /by is required/ })
+  t.match((await ask('by=role&limit=0')).json(), { code: 'INVALID_LIMIT' })
+  t.match((await ask('by=role&sort=%2Brole')).json(), { code: 'UNKNOWN_PARAMETER', errors: [{ param: 'sort' }] })
+  t.match((await ask('by=role&by=user')).json(), { code: 'DUPLICATE_PARAMETER' })
+  t.match((await ask('by=role&filter={"nmae":1}')).json(), { code: 'UNKNOWN_FIELD', errors: [{ pointer: '/nmae' }] })
+  t.match((await ask('by=role&filter={"project":"665f1c2e9b1d4a3f5c7e8a90"}')).json(), { code: 'SCOPE_FIELD' })
+  const unknown = await fastify.inject(`/projects/${new ObjectId().toHexString()}/registrations/counts?by=role`)
+  t.equal(unknown.statusCode, 404)
+  t.equal((await fastify.inject({ method: 'POST', url: `/projects/${project.toHexString()}/registrations/counts?by=role` })).statusCode, 405)
+  t.equal((await fastify.inject({ method: 'HEAD', url: `/projects/${project.toHexString()}/registrations/counts?by=role` })).statusCode, 200)
+})
+
+t.test('only the path\'s project is counted, and /projects counts the projects', async (t) => {
+  const inOther = documents.filter((_, i) => i % 10 === 0).length
+  const res = await fastify.inject(`/projects/${other.toHexString()}/registrations/counts?by=role`)
+  t.equal(res.json<{ total: number }>().total, inOther)
+  const projects = await fastify.inject('/projects/counts?by=name&filter={"name":{"$in":["counts","elsewhere"]}}')
+  t.same(projects.json(), { groups: [{ value: 'counts', count: 1 }, { value: 'elsewhere', count: 1 }], total: 2, more: false })
+})
