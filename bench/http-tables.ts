@@ -100,5 +100,13 @@ export function httpTables (result: HttpResult): Table[] {
   }
   if (stages !== undefined) tables.push(stagesTable(stages))
   if (result.feeds !== undefined) tables.push(...feedsTables(result.feeds))
+  if (result.conditional !== undefined) {
+    const { path, figures, ratio } = result.conditional
+    tables.push({
+      title: `Polls of an unchanged list (${path}), with and without If-None-Match, interleaved, against the database itself (medians)`,
+      rows: figures.map((f) => ({ load: f.load, 'requests per CPU-second': Math.round(f.requestsPerCpuSecond), 'database commands per request': f.commandsPerRequest.toFixed(2), 'p99 ms': f.p99 })),
+      notes: [`Requests per CPU-second, 304 / 200: ${spreadText(ratio)}.`]
+    })
+  }
   return tables
 }

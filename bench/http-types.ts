@@ -9,7 +9,7 @@ import type { StageFigure } from './stages.js'
 import type { Spread } from './timing.js'
 
 /** The parts of the HTTP benchmark, in the order they run. */
-export const SECTIONS = ['mix', 'driver', 'growth', 'language', 'compression', 'stages', 'feeds'] as const
+export const SECTIONS = ['mix', 'driver', 'growth', 'language', 'compression', 'stages', 'feeds', 'conditional'] as const
 export type Section = typeof SECTIONS[number]
 
 export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section>, baseline?: { dist: string, name: string } }
@@ -21,6 +21,10 @@ export interface RunFigure { target: Target, requests: number, rps: number, p50:
 export interface Server { target: Target, child: ChildProcess, url: string, lines: Interface }
 
 export interface GrowthFigure { load: string, serviceCpuUs: number, floorCpuUs: number, ratio: Spread, serviceP99: number, floorP99: number }
+
+/** Polls of an unchanged list (bench/http-conditional.ts), with and without If-None-Match. */
+export interface ConditionalFigure { load: string, requestsPerCpuSecond: number, commandsPerRequest: number, p99: number }
+export interface ConditionalResult { path: string, figures: ConditionalFigure[], ratio: Spread }
 
 /** A load against another of the same question (bench/http-language.ts): CPU µs per request and p99, medians; ratio this / that. */
 export interface LanguageFigure { load: string, against: string, cpuUs: number, againstCpuUs: number, ratio: Spread, p99: number, againstP99: number }
@@ -37,6 +41,7 @@ export interface HttpResult {
   driver?: DriverFigure[]
   compression?: { levels: LevelFigure[], encodings: EncodingFigure[] }
   feeds?: FeedsResult
+  conditional?: ConditionalResult
   baseline?: BaselineFigure[]
 }
 

@@ -20,6 +20,7 @@ import { benchGrowth } from './http-growth.js'
 import { benchMix } from './http-mix.js'
 import type { HttpOptions, HttpResult, Server, Target } from './http-types.js'
 import { body, cpuMicros, measure, pidOf, warmUp } from './load.js'
+import { benchConditional } from './http-conditional.js'
 import { benchLanguage, languagePairs } from './http-language.js'
 import { buildGrowth, buildLanguage, buildMix } from './mix.js'
 import { benchStages } from './stages.js'
@@ -156,6 +157,26 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
         measure: async (paths) => await measure(feedService, paths, options.duration, options.connections),
         cpuMicros
       })
+    }
+
+    if (options.sections.has('conditional')) {
+      // A service of its own against the database itself: a replay cannot answer change streams.
+      // The commands it costs are the database's own counts (serverStatus opcounters), less this probe.
+      const probe = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000, heartbeatFrequencyMS: 600_000 }).connect()
+      const commandsSent = async (): Promise<number> => {
+        const { opcounters } = await probe.db('admin').command({ serverStatus: 1 }) as { opcounters: Record<string, number> }
+        return Object.values(opcounters).reduce((sum, n) => sum + Number(n), 0)
+      }
+      const pollService = await server('service', 'server.js', { MONGODB_URI: db.uri, METRICS_PORT: '0' }, /API at/, /API at (http:\/\/[^/]+)/, deployed)
+      const path = growth.pageSize.find((entry) => entry.limit === 100)?.path as string
+      await warmUp(pollService, [path], options.connections)
+      result.conditional = await benchConditional({
+        service: pollService,
+        commandsSent,
+        path,
+        rounds: Math.max(3, options.rounds),
+        measure: async (headers) => await measure(pollService, [path], Math.max(2, options.duration / 2), options.connections, headers)
+      }).finally(async () => { await probe.close() })
     }
 
     if (options.baseline !== undefined) {

@@ -2,7 +2,7 @@
 // (its filter, its project, the caller's projects, the time limit); the groups are made, ordered
 // and cut to `limit` by one bounded aggregation, and `total` is counted beside it.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ObjectId } from 'mongodb'
 import { parseCollation } from '../database/collation.js'
 import { COUNTS_DEFAULT_LIMIT, COUNTS_MAX_LIMIT, compileCountsQuery, type CountsQuery } from '../list-query/compile-list-query.js'
@@ -59,17 +59,18 @@ export function countsRoute (fastify: FastifyInstance, list: ListParts): void {
         503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After', databaseDown)
       }
     },
-    config: { countsQuery: spec },
+    config: { countsQuery: spec, conditional: true },
     validatorCompiler: () => () => true
-  }, async function counts (request: FastifyRequest) {
+  }, async function counts (request: FastifyRequest, reply: FastifyReply) {
     const { filter, by, limit } = request.countsQuery as CountsQuery
-    if (scoped) {
-      const projectKey = (request.params as { projectId: string }).projectId.toLowerCase()
+    const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : undefined
+    if (projectKey !== undefined) {
       const readable = request.principal?.projects ?? '*'
       // A project outside the caller's claim is answered exactly as one that does not exist.
       if (readable !== '*' && !readable.has(projectKey)) throw notFound(request.projectId as ObjectId)
       if (!await list.projectExists(request, projectKey, request.projectId as ObjectId)) throw notFound(request.projectId as ObjectId)
     }
+    if (await fastify.conditional.notModified(request, reply, { collection, scoped, ...(projectKey === undefined ? {} : { project: projectKey }) })) return await reply.send()
     const where = list.where(request, filter)
     const [documents, total] = await fastify.database.bounded(async (signal) => {
       const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...inCollation }

@@ -139,7 +139,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
         503: problemResponse(`The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED)${protectedByToken && fastify.config.JWT_JWKS_URI !== undefined ? ', or the keys that verify tokens cannot be obtained now (AUTH_UNAVAILABLE)' : ''}; retry after Retry-After`, databaseDown)
       }
     },
-    config: { listQuery: spec, open },
+    config: { listQuery: spec, open, conditional: true },
     // The list-query plugin and the project hook check the query string and path themselves.
     validatorCompiler: () => () => true
   }, async function list (request, reply) {
@@ -148,6 +148,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     const sortKeys = Object.keys(query.sort)
     const projectId = request.projectId as ObjectId
     const projectKey = readableProjectKey(request)
+    if (await unchanged(request, reply, projectKey)) return await reply.send()
     const where = whereOf(request, query.filter)
     // What a cursor is bound to; built once, and only when a cursor is read or written.
     let bound: CursorBinding | undefined
@@ -173,6 +174,25 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     // A project outside the caller's claim is answered exactly as one that does not exist.
     if (readable !== '*' && !readable.has(projectKey)) throw projectNotFound(request.projectId as ObjectId)
     return projectKey
+  }
+
+  /**
+   * Whether the answer is the one `If-None-Match` names and nothing of the collection changed
+   * (plugins/conditional-requests.ts), answered 304; a revalidated project must still exist.
+   */
+  async function unchanged (request: FastifyRequest, reply: FastifyReply, projectKey: string): Promise<boolean> {
+    const id = request.projectId as ObjectId
+    if (scoped && request.headers['if-none-match'] !== undefined && !await projectExistsNow(projectKey, id)) throw projectNotFound(id)
+    return await fastify.conditional.notModified(request, reply, { collection, scoped, project: scoped ? projectKey : undefined })
+  }
+
+  /** Whether a project exists, remembered in the project cache. */
+  async function projectExistsNow (projectKey: string, id: ObjectId): Promise<boolean> {
+    const known = fastify.projectCache.get(projectKey)
+    if (known !== undefined) return known
+    const exists = await fastify.database.bounded(async (signal) => await projectExists(fastify, id, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+    fastify.projectCache.set(projectKey, exists)
+    return exists
   }
 
   function bindingOf (query: ListQuery, projectId: ObjectId | undefined): CursorBinding {
@@ -271,12 +291,6 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     unknownProject: projectNotFound(new ObjectId(UNKNOWN_PROJECT_EXAMPLE)),
     where: whereOf,
     notFound: projectNotFound,
-    projectExists: async (_request, projectKey, id) => {
-      const known = fastify.projectCache.get(projectKey)
-      if (known !== undefined) return known
-      const exists = await fastify.database.bounded(async (signal) => await projectExists(fastify, id, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
-      fastify.projectCache.set(projectKey, exists)
-      return exists
-    }
+    projectExists: async (_request, projectKey, id) => await projectExistsNow(projectKey, id)
   }
 }

@@ -9,7 +9,7 @@ import { compileFilter } from './query-operators.js'
 import { underConcerns } from './read-write-concern.js'
 import { checkTime, collectionDocuments, collectionName, count, scan, useCollation, type Request } from './request.js'
 import { compileProjection, parseSort, sortDocuments } from './sort-and-project.js'
-import type { ReplicaSetMember, ServerState } from './server-state.js'
+import type { OpCounters, ReplicaSetMember, ServerState } from './server-state.js'
 import type { Collection, Doc } from './storage.js'
 import { INDEX_COMMANDS } from './index-commands.js'
 import { WRITE_COMMANDS } from './write-commands.js'
@@ -178,6 +178,7 @@ export const COMMANDS: Record<string, Handler> = {
   ...INDEX_COMMANDS,
   endSessions: () => ({ ok: 1 }),
   configureFailPoint,
+  serverStatus,
   offlineHazards: hazardsCommand
 }
 
@@ -211,9 +212,31 @@ function errorReply (error: unknown): Doc {
   return { ok: 0, errmsg: `offline database error: ${message}`, code: 1, codeName: 'InternalError' }
 }
 
+/**
+ * serverStatus's opcounters: a find is a query, a getMore a getmore, writes count their documents
+ * or statements, and every other command (aggregate, killCursors, hello…) is a command.
+ */
+function countOperation (name: string, cmd: Doc, counters: OpCounters): void {
+  const items = (key: string): number => Array.isArray(cmd[key]) ? cmd[key].length : 0
+  switch (name) {
+    case 'find': counters.query++; break
+    case 'getMore': counters.getmore++; break
+    case 'insert': counters.insert += items('documents'); break
+    case 'update': counters.update += items('updates'); break
+    case 'delete': counters.delete += items('deletes'); break
+    default: counters.command++
+  }
+}
+
+/** serverStatus, as far as the stand-in keeps it: the process and its operation counters. */
+function serverStatus (request: Request): Doc {
+  return { host: 'offline-mongodb', version: '8.0.0', process: 'mongod', uptime: process.uptime(), opcounters: { ...request.state.opcounters }, ok: 1 }
+}
+
 /** Runs one command; a Promise only for a command that waits (a change stream's getMore). */
 export function runCommand (cmd: Doc, state: ServerState): Doc | Promise<Doc> {
   const name = Object.keys(cmd)[0] ?? ''
+  countOperation(name, cmd, state.opcounters)
   const db = typeof cmd.$db === 'string' ? cmd.$db : 'admin'
   try {
     const handler = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined

@@ -14,6 +14,9 @@ export interface ReplicaSetMember {
   me: string
 }
 
+/** serverStatus's `opcounters` (manual: serverStatus, "opcounters"). */
+export interface OpCounters { insert: number, query: number, update: number, delete: number, getmore: number, command: number }
+
 export interface ServerState {
   storage: Storage
   cursors: Cursors
@@ -29,6 +32,8 @@ export interface ServerState {
   clock: AwaitClock
   /** For retryable writes: the outcome of each session's latest write. */
   sessionWrites: SessionWrites
+  /** The server's counts of operations by type, as serverStatus reports them (its `opcounters`). */
+  opcounters: OpCounters
   /** What MongoDB may do and the stand-in does only when asked (hazards.ts): the server's. */
   hazards?: Hazards
   /** And this connection's dice. */

@@ -48,4 +48,4 @@ async function compressionPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(compressionPlugin, { name: 'compression', dependencies: ['config'] })
+export default fp(compressionPlugin, { name: 'compression', dependencies: ['config', 'conditional-requests'] })

@@ -2,10 +2,11 @@ import underPressure from '@fastify/under-pressure'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { RefundableStore } from '../lib/refundable-store.js'
 import { ProblemError } from '../schemas/problem.js'
 
-/** Lists and change feeds. */
-const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined || request.routeOptions.config.feedQuery !== undefined
+/** Lists, their counts and change feeds. */
+const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined || request.routeOptions.config.feedQuery !== undefined || request.routeOptions.config.countsQuery !== undefined
 
 /**
  * docs/operations.md. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
@@ -33,18 +34,33 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
   // route that is not a list opts out. Registered before the plugin's own onRoute hook, which
   // reads that config.
   fastify.addHook('onRoute', (route) => {
-    if (route.config?.listQuery === undefined && route.config?.feedQuery === undefined) route.config = { ...route.config, rateLimit: false }
+    if (route.config?.listQuery === undefined && route.config?.feedQuery === undefined && route.config?.countsQuery === undefined) route.config = { ...route.config, rateLimit: false }
+  })
+  const keyOf = (request: FastifyRequest): string => request.principal?.subject === undefined ? `ip:${request.ip}` : `sub:${request.principal.subject}`
+  let store: RefundableStore | undefined
+  // The plugin makes its store itself (`new Store(options)`): this subclass hands it over.
+  class KeptStore extends RefundableStore {
+    constructor () {
+      super()
+      store = this
+    }
+  }
+  // A 304 does not count against the limit (docs/conditional-requests.md): it is given back.
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 304 && reply.routeOptions.config.conditional === true) store?.refund(keyOf(request))
+    return payload
   })
   await fastify.register(rateLimit, {
     global: true,
+    store: KeptStore,
     // After authentication (onRequest), so that the caller is the token's subject.
     hook: 'preHandler',
     max: perMinute,
     timeWindow: 60_000,
     enableDraftSpec: true,
-    keyGenerator: (request) => request.principal?.subject === undefined ? `ip:${request.ip}` : `sub:${request.principal.subject}`,
+    keyGenerator: keyOf,
     errorResponseBuilder: (_request, context) => new ProblemError(429, 'RATE_LIMITED', `More than ${context.max} list requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s.`, [], { 'retry-after': String(Math.ceil(context.ttl / 1000)) })
   })
 }
 
-export default fp(loadSheddingPlugin, { name: 'load-shedding', dependencies: ['config', 'errors', 'access-control'] })
+export default fp(loadSheddingPlugin, { name: 'load-shedding', dependencies: ['config', 'errors', 'access-control', 'conditional-requests'] })

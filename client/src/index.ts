@@ -13,6 +13,8 @@ export class ListingClient {
   readonly #base: string
   readonly #options: ClientOptions
   readonly #fetch: typeof fetch
+  /** The last answer per URL, with its ETag, when asked to revalidate (ClientOptions.revalidate); oldest first. */
+  readonly #kept = new Map<string, { etag: string, body: unknown }>()
 
   constructor (options: ClientOptions) {
     this.#base = String(options.baseUrl).replace(/\/+$/, '')
@@ -23,7 +25,7 @@ export class ListingClient {
   /** One page of a list. Retries 429, 502, 503, 504, network failures and timeouts; throws ListingProblem for other answers. */
   async list<L extends ListName, const F extends ReadonlyArray<FieldName<L>> | undefined = undefined> (list: L, options: ListOptions<L, F>, call: CallOptions = {}): Promise<Page<Picked<L, F>>> {
     const url = `${this.#base}${path(list, options.projectId)}${queryString(options as RawQuery)}`
-    return await this.#withRetries(async (signal) => await this.#get(url, signal, call), call.signal) as Page<Picked<L, F>>
+    return await this.#withRetries(async (signal) => await this.#get(url, signal, call, this.#options.revalidate !== undefined && this.#options.revalidate !== false), call.signal) as Page<Picked<L, F>>
   }
 
   /** How many documents of a list per value of `by` (the service's docs/counts.md). Retries like list(). */
@@ -32,7 +34,7 @@ export class ListingClient {
     if (options.filter !== undefined && Object.keys(options.filter).length > 0) params.set('filter', JSON.stringify(options.filter))
     if (options.limit !== undefined) params.set('limit', String(options.limit))
     const url = `${this.#base}${path(list, options.projectId)}/counts?${params.toString()}`
-    return await this.#withRetries(async (signal) => await this.#get(url, signal, call), call.signal) as Counts
+    return await this.#withRetries(async (signal) => await this.#get(url, signal, call, this.#options.revalidate !== undefined && this.#options.revalidate !== false), call.signal) as Counts
   }
 
   /**
@@ -89,17 +91,23 @@ export class ListingClient {
     }
   }
 
-  async #get (url: string, signal: AbortSignal, call: CallOptions): Promise<unknown> {
+  async #get (url: string, signal: AbortSignal, call: CallOptions, revalidate = false): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json' }
     const token = await this.#options.token?.()
     if (token !== undefined) headers.authorization = `Bearer ${token}`
     const requestId = call.requestId ?? this.#options.requestId?.()
     if (requestId !== undefined) headers['x-request-id'] = requestId
+    const kept = revalidate ? this.#kept.get(url) : undefined
+    if (kept !== undefined) headers['if-none-match'] = kept.etag
     let response: Response
     let body: unknown
     try {
       response = await this.#fetch(url, { headers, signal })
+      // Not modified: the body kept with that ETag is the answer (RFC 9110 §15.4.5).
+      if (response.status === 304 && kept !== undefined) return kept.body
       body = response.ok ? await response.json() : await problemOf(response)
+      const etag = response.headers.get('etag')
+      if (revalidate && response.ok && etag !== null) this.#keep(url, etag, body)
     } catch (error) {
       // The caller's abort ends the call; a refused or reset connection, or a timed-out attempt, is retried.
       if (call.signal?.aborted === true) throw call.signal.reason
@@ -108,6 +116,13 @@ export class ListingClient {
     if (!(body instanceof ListingProblem)) return body
     if (RETRIED.has(body.status)) throw new Retryable(body, body.retryAfterMs)
     throw body
+  }
+
+  #keep (url: string, etag: string, body: unknown): void {
+    const max = typeof this.#options.revalidate === 'object' ? this.#options.revalidate.maxKept ?? 100 : 100
+    this.#kept.delete(url)
+    this.#kept.set(url, { etag, body })
+    while (this.#kept.size > max) this.#kept.delete(this.#kept.keys().next().value as string)
   }
 
   async #withRetries<T> (attempt: (signal: AbortSignal) => Promise<T>, callerSignal?: AbortSignal, waitMs = 0): Promise<T> {

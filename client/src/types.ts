@@ -114,6 +114,12 @@ export interface ClientOptions {
   /** Told of every retry before its wait (for logs and metrics). */
   onRetry?: (event: RetryEvent) => void
   fetch?: typeof fetch
+  /**
+   * Revalidate lists and counts: keep the last answer of each URL (the `maxKept` most recent,
+   * 100 by default) and ask again with its ETag as If-None-Match; a 304 returns the kept answer,
+   * and costs the service no read when nothing changed (the service's docs/conditional-requests.md).
+   */
+  revalidate?: boolean | { maxKept?: number }
 }
 
 export interface CallOptions {

@@ -1,0 +1,165 @@
+// Conditional requests on lists and counts (docs/conditional-requests.md): a weak ETag on every
+// 200, and `If-None-Match` answered 304 exactly when the body would be the same. The ETag holds
+// a digest of the body, one of the request, and, where the collection's change stream covers
+// it, the stream's point the answer was read after: a request naming it, when nothing of its
+// collection (for its project) has changed since, is answered 304 without reading the
+// collection. Every other one runs its query, and the bodies' digests decide. Nothing in it is
+// a replica's memory: any replica, and any restart, reads it.
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { collationKey, parseCollation } from '../database/collation.js'
+import type { Gathered, StreamPoint } from '../changes/recent-changes.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    conditional: {
+      /**
+       * Answers 304 when the request's `If-None-Match` names an answer of this very request
+       * read after a point of the collection's stream, and nothing of `project` changed since.
+       * Else notes the point this answer is read after (for its ETag) and resolves false.
+       */
+      notModified: (request: FastifyRequest, reply: FastifyReply, scope: ValidatorScope) => Promise<boolean>
+    }
+  }
+  interface FastifyRequest {
+    /** The stream's point the answer is read after: what its ETag carries. */
+    validatorPoint: StreamPoint | null
+  }
+  interface FastifyContextConfig {
+    /** Opts a route in: its answers carry ETags and honour If-None-Match. */
+    conditional?: boolean
+  }
+}
+
+export interface ValidatorScope {
+  collection: string
+  /** Whether changes are routed by project (nested lists), and the path's project. */
+  scoped: boolean
+  project?: string
+}
+
+const VERSION = 'v1'
+
+interface Validator { body: string, request: string, point?: StreamPoint }
+
+const digest = (data: string | Buffer, bytes: number): string => createHash('sha256').update(data).digest().subarray(0, bytes).toString('base64url')
+
+function etagOf ({ body, request, point }: Validator): string {
+  const at = point === undefined ? '' : `.${Buffer.from(JSON.stringify(point.after === undefined ? { t: point.resumeToken } : { t: point.resumeToken, a: point.after })).toString('base64url')}`
+  return `W/"${VERSION}.${body}.${request}${at}"`
+}
+
+/** The service's validators among `If-None-Match`'s entity tags (weak comparison: W/ ignored). */
+function validatorsIn (header: string | undefined): Validator[] {
+  if (header === undefined || header.length > 8192) return []
+  const found: Validator[] = []
+  for (const tag of header.split(',')) {
+    const match = /^\s*(?:W\/)?"v1\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{11})(?:\.([A-Za-z0-9_-]+))?"\s*$/.exec(tag)
+    if (match === null) continue
+    const [, body, request, at] = match as unknown as [string, string, string, string | undefined]
+    let point: StreamPoint | undefined
+    if (at !== undefined) {
+      try {
+        const read = JSON.parse(Buffer.from(at, 'base64url').toString('utf8')) as { t?: unknown, a?: unknown }
+        if (read.t !== null && typeof read.t === 'object' && typeof (read.t as { _data?: unknown })._data === 'string') {
+          point = { resumeToken: read.t as StreamPoint['resumeToken'], ...(typeof read.a === 'string' ? { after: read.a } : {}) }
+        }
+      } catch {}
+    }
+    found.push({ body, request, ...(point === undefined ? {} : { point }) })
+  }
+  return found
+}
+
+/**
+ * Reads of the changes after a point, shared: requests that revalidate the same answer at once
+ * share one. A read under way may have begun before a request arrived, and must not answer for
+ * changes committed after it began: that request, and all that arrive meanwhile, share the next.
+ */
+export class SharedProbes {
+  private readonly probes = new Map<string, { running: Promise<Gathered>, next?: Promise<Gathered> }>()
+
+  run (key: string, read: () => Promise<Gathered>): Promise<Gathered> {
+    const entry = this.probes.get(key)
+    if (entry === undefined) {
+      const running = read()
+      const created: { running: Promise<Gathered>, next?: Promise<Gathered> } = { running }
+      this.probes.set(key, created)
+      running.catch(() => {}).finally(() => { if (this.probes.get(key) === created && created.next === undefined) this.probes.delete(key) }).catch(() => {})
+      return running
+    }
+    entry.next ??= entry.running.catch(() => {}).then(async () => {
+      const running = read()
+      entry.running = running
+      entry.next = undefined
+      running.catch(() => {}).finally(() => { if (this.probes.get(key) === entry && entry.next === undefined && entry.running === running) this.probes.delete(key) }).catch(() => {})
+      return await running
+    })
+    return entry.next
+  }
+}
+
+async function conditionalRequestsPlugin (fastify: FastifyInstance) {
+  const probes = new SharedProbes()
+  const collation = collationKey(parseCollation(fastify.config.COLLATION))
+  fastify.decorateRequest('validatorPoint', null)
+
+  /** The request's identity: its path and query as sent, the caller's projects and the collation. */
+  const requestDigest = (request: FastifyRequest): string => {
+    const projects = request.principal?.projects
+    const readable = projects === undefined || projects === '*' ? '*' : [...projects].sort().join(',')
+    return digest(`${request.raw.url ?? ''}\n${readable}\n${collation}`, 8)
+  }
+
+  const send304 = (reply: FastifyReply, validator: Validator): void => {
+    reply.code(304).header('etag', etagOf(validator)).header('cache-control', 'no-cache')
+  }
+
+  fastify.decorate('conditional', {
+    notModified: async (request: FastifyRequest, reply: FastifyReply, { collection, scoped, project }: ValidatorScope): Promise<boolean> => {
+      // Only a list read from the primary sees every change its point stands after.
+      if (fastify.database.db().readPreference.mode !== 'primary') return false
+      const hub = fastify.changes.hub(collection, scoped)
+      if (hub.isRunning) request.validatorPoint = hub.position()
+      const header = request.headers['if-none-match']
+      if (header === undefined) return false
+      if (!hub.isRunning) {
+        // A client that revalidates asks again: the collection's stream is opened for its next answers.
+        if (await fastify.changes.unavailable(collection, scoped).catch(() => 'unknown') === undefined) hub.ready().catch(() => {})
+        return false
+      }
+      const asked = validatorsIn(header).find((v) => v.point !== undefined && v.request === requestDigest(request))
+      if (asked?.point === undefined) return false
+      try {
+        // Every change committed before now, after the point, for this project: none, the same body.
+        const point = asked.point
+        const key = `${collection} ${String(project)} ${JSON.stringify(point.resumeToken)} ${String(point.after)}`
+        const gathered = await probes.run(key, async () => await fastify.database.bounded(async (signal) => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)))
+        if (gathered.lost || gathered.ids.length > 0) return false
+        send304(reply, { body: asked.body, request: asked.request, point: { resumeToken: gathered.point.resumeToken, ...(gathered.point.after === undefined ? {} : { after: gathered.point.after }) } })
+        return true
+      } catch {
+        // A point the stream cannot resume from (an old one, another history): the query decides.
+        return false
+      }
+    }
+  })
+
+  // Before compression's own (plugins/compression.ts depends on this plugin): one ETag for every encoding.
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    if (reply.routeOptions.config.conditional !== true || reply.statusCode !== 200) return payload
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+    const point = request.validatorPoint
+    const validator: Validator = { body: digest(payload, 16), request: requestDigest(request), ...(point === null ? {} : { point }) }
+    if (validatorsIn(request.headers['if-none-match']).some((v) => v.body === validator.body)) {
+      send304(reply, validator)
+      reply.removeHeader('content-type')
+      return ''
+    }
+    reply.header('etag', etagOf(validator)).header('cache-control', 'no-cache')
+    return payload
+  })
+}
+
+export default fp(conditionalRequestsPlugin, { name: 'conditional-requests', dependencies: ['config', 'mongodb', 'changes'] })

@@ -1,0 +1,100 @@
+// Conditional requests (docs/conditional-requests.md): a weak ETag on every 200 of a list and of
+// its counts, the same in every encoding; If-None-Match answered 304 exactly when the body would be
+// the same; without reading the collection when its change stream says nothing of the project
+// changed; understood by another replica; not counted against the rate limit.
+import { ObjectId, type Document } from 'mongodb'
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { build } from '../../helpers/build.js'
+import { requireChangeStreams } from '../../helpers/feeds.js'
+import { testDatabase, uniqueDatabaseName } from '../../helpers/database.js'
+import { until } from '../../helpers/until.js'
+
+const feeds = await requireChangeStreams(t)
+const config = { MONGODB_DB: uniqueDatabaseName('conditional'), CURSOR_SECRET: 'e'.repeat(32) }
+const [a, b] = [await build(t, { config }), await build(t, { config })] as [FastifyInstance, FastifyInstance]
+const db = a.mongo.db as NonNullable<typeof a.mongo.db>
+const project = new ObjectId()
+const elsewhere = new ObjectId()
+await db.collection('projects').insertMany([{ _id: project, name: 'Cond' }, { _id: elsewhere, name: 'Other' }])
+await db.collection('stewards').insertMany(['Léa', 'Zoé', 'Émile'].map((name) => ({ project, name })))
+const url = `/projects/${project.toHexString()}/stewards?sort=%2Bname&fields=name`
+
+/** The commands each replica sends to the collection, by name. */
+function watch (app: FastifyInstance): Array<{ name: string, pipeline?: Document[] }> {
+  const seen: Array<{ name: string, pipeline?: Document[] }> = []
+  app.database.client().on('commandStarted', (event) => {
+    if (event.command[event.commandName] === 'stewards') seen.push({ name: event.commandName, pipeline: event.command.pipeline })
+  })
+  return seen
+}
+const reads = (seen: Array<{ name: string, pipeline?: Document[] }>): string[] => seen.filter((c) => c.name === 'find' || (c.name === 'aggregate' && !('$changeStream' in (c.pipeline?.[0] ?? {})))).map((c) => c.name)
+
+t.test('a weak ETag on every 200, the same in every encoding; If-None-Match gives 304 with no body', async (t) => {
+  const first = await a.inject(url)
+  const etag = first.headers.etag as string
+  t.match(etag, /^W\/"v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/, 'weak')
+  t.equal(first.headers['cache-control'], 'no-cache')
+  for (const encoding of ['gzip', 'br', 'identity']) t.equal((await a.inject({ url: `${url}&limit=1000`, headers: { 'accept-encoding': encoding } })).headers.etag, (await a.inject({ url: `${url}&limit=1000` })).headers.etag, encoding)
+  const again = await a.inject({ url, headers: { 'if-none-match': etag } })
+  t.equal(again.statusCode, 304)
+  t.equal(again.body, '')
+  t.ok(again.headers.etag, 'the 304 names the current validator')
+  const head = await a.inject({ method: 'HEAD', url, headers: { 'if-none-match': etag } })
+  t.equal(head.statusCode, 304, 'HEAD too')
+  const other = await a.inject({ url: `${url}&limit=2`, headers: { 'if-none-match': etag } })
+  t.equal(other.statusCode, 200, 'another answer (limit=2) is not that one')
+  const counts = await a.inject(`/projects/${project.toHexString()}/stewards/counts?by=name`)
+  t.equal((await a.inject({ url: `/projects/${project.toHexString()}/stewards/counts?by=name`, headers: { 'if-none-match': counts.headers.etag as string } })).statusCode, 304, 'counts too')
+})
+
+t.test('a change in the answer is a 200; a change elsewhere a 304, without reading the collection', feeds, async (t) => {
+  const seen = watch(a)
+  // The first If-None-Match opens the collection's stream; the next answers carry its point.
+  let etag = (await a.inject(url)).headers.etag as string
+  await a.inject({ url, headers: { 'if-none-match': etag } })
+  t.ok(await until(async () => ((await a.inject(url)).headers.etag as string).split('.').length === 4, 10_000), 'the ETag carries the stream\'s point')
+  etag = (await a.inject(url)).headers.etag as string
+  await db.collection('stewards').insertOne({ project: elsewhere, name: 'Ailleurs' })
+  seen.length = 0
+  const cheap = await a.inject({ url, headers: { 'if-none-match': etag } })
+  t.equal(cheap.statusCode, 304, 'another project changed: the same answer')
+  t.same(reads(seen), [], 'and the collection was not read')
+  await db.collection('stewards').insertOne({ project, name: 'Chloé' })
+  const changed = await a.inject({ url, headers: { 'if-none-match': cheap.headers.etag as string } })
+  t.equal(changed.statusCode, 200, 'a new steward: a new answer')
+  t.match(changed.json(), { data: [{ name: 'Chloé' }] })
+  await db.collection('stewards').updateOne({ project, name: 'Chloé' }, { $set: { email: 'chloe@example.org' } })
+  seen.length = 0
+  const same = await a.inject({ url, headers: { 'if-none-match': changed.headers.etag as string } })
+  t.equal(same.statusCode, 304, 'a change the answer does not show (email, not asked for): the same body, a 304')
+  t.same(reads(seen), ['find'], 'decided by reading and comparing')
+})
+
+t.test('another replica, and a restart, understand the ETag', feeds, async (t) => {
+  const etag = (await a.inject(url)).headers.etag as string
+  t.equal((await b.inject({ url, headers: { 'if-none-match': etag } })).statusCode, 304)
+  const seen = watch(b)
+  t.ok(await until(async () => {
+    seen.length = 0
+    return (await b.inject({ url, headers: { 'if-none-match': etag } })).statusCode === 304 && reads(seen).length === 0
+  }, 10_000), 'once its stream is open, without reading the collection')
+  // The database is the test's: one more app on it must not drop it when it closes.
+  const restarted = await build(t, { config, databaseUri: (await testDatabase()).uri })
+  t.equal((await restarted.inject({ url, headers: { 'if-none-match': etag } })).statusCode, 304)
+})
+
+t.test('access control comes first, and a 304 does not count against the rate limit', async (t) => {
+  const limited = await build(t, { config: { ...config, RATE_LIMIT_PER_MINUTE: 4 }, databaseUri: (await testDatabase()).uri })
+  const first = await limited.inject({ url, remoteAddress: '127.0.0.9' })
+  t.equal(first.statusCode, 200, first.body.slice(0, 200))
+  const etag = first.headers.etag as string
+  const statuses: number[] = []
+  for (let i = 0; i < 6; i++) statuses.push((await limited.inject({ url, remoteAddress: '127.0.0.9', headers: { 'if-none-match': etag } })).statusCode)
+  t.same(statuses, [304, 304, 304, 304, 304, 304], 'six 304s within a limit of four a minute')
+  const plain: number[] = []
+  for (let i = 0; i < 4; i++) plain.push((await limited.inject({ url, remoteAddress: '127.0.0.9' })).statusCode)
+  t.same(plain, [200, 200, 200, 429], 'the first answer and three more: the fifth counted request is refused')
+  const unknown = await a.inject({ url: url.replace(project.toHexString(), new ObjectId().toHexString()), headers: { 'if-none-match': etag } })
+  t.equal(unknown.statusCode, 404, 'no 304 for a list that cannot be read')
+})
