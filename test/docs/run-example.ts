@@ -77,9 +77,10 @@ function answers (stderr: string): Answer[] {
 
 /**
  * Runs an example in `cwd`. An endless one is stopped ENDLESS_AFTER_OUTPUT_MS after its output
- * shows what `shown` waits for (a line, unless told).
+ * shows what `shown` waits for (a line, unless told), or, when `done` is given, as soon as `done`
+ * says that what the test waits for has happened (looked at every 20 ms, within the example's time).
  */
-export async function run (example: Example, origin: string, cwd: string, shown = (stdout: string): boolean => stdout.includes('\n')): Promise<Outcome> {
+export async function run (example: Example, origin: string, cwd: string, shown = (stdout: string): boolean => stdout.includes('\n'), done?: (stdout: string) => boolean): Promise<Outcome> {
   const script = [PRELUDE, ...example.setup, example.text].join('\n').replace(DOCS_ORIGIN, origin)
   const seconds = example.endless ? ENDLESS_S : EXAMPLE_S
   const started = Date.now()
@@ -101,10 +102,19 @@ export async function run (example: Example, origin: string, cwd: string, shown 
     }
   })
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const watching = done === undefined || !example.endless
+    ? undefined
+    : setInterval(() => {
+      if (!cut && done(stdout)) {
+        cut = true
+        child.kill('SIGTERM')
+      }
+    }, 20)
   const kill = setTimeout(() => child.kill('SIGKILL'), (seconds + 3) * 1000)
   const exit = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
   clearTimeout(kill)
   clearTimeout(stopping)
+  clearInterval(watching)
   return { exit, stdout, stderr, answers: answers(stderr), ms: Date.now() - started, cut: cut || (example.endless && exit === 124) }
 }
 
