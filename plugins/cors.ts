@@ -4,14 +4,14 @@ import fp from 'fastify-plugin'
 import { corsOrigins } from './config.js'
 
 /** What a browser may send and read (docs/operations.md, "Browsers (CORS)"); the RateLimit-* names are the draft's (load-shedding.ts). */
-const ALLOWED_HEADERS = ['Authorization', 'X-Request-Id']
-const EXPOSED_HEADERS = ['Link', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy']
+const ALLOWED_HEADERS = ['Authorization', 'X-Request-Id', 'If-None-Match']
+const EXPOSED_HEADERS = ['Link', 'ETag', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy']
 /** Browsers may cache a preflight this long (Chromium caps it at 2 hours). */
 const PREFLIGHT_MAX_AGE_S = 600
 
 /**
- * CORS_ORIGINS: browsers on those origins may call the lists (GET and HEAD) with a bearer token
- * and a request id, and read the paging, id and retry headers. Unset, nothing of CORS is
+ * CORS_ORIGINS: browsers on those origins may call the lists (GET and HEAD) with a bearer token,
+ * a request id and If-None-Match, and read the paging, ETag, id and retry headers. Unset, nothing of CORS is
  * registered: no header, no preflight answer. A request from another origin, or an OPTIONS
  * that is not a preflight, gets no CORS header and goes on as any request (OPTIONS on a list
  * is then 405, as every other method but GET and HEAD).

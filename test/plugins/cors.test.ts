@@ -1,5 +1,5 @@
 // Browsers (CORS_ORIGINS): a preflight from an allowed origin is answered for GET and HEAD with
-// Authorization and X-Request-Id; answers expose the paging, id and retry headers. Other origins
+// Authorization, X-Request-Id and If-None-Match; answers expose the paging, validator, id and retry headers. Other origins
 // get no CORS header, and with CORS_ORIGINS unset nothing of CORS is sent at all.
 import t from 'tap'
 import { readConfig } from '../../plugins/config.js'
@@ -18,7 +18,7 @@ t.test('allowed origins: preflight answered, headers exposed', async (t) => {
   t.equal(pre.statusCode, 204)
   t.equal(pre.headers['access-control-allow-origin'], APP)
   t.equal(pre.headers['access-control-allow-methods'], 'GET, HEAD')
-  t.equal(pre.headers['access-control-allow-headers'], 'Authorization, X-Request-Id')
+  t.equal(pre.headers['access-control-allow-headers'], 'Authorization, X-Request-Id, If-None-Match')
   t.ok(Number(pre.headers['access-control-max-age']) > 0, 'browsers may cache it')
   t.match(String(pre.headers.vary), /Origin/)
   const nested = await fastify.inject({ ...preflight(APP), url: '/projects/65cd7e3007370d3300000000/sessions' })
@@ -28,7 +28,7 @@ t.test('allowed origins: preflight answered, headers exposed', async (t) => {
   t.equal(res.statusCode, 200)
   t.equal(res.headers['access-control-allow-origin'], APP)
   const exposed = String(res.headers['access-control-expose-headers']).split(', ')
-  for (const name of ['Link', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) t.ok(exposed.includes(name), `${name} exposed`)
+  for (const name of ['Link', 'ETag', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) t.ok(exposed.includes(name), `${name} exposed`)
   const problem = await fastify.inject({ url: '/projects?limit=x', headers: { origin: APP } })
   t.equal(problem.statusCode, 400)
   t.equal(problem.headers['access-control-allow-origin'], APP, 'a browser can read the problem too')
