@@ -1,9 +1,8 @@
 // The `by` values of each kind's counts as OpenAPI components (`<Kind>GroupBy`, an enum), so that
 // generators type them; plugins/openapi.ts publishes them and points each `by` parameter there.
-import type { TObject } from '@sinclair/typebox'
-import { buildQuerySpec } from '../list-query/query-spec.js'
+import { scopeOf } from '../list-endpoint/describe-query.js'
 import { groupablePaths } from '../list-query/group-by.js'
-import { CUSTOM_FIELD_NAME } from '../list-query/query-spec.js'
+import { CUSTOM_FIELD_NAME, buildQuerySpec } from '../list-query/query-spec.js'
 import * as kinds from '../schemas/kinds.js'
 
 /** Marks the `by` parameter of a route: the id of its enum component. */
@@ -13,8 +12,6 @@ export const groupBySchemaId = (kindId: string): string => `${kindId}GroupBy`
 
 /** A custom field's name as `by` takes it. */
 export const CUSTOM_GROUP = `^customFields\\.${CUSTOM_FIELD_NAME.source.slice(1, -1)}$`
-
-const scopeOf = (kind: TObject): string | undefined => 'project' in kind.properties ? 'project' : undefined
 
 /** Every kind's `by` enum, by component name (custom fields are the parameter's pattern beside it). */
 export function groupBySchemas (): Record<string, Record<string, unknown>> {

@@ -1,7 +1,8 @@
 import { METHODS } from 'node:http'
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { compileCountsQuery, compileFeedQuery, compileListQuery, listLimits, type CountsQuery, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
+import type { ProblemItem } from '../list-query/problems.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { RecentMap } from '../lib/recent-map.js'
 import { ProblemError } from '../schemas/problem.js'
@@ -33,6 +34,25 @@ function rawQuery (request: FastifyRequest): string {
   return mark < 0 ? '' : url.slice(mark + 1)
 }
 
+/** Adds `hook` after the route's own onRequest hooks. */
+function appendOnRequest (route: RouteOptions, hook: onRequestHookHandler): void {
+  const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+  route.onRequest = [...existing, hook]
+}
+
+/** A hook that compiles the raw query string, hands the query to `keep`, or answers 400 with every problem. */
+function compiling<Q> (compile: (raw: string) => { ok: true, query: Q } | { ok: false, problems: ProblemItem[] }, keep: (request: FastifyRequest, query: Q) => void): onRequestHookHandler {
+  return function (request, _reply, done) {
+    const result = compile(rawQuery(request))
+    if (!result.ok) {
+      done(ProblemError.badRequest(result.problems))
+      return
+    }
+    keep(request, result.query)
+    done()
+  }
+}
+
 /**
  * Fills `request.listQuery` before validation and the handler, from the raw query string;
  * a bad request is answered 400 here, before anything reaches the database.
@@ -49,33 +69,13 @@ async function listQueryPlugin (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route) => {
     const countsSpec = route.config?.countsQuery
     if (countsSpec !== undefined) {
-      const compileCounts: onRequestHookHandler = function (request, _reply, done) {
-        const result = compileCountsQuery(rawQuery(request), countsSpec)
-        if (!result.ok) {
-          done(ProblemError.badRequest(result.problems))
-          return
-        }
-        request.countsQuery = result.query
-        done()
-      }
-      const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-      route.onRequest = [...hooks, compileCounts]
+      appendOnRequest(route, compiling((raw) => compileCountsQuery(raw, countsSpec), (request, query) => { request.countsQuery = query }))
       return
     }
     const feedSpec = route.config?.feedQuery
     if (feedSpec !== undefined) {
       // A feed's query string holds a token that changes with every answer: nothing to keep.
-      const compileFeed: onRequestHookHandler = function (request, _reply, done) {
-        const result = compileFeedQuery(rawQuery(request), feedSpec)
-        if (!result.ok) {
-          done(ProblemError.badRequest(result.problems))
-          return
-        }
-        request.feedQuery = result.query
-        done()
-      }
-      const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-      route.onRequest = [...hooks, compileFeed]
+      appendOnRequest(route, compiling((raw) => compileFeedQuery(raw, feedSpec), (request, query) => { request.feedQuery = query }))
       return
     }
     const spec = route.config?.listQuery
@@ -101,8 +101,7 @@ async function listQueryPlugin (fastify: FastifyInstance) {
       request.listQuery = result.query
       done()
     }
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-    route.onRequest = [...existing, compile]
+    appendOnRequest(route, compile)
   })
 }
 
