@@ -9,7 +9,7 @@ import type { StageFigure } from './stages.js'
 import type { Spread } from './timing.js'
 
 /** The parts of the HTTP benchmark, in the order they run. */
-export const SECTIONS = ['mix', 'driver', 'growth', 'language', 'compression', 'stages', 'feeds', 'conditional'] as const
+export const SECTIONS = ['mix', 'driver', 'growth', 'language', 'compression', 'stages', 'feeds', 'conditional', 'baseline'] as const
 export type Section = typeof SECTIONS[number]
 
 export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section>, baseline?: { dist: string, name: string } }

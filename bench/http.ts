@@ -179,7 +179,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       }).finally(async () => { await probe.close() })
     }
 
-    if (options.baseline !== undefined) {
+    if (options.baseline !== undefined && options.sections.has('baseline')) {
       // Another build of the service (its dist/), with the same flags, database and load.
       console.log(`baseline: node ${deployed.join(' ')} ${options.baseline.dist}/server.js (${options.baseline.name})`)
       const baseline = await server('baseline', `${options.baseline.dist}/server.js`, { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, deployed)

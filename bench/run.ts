@@ -28,7 +28,7 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
                     (e.g. --only mix --rounds 5 --duration 60: five long runs of the mix)
   --baseline DIR    also measure another build of the service side by side with this one: DIR is
                     a checkout with its dist/ built (npm ci && npm run build there); the mix and
-                    the 1-document page, interleaved
+                    the 1-document page, interleaved (--only baseline: nothing else)
   --write FILE      also write the tables into FILE, between its lines
                     <!-- npm run bench: begin --> and <!-- npm run bench: end -->
   --help            this text
@@ -59,6 +59,7 @@ const sections = values.only === undefined ? [...SECTIONS] : values.only.split('
 const unknown = sections.filter((part) => !(SECTIONS as readonly string[]).includes(part))
 if (unknown.length > 0 || sections.length === 0) usageError(USAGE, `--only takes parts of ${SECTIONS.join(', ')}; not ${unknown.join(', ') || 'nothing'}`)
 // A page's tables are all of them: one written from a part would leave the others out.
+if (sections.includes('baseline') && values.only !== undefined && values.baseline === undefined) usageError(USAGE, '--only baseline measures against --baseline DIR: name it')
 if (values.only !== undefined && values.write !== undefined) usageError(USAGE, '--write writes every table: it does not go with --only')
 const numbers = { rounds: Number(values.rounds), duration: Number(values.duration), connections: Number(values.connections), scale: Number(values.scale) }
 if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {

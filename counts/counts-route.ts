@@ -70,7 +70,8 @@ export function countsRoute (fastify: FastifyInstance, list: ListParts): void {
       if (readable !== '*' && !readable.has(projectKey)) throw notFound(request.projectId as ObjectId)
       if (!await list.projectExists(request, projectKey, request.projectId as ObjectId)) throw notFound(request.projectId as ObjectId)
     }
-    if (await fastify.conditional.notModified(request, reply, { collection, scoped, ...(projectKey === undefined ? {} : { project: projectKey }) })) return await reply.send()
+    const revalidated = fastify.conditional.notModified(request, reply, { collection, scoped, ...(projectKey === undefined ? {} : { project: projectKey }) })
+    if (revalidated !== false && await revalidated) return await reply.send()
     const where = list.where(request, filter)
     const [documents, total] = await fastify.database.bounded(async (signal) => {
       const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...inCollation }

@@ -5,11 +5,13 @@
 // collection (for its project) has changed since, is answered 304 without reading the
 // collection. Every other one runs its query, and the bodies' digests decide. Nothing in it is
 // a replica's memory: any replica, and any restart, reads it.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { collationKey, parseCollation } from '../database/collation.js'
+import type { ChangeHub } from '../changes/change-hub.js'
 import type { Gathered, StreamPoint } from '../changes/recent-changes.js'
+import { RecentMap } from '../lib/recent-map.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,9 +19,10 @@ declare module 'fastify' {
       /**
        * Answers 304 when the request's `If-None-Match` names an answer of this very request
        * read after a point of the collection's stream, and nothing of `project` changed since.
-       * Else notes the point this answer is read after (for its ETag) and resolves false.
+       * Else notes the point this answer is read after (for its ETag) and resolves false; a
+       * request without `If-None-Match` gets its false at once, with no turn of the event loop.
        */
-      notModified: (request: FastifyRequest, reply: FastifyReply, scope: ValidatorScope) => Promise<boolean>
+      notModified: (request: FastifyRequest, reply: FastifyReply, scope: ValidatorScope) => false | Promise<boolean>
     }
   }
   interface FastifyRequest {
@@ -40,10 +43,14 @@ export interface ValidatorScope {
 }
 
 const VERSION = 'v1'
+/** Request digests kept, and the longest identity kept (longer ones are digested every time). */
+const REQUEST_DIGESTS_KEPT = 1000
+const KEPT_IDENTITY_LENGTH = 1024
 
 interface Validator { body: string, request: string, point?: StreamPoint }
 
-const digest = (data: string | Buffer, bytes: number): string => createHash('sha256').update(data).digest().subarray(0, bytes).toString('base64url')
+/** The first `chars` characters of the base64url SHA-256 of `data` (6 bits each): one call, no Hash object. */
+const digest = (data: string | Buffer, chars: number): string => hash('sha256', data, 'base64url').slice(0, chars)
 
 function etagOf ({ body, request, point }: Validator): string {
   const at = point === undefined ? '' : `.${Buffer.from(JSON.stringify(point.after === undefined ? { t: point.resumeToken } : { t: point.resumeToken, a: point.after })).toString('base64url')}`
@@ -105,11 +112,18 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const collation = collationKey(parseCollation(fastify.config.COLLATION))
   fastify.decorateRequest('validatorPoint', null)
 
+  // Digests of the requests seen lately: a poll or a popular page asks the same URL again.
+  const requestDigests = new RecentMap<string>(REQUEST_DIGESTS_KEPT)
   /** The request's identity: its path and query as sent, the caller's projects and the collation. */
   const requestDigest = (request: FastifyRequest): string => {
     const projects = request.principal?.projects
     const readable = projects === undefined || projects === '*' ? '*' : [...projects].sort().join(',')
-    return digest(`${request.raw.url ?? ''}\n${readable}\n${collation}`, 8)
+    const identity = `${request.raw.url ?? ''}\n${readable}`
+    const known = requestDigests.get(identity)
+    if (known !== undefined) return known
+    const made = digest(`${identity}\n${collation}`, 11)
+    if (identity.length <= KEPT_IDENTITY_LENGTH) requestDigests.set(identity, made)
+    return made
   }
 
   const send304 = (reply: FastifyReply, validator: Validator): void => {
@@ -117,48 +131,58 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   }
 
   fastify.decorate('conditional', {
-    notModified: async (request: FastifyRequest, reply: FastifyReply, { collection, scoped, project }: ValidatorScope): Promise<boolean> => {
+    notModified: (request: FastifyRequest, reply: FastifyReply, { collection, scoped, project }: ValidatorScope): false | Promise<boolean> => {
       // Only a list read from the primary sees every change its point stands after.
       if (fastify.database.db().readPreference.mode !== 'primary') return false
       const hub = fastify.changes.hub(collection, scoped)
       if (hub.isRunning) request.validatorPoint = hub.position()
       const header = request.headers['if-none-match']
       if (header === undefined) return false
-      if (!hub.isRunning) {
-        // A client that revalidates asks again: the collection's stream is opened for its next answers.
-        if (await fastify.changes.unavailable(collection, scoped).catch(() => 'unknown') === undefined) hub.ready().catch(() => {})
-        return false
-      }
-      const asked = validatorsIn(header).find((v) => v.point !== undefined && v.request === requestDigest(request))
-      if (asked?.point === undefined) return false
-      try {
-        // Every change committed before now, after the point, for this project: none, the same body.
-        const point = asked.point
-        const key = `${collection} ${String(project)} ${JSON.stringify(point.resumeToken)} ${String(point.after)}`
-        const gathered = await probes.run(key, async () => await fastify.database.bounded(async (signal) => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)))
-        if (gathered.lost || gathered.ids.length > 0) return false
-        send304(reply, { body: asked.body, request: asked.request, point: { resumeToken: gathered.point.resumeToken, ...(gathered.point.after === undefined ? {} : { after: gathered.point.after }) } })
-        return true
-      } catch {
-        // A point the stream cannot resume from (an old one, another history): the query decides.
-        return false
-      }
+      return revalidate(request, reply, hub, header, { collection, scoped, project })
     }
   })
 
+  /** The 304 of a request whose `If-None-Match` names a point after which nothing of `project` changed. */
+  async function revalidate (request: FastifyRequest, reply: FastifyReply, hub: ChangeHub, header: string, { collection, scoped, project }: ValidatorScope): Promise<boolean> {
+    if (!hub.isRunning) {
+      // A client that revalidates asks again: the collection's stream is opened for its next answers.
+      if (await fastify.changes.unavailable(collection, scoped).catch(() => 'unknown') === undefined) hub.ready().catch(() => {})
+      return false
+    }
+    const asked = validatorsIn(header).find((v) => v.point !== undefined && v.request === requestDigest(request))
+    if (asked?.point === undefined) return false
+    try {
+      // Every change committed before now, after the point, for this project: none, the same body.
+      const point = asked.point
+      const key = `${collection} ${String(project)} ${JSON.stringify(point.resumeToken)} ${String(point.after)}`
+      const gathered = await probes.run(key, async () => await fastify.database.bounded(async (signal) => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)))
+      if (gathered.lost || gathered.ids.length > 0) return false
+      send304(reply, { body: asked.body, request: asked.request, point: { resumeToken: gathered.point.resumeToken, ...(gathered.point.after === undefined ? {} : { after: gathered.point.after }) } })
+      return true
+    } catch {
+      // A point the stream cannot resume from (an old one, another history): the query decides.
+      return false
+    }
+  }
+
   // Before compression's own (plugins/compression.ts depends on this plugin): one ETag for every encoding.
-  fastify.addHook('onSend', async (request, reply, payload) => {
-    if (reply.routeOptions.config.conditional !== true || reply.statusCode !== 200) return payload
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+  // A callback hook rather than an async one: no promise, and no turn of the microtask queue, on every answer.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.routeOptions.config.conditional !== true || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+      done(null, payload)
+      return
+    }
     const point = request.validatorPoint
-    const validator: Validator = { body: digest(payload, 16), request: requestDigest(request), ...(point === null ? {} : { point }) }
-    if (validatorsIn(request.headers['if-none-match']).some((v) => v.body === validator.body)) {
+    const validator: Validator = { body: digest(payload, 22), request: requestDigest(request), ...(point === null ? {} : { point }) }
+    const header = request.headers['if-none-match']
+    if (header !== undefined && validatorsIn(header).some((v) => v.body === validator.body)) {
       send304(reply, validator)
       reply.removeHeader('content-type')
-      return ''
+      done(null, '')
+      return
     }
     reply.header('etag', etagOf(validator)).header('cache-control', 'no-cache')
-    return payload
+    done(null, payload)
   })
 }
 

@@ -46,9 +46,9 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
     }
   }
   // A 304 does not count against the limit (docs/conditional-requests.md): it is given back.
-  fastify.addHook('onSend', async (request, reply, payload) => {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     if (reply.statusCode === 304 && reply.routeOptions.config.conditional === true) store?.refund(keyOf(request))
-    return payload
+    done(null, payload)
   })
   await fastify.register(rateLimit, {
     global: true,
