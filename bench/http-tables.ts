@@ -23,7 +23,7 @@ function gcColumns (run: RunFigure): Record<string, string | number> {
 export function httpTables (result: HttpResult): Table[] {
   const replay = result.database.replay
   const tables: Table[] = []
-  const { mix, growth, driver, compression, stages, baseline } = result
+  const { mix, growth, driver, compression, stages } = result
   if (mix !== undefined) {
     const rounds = mix.runs.length / 3
     tables.push({
@@ -62,12 +62,6 @@ export function httpTables (result: HttpResult): Table[] {
       title: 'The reader\'s language: each load against the same question asked another way, interleaved (median CPU µs per request; ratio median (min–max))',
       rows: result.language.map((l) => ({ load: l.load, against: l.against, µs: Math.round(l.cpuUs), 'against µs': Math.round(l.againstCpuUs), ratio: spreadText(l.ratio), 'p99 ms': `${l.p99}/${l.againstP99}` })),
       notes: [`Against ${result.database.kind}${replay === undefined ? '' : ', replayed: the database\'s work (where a collation compares strings) is not in these figures; run with --database direct to include it'}.`]
-    })
-  }
-  if (baseline !== undefined && baseline.length > 0) {
-    tables.push({
-      title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds: CPU µs per request, and ratios this / that, median (min–max)`,
-      rows: baseline.map((b) => ({ load: b.load, 'this µs': Math.round(b.serviceCpuUs), 'that µs': Math.round(b.baselineCpuUs), 'CPU ratio': spreadText(b.cpu), 'p99 ratio': spreadText(b.p99), 'rps ratio': spreadText(b.rps) }))
     })
   }
   if (driver !== undefined) {
@@ -109,4 +103,13 @@ export function httpTables (result: HttpResult): Table[] {
     })
   }
   return tables
+}
+
+/** This build against another (--baseline), when measured: `--write` puts it in a section of its own. */
+export function baselineTable ({ baseline }: HttpResult): Table | undefined {
+  if (baseline === undefined || baseline.length === 0) return undefined
+  return {
+    title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds: CPU µs per request, and ratios this / that, median (min–max)`,
+    rows: baseline.map((b) => ({ load: b.load, 'this µs': Math.round(b.serviceCpuUs), 'that µs': Math.round(b.baselineCpuUs), 'CPU ratio': spreadText(b.cpu), 'p99 ratio': spreadText(b.p99), 'rps ratio': spreadText(b.rps) }))
+  }
 }

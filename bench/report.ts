@@ -28,13 +28,17 @@ function markdownTable (table: Table): string {
   return lines.join('\n')
 }
 
-const COMMAND = 'npm run bench'
+/** The page's sections: every table of a whole run, and the comparison with another build (`--only baseline` writes it alone). */
+export const SECTION = { all: 'npm run bench', baseline: 'npm run bench -- --baseline' } as const
 
 /** Fails now, not after the benchmarks, when `file` cannot take the tables. */
-export async function checkWritable (file: string): Promise<void> { readSection(await readFile(file, 'utf8'), COMMAND, file) }
-
-/** Replaces what the benchmark wrote into `file` by a heading line and the tables. */
-export async function writeTables (file: string, heading: string, tables: Table[]): Promise<void> {
+export async function checkWritable (file: string, sections: Array<keyof typeof SECTION>): Promise<void> {
   const page = await readFile(file, 'utf8')
-  await writeFile(file, replaceSection(page, COMMAND, [heading, '', ...tables.map(markdownTable)].join('\n'), file))
+  for (const section of sections) readSection(page, SECTION[section], file)
+}
+
+/** Replaces what the benchmark wrote into a section of `file` by a heading line and the tables. */
+export async function writeTables (file: string, section: keyof typeof SECTION, heading: string, tables: Table[]): Promise<void> {
+  const page = await readFile(file, 'utf8')
+  await writeFile(file, replaceSection(page, SECTION[section], [heading, '', ...tables.map(markdownTable)].join('\n'), file))
 }

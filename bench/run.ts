@@ -8,7 +8,7 @@ import path from 'node:path'
 import { readOptions, usageError } from '../lib/command-line.js'
 import { benchCompile, compileTable } from './compile.js'
 import { benchHttp, SECTIONS, type Section } from './http.js'
-import { httpTables } from './http-tables.js'
+import { baselineTable, httpTables } from './http-tables.js'
 import { checkWritable, printTable, writeTables } from './report.js'
 import { benchSerialize, serializeTable } from './serialize.js'
 
@@ -30,7 +30,8 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
                     a checkout with its dist/ built (npm ci && npm run build there); the mix and
                     the 1-document page, interleaved (--only baseline: nothing else)
   --write FILE      also write the tables into FILE, between its lines
-                    <!-- npm run bench: begin --> and <!-- npm run bench: end -->
+                    <!-- npm run bench: begin --> and <!-- npm run bench: end -->; the table of
+                    --baseline goes between <!-- npm run bench -- --baseline: begin --> and its end
   --help            this text
 
 The database is MONGODB_URI when set, else the offline stand-in in its own process.`
@@ -58,37 +59,45 @@ const values = readOptions(USAGE, {
 const sections = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((part) => part.trim())
 const unknown = sections.filter((part) => !(SECTIONS as readonly string[]).includes(part))
 if (unknown.length > 0 || sections.length === 0) usageError(USAGE, `--only takes parts of ${SECTIONS.join(', ')}; not ${unknown.join(', ') || 'nothing'}`)
-// A page's tables are all of them: one written from a part would leave the others out.
 if (sections.includes('baseline') && values.only !== undefined && values.baseline === undefined) usageError(USAGE, '--only baseline measures against --baseline DIR: name it')
-if (values.only !== undefined && values.write !== undefined) usageError(USAGE, '--write writes every table: it does not go with --only')
+// The page's main section is every table of one run: one written from a part would leave the
+// others out. The comparison with another build has a section of its own.
+const onlyBaseline = values.only?.trim() === 'baseline'
+if (values.only !== undefined && !onlyBaseline && values.write !== undefined) usageError(USAGE, '--write writes every table: it goes with no --only but --only baseline')
 const numbers = { rounds: Number(values.rounds), duration: Number(values.duration), connections: Number(values.connections), scale: Number(values.scale) }
 if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
   usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct')
 }
 const baseline = values.baseline === undefined ? undefined : { dist: path.resolve(values.baseline, 'dist'), name: baselineName(values.baseline) }
 const options = { ...numbers, database: values.database as 'replay' | 'direct', sections: new Set(sections as Section[]), ...(baseline === undefined ? {} : { baseline }) }
-if (values.write !== undefined) await checkWritable(values.write)
+const writes: Array<'all' | 'baseline'> = [...(onlyBaseline ? [] : ['all' as const]), ...(baseline === undefined ? [] : ['baseline' as const])]
+if (values.write !== undefined) await checkWritable(values.write, writes)
 
 const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}`)
 
-const compile = benchCompile()
-const serialize = benchSerialize()
-const tables = [compileTable(compile), serializeTable(serialize)]
+// --only baseline measures the two builds and nothing else.
+const compile = onlyBaseline ? undefined : benchCompile()
+const serialize = onlyBaseline ? undefined : benchSerialize()
+const tables = compile === undefined || serialize === undefined ? [] : [compileTable(compile), serializeTable(serialize)]
 tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
+const against = http === undefined ? undefined : baselineTable(http)
 if (http !== undefined) {
   const more = httpTables(http)
   more.forEach(printTable)
   tables.push(...more)
 }
+if (against !== undefined) printTable(against)
 
 const result = { date: new Date().toISOString(), machine, options, compile, serialize, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')
 if (values.write !== undefined) {
-  const heading = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; \`npm run bench -- --rounds ${options.rounds} --duration ${options.duration} --connections ${options.connections} --database ${options.database}\`${http === undefined ? ' (micro-benchmarks only)' : ''}.`
-  await writeTables(values.write, heading, tables)
+  const run = `--rounds ${options.rounds} --duration ${options.duration} --connections ${options.connections} --database ${options.database}`
+  const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`
+  if (!onlyBaseline) await writeTables(values.write, 'all', `${measured}; \`npm run bench -- ${run}\`${http === undefined ? ' (micro-benchmarks only)' : ''}.`, tables)
+  if (against !== undefined) await writeTables(values.write, 'baseline', `${measured}; \`npm run bench -- --only baseline --baseline <checkout of ${options.baseline?.name ?? 'it'}> ${run}\`.`, [against])
   console.log(`written: ${values.write}`)
 }

@@ -93,7 +93,7 @@ export class CursorCodec {
     const payload = Buffer.allocUnsafe(VALUES_AT + bson.length)
     payload.set(head, 0)
     payload.set(bson, VALUES_AT)
-    return `${payload.toString('base64url')}.${(this.keys[0] as HmacSha256).sign(payload).toString('base64url')}`
+    return `${payload.toString('base64url')}.${(this.keys[0] as HmacSha256).signBase64url(payload)}`
   }
 
   /**

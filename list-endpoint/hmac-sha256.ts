@@ -20,7 +20,15 @@ export class HmacSha256 {
 
   /** H(K ⊕ opad ‖ H(K ⊕ ipad ‖ message)). */
   sign (message: Uint8Array): Buffer {
-    const inner = hash('sha256', Buffer.concat([this.inner, message]), 'buffer')
-    return hash('sha256', Buffer.concat([this.outer, inner]), 'buffer')
+    return hash('sha256', this.outerMessage(message), 'buffer')
+  }
+
+  /** The signature as base64url text, made as text (no Buffer to convert). */
+  signBase64url (message: Uint8Array): string {
+    return hash('sha256', this.outerMessage(message), 'base64url')
+  }
+
+  private outerMessage (message: Uint8Array): Buffer {
+    return Buffer.concat([this.outer, hash('sha256', Buffer.concat([this.inner, message]), 'buffer')])
   }
 }

@@ -6,7 +6,7 @@
 // collection. Every other one runs its query, and the bodies' digests decide. Nothing in it is
 // a replica's memory: any replica, and any restart, reads it.
 import { hash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { collationKey, parseCollation } from '../database/collation.js'
 import type { ChangeHub } from '../changes/change-hub.js'
@@ -119,10 +119,11 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     const projects = request.principal?.projects
     const readable = projects === undefined || projects === '*' ? '*' : [...projects].sort().join(',')
     const identity = `${request.raw.url ?? ''}\n${readable}`
-    const known = requestDigests.get(identity)
+    const kept = identity.length <= KEPT_IDENTITY_LENGTH
+    const known = kept ? requestDigests.get(identity) : undefined
     if (known !== undefined) return known
     const made = digest(`${identity}\n${collation}`, 11)
-    if (identity.length <= KEPT_IDENTITY_LENGTH) requestDigests.set(identity, made)
+    if (kept) requestDigests.set(identity, made)
     return made
   }
 
@@ -165,10 +166,9 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     }
   }
 
-  // Before compression's own (plugins/compression.ts depends on this plugin): one ETag for every encoding.
   // A callback hook rather than an async one: no promise, and no turn of the microtask queue, on every answer.
-  fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.routeOptions.config.conditional !== true || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+  const tagAnswer: onSendHookHandler = (request, reply, payload, done) => {
+    if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
       done(null, payload)
       return
     }
@@ -183,6 +183,13 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     }
     reply.header('etag', etagOf(validator)).header('cache-control', 'no-cache')
     done(null, payload)
+  }
+  // On the routes that opt in, before compression's own onSend hook (plugins/compression.ts
+  // depends on this plugin, and a route's hooks follow the global ones): one ETag for every encoding.
+  fastify.addHook('onRoute', (route) => {
+    if (route.config?.conditional !== true) return
+    const existing = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
+    route.onSend = [tagAnswer, ...existing]
   })
 }
 

@@ -46,9 +46,10 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
     }
   }
   // A 304 does not count against the limit (docs/conditional-requests.md): it is given back.
-  fastify.addHook('onSend', (request, reply, payload, done) => {
+  // Once the answer is final: a route's own onSend hooks (the ETag's) run after the global ones.
+  fastify.addHook('onResponse', (request, reply, done) => {
     if (reply.statusCode === 304 && reply.routeOptions.config.conditional === true) store?.refund(keyOf(request))
-    done(null, payload)
+    done()
   })
   await fastify.register(rateLimit, {
     global: true,

@@ -8,7 +8,8 @@ import { HmacSha256 } from '../../list-endpoint/hmac-sha256.js'
 t.test('equal to createHmac for random keys and messages', async (t) => {
   fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 300 }), (key, message) => {
     const expected = createHmac('sha256', key).update(message).digest()
-    return new HmacSha256(key).sign(message).equals(expected)
+    const signer = new HmacSha256(key)
+    return signer.sign(message).equals(expected) && signer.signBase64url(message) === expected.toString('base64url')
   }), { numRuns: 2000 })
   t.pass('2000 keys and messages')
 })
@@ -18,6 +19,7 @@ t.test('the block edges, and one key signing many messages', async (t) => {
   for (const length of [0, 1, 63, 64, 65, 128]) {
     const key = Buffer.alloc(length, 7)
     t.same(new HmacSha256(key).sign(message), createHmac('sha256', key).update(message).digest(), `a key of ${length} bytes`)
+    t.equal(new HmacSha256(key).signBase64url(message), createHmac('sha256', key).update(message).digest('base64url'), `as text, a key of ${length} bytes`)
   }
   const signer = new HmacSha256(Buffer.from('k'))
   const first = signer.sign(Buffer.from('a'))
