@@ -12,7 +12,7 @@
 //   the common ones (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
 // test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
 import type { TObject } from '@sinclair/typebox'
-import { Elements, T, decodeRaw, isDBRefLike, reusableWalk, type Page } from './bson-page.js'
+import { Elements, T, decodeRaw, int32At, isDBRefLike, reusableWalk, type Page } from './bson-page.js'
 import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js'
 import { COMMA, Out } from './json-out.js'
 import { putAnyDocument, putCustom, putScalar, putScalarArray } from './json-values.js'
@@ -91,7 +91,7 @@ export function bsonToJson (schema: TObject): Transcoder {
     // While a document is written, the top-level plan holds where its _id is.
     const misfit: Report = (field) => { report({ field, id: idOf(plan, bytes, idIndex) }) }
     let size = head.length + tail.length + 2
-    for (const at of starts) size += bytes.readInt32LE(at)
+    for (const at of starts) size += int32At(bytes, at)
     // JSON is usually longer than BSON (an ObjectId is 12 bytes, then 26 characters).
     const out = new Out(Math.ceil(size * 1.6) + 64)
     out.utf8(head)

@@ -22,43 +22,67 @@ export class MalformedBson extends Error {
   }
 }
 
+// The walk's helpers are small, and their error messages are made out of line, so that the
+// compiler inlines them into every loop over elements.
+function malformed (message: string): never {
+  throw new MalformedBson(message)
+}
+
 /** The end (the NUL) of the cstring starting at `at`, which must come before `end`. */
 export function cstringEnd (buf: Buffer, at: number, end: number = buf.length): number {
   let i = at
   while (i < end && buf[i] !== 0) i++
-  if (i >= end) throw new MalformedBson(`a name or pattern at ${at} has no NUL before ${end}`)
+  if (i >= end) malformed(`a name or pattern at ${at} has no NUL before ${end}`)
   return i
+}
+
+/**
+ * The little-endian int32 at `at`, whose four bytes the caller has checked to lie in `buf`
+ * (Buffer#readInt32LE checks its argument again, through a wrapper the compiler keeps).
+ */
+export function int32At (buf: Buffer, at: number): number {
+  return (buf[at] as number) | ((buf[at + 1] as number) << 8) | ((buf[at + 2] as number) << 16) | ((buf[at + 3] as number) << 24)
 }
 
 /** A length prefix at `at` that must lie before `end`. */
 function lengthAt (buf: Buffer, at: number, end: number): number {
-  if (at + 4 > end) throw new MalformedBson(`a length at ${at} runs past ${end}`)
-  return buf.readInt32LE(at)
+  if (at + 4 > end) malformed(`a length at ${at} runs past ${end}`)
+  return int32At(buf, at)
 }
 
 /** The size of the value of an element of type `type` whose value starts at `at`; it must end by `end`. */
+// The size of each fixed-size type's value, -1 for the others: most elements are read here.
+const FIXED_SIZES = new Int8Array(256).fill(-1)
+for (const [type, size] of [[T.Double, 8], [T.Date, 8], [T.Int64, 8], [T.Timestamp, 8], [T.ObjectId, 12], [T.Boolean, 1], [T.Int32, 4], [T.Decimal128, 16], [T.Undefined, 0], [T.Null, 0], [T.MinKey, 0], [T.MaxKey, 0]] as const) FIXED_SIZES[type] = size
+
 export function valueSize (buf: Buffer, type: number, at: number, end: number = buf.length): number {
+  // A type byte is 0–255: anything else is no fixed size.
+  const fixed = FIXED_SIZES[type] ?? -1
+  if (fixed >= 0) {
+    if (at + fixed > end) malformed(`a value at ${at} of ${fixed} bytes runs past ${end}`)
+    return fixed
+  }
   let size: number
   switch (type) {
     case T.Double: case T.Date: case T.Int64: case T.Timestamp: size = 8; break
     case T.String: case T.Code: case T.Symbol: {
       const length = lengthAt(buf, at, end)
-      if (length < 1) throw new MalformedBson(`a string at ${at} has length ${length}`)
+      if (length < 1) malformed(`a string at ${at} has length ${length}`)
       size = 4 + length
       break
     }
-    case T.Document: case T.Array: case T.CodeWithScope: size = lengthAt(buf, at, end); if (size < 5) throw new MalformedBson(`a document at ${at} has length ${size}`); break
-    case T.Binary: { const length = lengthAt(buf, at, end); if (length < 0) throw new MalformedBson(`a binary at ${at} has length ${length}`); size = 5 + length; break }
+    case T.Document: case T.Array: case T.CodeWithScope: size = lengthAt(buf, at, end); if (size < 5) malformed(`a document at ${at} has length ${size}`); break
+    case T.Binary: { const length = lengthAt(buf, at, end); if (length < 0) malformed(`a binary at ${at} has length ${length}`); size = 5 + length; break }
     case T.Undefined: case T.Null: case T.MinKey: case T.MaxKey: size = 0; break
     case T.ObjectId: size = 12; break
     case T.Boolean: size = 1; break
     case T.Regex: size = cstringEnd(buf, cstringEnd(buf, at, end) + 1, end) + 1 - at; break
-    case T.DBPointer: { const length = lengthAt(buf, at, end); if (length < 1) throw new MalformedBson(`a DBPointer at ${at} has length ${length}`); size = 4 + length + 12; break }
+    case T.DBPointer: { const length = lengthAt(buf, at, end); if (length < 1) malformed(`a DBPointer at ${at} has length ${length}`); size = 4 + length + 12; break }
     case T.Int32: size = 4; break
     case T.Decimal128: size = 16; break
-    default: throw new MalformedBson(`unknown BSON type ${type} at ${at - 1}`)
+    default: malformed(`unknown BSON type ${type} at ${at - 1}`)
   }
-  if (at + size > end) throw new MalformedBson(`a value at ${at} of ${size} bytes runs past ${end}`)
+  if (at + size > end) malformed(`a value at ${at} of ${size} bytes runs past ${end}`)
   return size
 }
 
@@ -94,9 +118,9 @@ export class Elements {
    */
   reset (buf: Buffer, at: number, limit: number = buf.length): this {
     const size = lengthAt(buf, at, limit)
-    if (size < 5 || at + size > limit) throw new MalformedBson(`a document at ${at} of ${size} bytes does not fit before ${limit}`)
+    if (size < 5 || at + size > limit) malformed(`a document at ${at} of ${size} bytes does not fit before ${limit}`)
     const end = at + size - 1
-    if (buf[end] !== 0) throw new MalformedBson(`the document at ${at} does not end with NUL`)
+    if (buf[end] !== 0) malformed(`the document at ${at} does not end with NUL`)
     this.buf = buf
     this.end = end
     this.valueEnd = at + 4

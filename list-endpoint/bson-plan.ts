@@ -4,7 +4,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { ObjectId } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
-import { T, reusableWalk, utf8 } from './bson-page.js'
+import { T, int32At, reusableWalk, utf8 } from './bson-page.js'
 
 export interface Field {
   index: number
@@ -78,6 +78,6 @@ export function idOf (plan: Plan, buf: Buffer, idIndex: number): unknown {
   if (idIndex < 0 || valueAt < 0) return undefined
   const type = plan.types[idIndex]
   if (type === T.ObjectId) return new ObjectId(buf.subarray(valueAt, valueAt + 12))
-  if (type === T.String) return utf8(buf, valueAt + 4, valueAt + 3 + buf.readInt32LE(valueAt))
+  if (type === T.String) return utf8(buf, valueAt + 4, valueAt + 3 + int32At(buf, valueAt))
   return undefined
 }

@@ -1,6 +1,6 @@
 // Dates as Date#toISOString writes them, straight into the output and without a Date for
 // years 0–9999 (the JSON writer's most frequent value after strings and ObjectIds).
-import { MAX_DATE_MS } from './bson-page.js'
+import { MAX_DATE_MS, int32At } from './bson-page.js'
 import { DIGIT, QUOTE, type Out } from './json-out.js'
 
 const DAY_MS = 86_400_000
@@ -48,7 +48,7 @@ function writeDay (days: number, o: Uint8Array, at: number): void {
  * without a Date for years 0–9999); false for a date the decoder makes invalid.
  */
 export function putDate (out: Out, buf: Buffer, at: number): boolean {
-  const ms = buf.readInt32LE(at + 4) * 4294967296 + buf.readUInt32LE(at)
+  const ms = int32At(buf, at + 4) * 4294967296 + (int32At(buf, at) >>> 0)
   if (!(ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)) return false
   if (ms < YEAR_0 || ms >= YEAR_10000) {
     out.ascii(`"${new Date(ms).toISOString()}"`)

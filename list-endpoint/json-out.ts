@@ -1,7 +1,7 @@
 // The JSON is written as bytes into one growing buffer (Out): text copied from the BSON as it
 // is, no intermediate strings for the common values, nothing to encode again when it is sent.
 import { isUtf8 } from 'node:buffer'
-import { utf8 } from './bson-page.js'
+import { int32At, utf8 } from './bson-page.js'
 
 interface Writes { latin1Write: (text: string, offset: number) => number, utf8Write: (text: string, offset: number) => number }
 if (typeof (Buffer.prototype as unknown as Writes).latin1Write !== 'function' || typeof (Buffer.prototype as unknown as Writes).utf8Write !== 'function') {
@@ -91,7 +91,7 @@ export function putText (out: Out, buf: Buffer, start: number, end: number, leni
 
 /** A BSON string (its value starting at `at`: int32 size, bytes, NUL) as a JSON string. */
 export function putString (out: Out, buf: Buffer, at: number): boolean {
-  return putText(out, buf, at + 4, at + 3 + buf.readInt32LE(at), false)
+  return putText(out, buf, at + 4, at + 3 + int32At(buf, at), false)
 }
 
 export function putObjectId (out: Out, buf: Buffer, at: number): void {

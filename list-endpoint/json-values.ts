@@ -3,7 +3,7 @@
 // driver would decode it to.
 import { BSON } from 'mongodb'
 import type { FieldKind } from '../schemas/fields.js'
-import { DECODE_OPTIONS, Elements, T, int64Value, isDBRefLike, reusableWalk } from './bson-page.js'
+import { DECODE_OPTIONS, Elements, T, int32At, int64Value, isDBRefLike, reusableWalk } from './bson-page.js'
 import { putDate } from './json-date.js'
 import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
 
@@ -27,7 +27,7 @@ export function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number,
         const n = buf.readDoubleLE(at)
         if (Number.isFinite(n)) text = String(n)
       } else if (type === T.Int32) {
-        putInt(out, buf.readInt32LE(at))
+        putInt(out, int32At(buf, at))
         return true
       } else if (type === T.Int64) {
         text = int64Value(buf, at)

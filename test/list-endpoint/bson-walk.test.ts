@@ -5,7 +5,7 @@ import { BSON, ObjectId } from 'mongodb'
 import fc from 'fast-check'
 import t from 'tap'
 import { bsonToJson } from '../../list-endpoint/bson-json.js'
-import { Elements, MalformedBson, decodeFields, firstBatch, innerPage, isDBRefLike, pageOf } from '../../list-endpoint/bson-page.js'
+import { Elements, MalformedBson, decodeFields, firstBatch, innerPage, int32At, isDBRefLike, pageOf, valueSize } from '../../list-endpoint/bson-page.js'
 import { EXACT_VALUES } from '../../list-endpoint/cursor.js'
 import { Registration } from '../../schemas/kinds.js'
 
@@ -71,4 +71,18 @@ t.test('a cursor reply whose batch lies about its length is refused', async (t) 
   t.throws(() => new Elements(Buffer.from([5, 0, 0, 0, 1]), 0), MalformedBson, 'a document that does not end with NUL')
   t.throws(() => new Elements(Buffer.from([4, 0, 0, 0]), 0), MalformedBson, 'shorter than the smallest document')
   t.same(pageOf([bytes]).starts, [0])
+})
+
+t.test('lengths are read as Buffer#readInt32LE reads them, and fixed sizes are checked too', async (t) => {
+  fc.assert(fc.property(fc.uint8Array({ minLength: 4, maxLength: 64 }), fc.nat(), (bytes, offset) => {
+    const buf = Buffer.from(bytes)
+    const at = offset % (buf.length - 3)
+    return int32At(buf, at) === buf.readInt32LE(at)
+  }), { numRuns: 2000 })
+  t.pass('2000 buffers and offsets')
+  const date = Buffer.alloc(12)
+  t.equal(valueSize(date, 9, 4), 8, 'a date is 8 bytes')
+  t.throws(() => valueSize(date, 9, 5), MalformedBson, 'a date cut short is malformed')
+  t.throws(() => valueSize(date, 7, 4, 10), MalformedBson, 'an ObjectId past its document is malformed')
+  t.throws(() => valueSize(date, 0x20, 4), MalformedBson, 'an unknown type is malformed')
 })
