@@ -36,10 +36,7 @@ export function cstringEnd (buf: Buffer, at: number, end: number = buf.length): 
   return i
 }
 
-/**
- * The little-endian int32 at `at`, whose four bytes the caller has checked to lie in `buf`
- * (Buffer#readInt32LE checks its argument again, through a wrapper the compiler keeps).
- */
+/** The little-endian int32 at `at`, bounded by the caller (readInt32LE checks again, through a wrapper). */
 export function int32At (buf: Buffer, at: number): number {
   return (buf[at] as number) | ((buf[at + 1] as number) << 8) | ((buf[at + 2] as number) << 16) | ((buf[at + 3] as number) << 24)
 }
@@ -50,11 +47,11 @@ function lengthAt (buf: Buffer, at: number, end: number): number {
   return int32At(buf, at)
 }
 
-/** The size of the value of an element of type `type` whose value starts at `at`; it must end by `end`. */
 // The size of each fixed-size type's value, -1 for the others: most elements are read here.
 const FIXED_SIZES = new Int8Array(256).fill(-1)
 for (const [type, size] of [[T.Double, 8], [T.Date, 8], [T.Int64, 8], [T.Timestamp, 8], [T.ObjectId, 12], [T.Boolean, 1], [T.Int32, 4], [T.Decimal128, 16], [T.Undefined, 0], [T.Null, 0], [T.MinKey, 0], [T.MaxKey, 0]] as const) FIXED_SIZES[type] = size
 
+/** The size of the value of an element of type `type` whose value starts at `at`; it must end by `end`. */
 export function valueSize (buf: Buffer, type: number, at: number, end: number = buf.length): number {
   // A type byte is 0–255: anything else is no fixed size.
   const fixed = FIXED_SIZES[type] ?? -1
@@ -62,24 +59,14 @@ export function valueSize (buf: Buffer, type: number, at: number, end: number = 
     if (at + fixed > end) malformed(`a value at ${at} of ${fixed} bytes runs past ${end}`)
     return fixed
   }
+  // The types of variable size.
   let size: number
   switch (type) {
-    case T.Double: case T.Date: case T.Int64: case T.Timestamp: size = 8; break
-    case T.String: case T.Code: case T.Symbol: {
-      const length = lengthAt(buf, at, end)
-      if (length < 1) malformed(`a string at ${at} has length ${length}`)
-      size = 4 + length
-      break
-    }
+    case T.String: case T.Code: case T.Symbol: { const length = lengthAt(buf, at, end); if (length < 1) malformed(`a string at ${at} has length ${length}`); size = 4 + length; break }
     case T.Document: case T.Array: case T.CodeWithScope: size = lengthAt(buf, at, end); if (size < 5) malformed(`a document at ${at} has length ${size}`); break
     case T.Binary: { const length = lengthAt(buf, at, end); if (length < 0) malformed(`a binary at ${at} has length ${length}`); size = 5 + length; break }
-    case T.Undefined: case T.Null: case T.MinKey: case T.MaxKey: size = 0; break
-    case T.ObjectId: size = 12; break
-    case T.Boolean: size = 1; break
     case T.Regex: size = cstringEnd(buf, cstringEnd(buf, at, end) + 1, end) + 1 - at; break
     case T.DBPointer: { const length = lengthAt(buf, at, end); if (length < 1) malformed(`a DBPointer at ${at} has length ${length}`); size = 4 + length + 12; break }
-    case T.Int32: size = 4; break
-    case T.Decimal128: size = 16; break
     default: malformed(`unknown BSON type ${type} at ${at - 1}`)
   }
   if (at + size > end) malformed(`a value at ${at} of ${size} bytes runs past ${end}`)
@@ -97,10 +84,9 @@ export function valueSize (buf: Buffer, type: number, at: number, end: number = 
 export class Elements {
   /** The element's type byte. */
   type = 0
-  /** Its name: from nameAt to nameEnd (its NUL). */
+  /** Its name, from nameAt to nameEnd (its NUL), and its value, from valueAt to valueEnd (exclusive). */
   nameAt = 0
   nameEnd = 0
-  /** Its value: from valueAt to valueEnd (exclusive). */
   valueAt = 0
   valueEnd = 0
   /** The document's terminating NUL. */
@@ -112,10 +98,7 @@ export class Elements {
     this.reset(buf, at, limit)
   }
 
-  /**
-   * Starts again on the document at `at`. A walk that calls no other walk of the same instance
-   * while it runs keeps one instance (the hot loops do): no object per document.
-   */
+  /** Starts again on the document at `at`: a walk kept by a loop (no other walk inside) makes no object per document. */
   reset (buf: Buffer, at: number, limit: number = buf.length): this {
     const size = lengthAt(buf, at, limit)
     if (size < 5 || at + size > limit) malformed(`a document at ${at} of ${size} bytes does not fit before ${limit}`)

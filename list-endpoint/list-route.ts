@@ -148,7 +148,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     const sortKeys = Object.keys(query.sort)
     const projectId = request.projectId as ObjectId
     const projectKey = readableProjectKey(request)
-    const revalidated = unchanged(request, reply, projectKey)
+    const revalidated = unchanged(request, reply, projectKey) // false at once, without If-None-Match
     if (revalidated !== false && await revalidated) return await reply.send()
     const where = whereOf(request, query.filter)
     // What a cursor is bound to; built once, and only when a cursor is read or written.
@@ -183,11 +183,9 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
    */
   function unchanged (request: FastifyRequest, reply: FastifyReply, projectKey: string): false | Promise<boolean> {
     const scope = { collection, scoped, project: scoped ? projectKey : undefined }
-    // Without If-None-Match, only the point is noted: false at once, with no turn of the event loop.
     if (!scoped || request.headers['if-none-match'] === undefined) return fastify.conditional.notModified(request, reply, scope)
-    const id = request.projectId as ObjectId
-    return projectExistsNow(projectKey, id).then(async (exists) => {
-      if (!exists) throw projectNotFound(id)
+    return projectExistsNow(projectKey, request.projectId as ObjectId).then(async (exists) => {
+      if (!exists) throw projectNotFound(request.projectId as ObjectId)
       return await fastify.conditional.notModified(request, reply, scope)
     })
   }
