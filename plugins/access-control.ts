@@ -2,6 +2,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { tokenVerifier, type Principal } from '../access-control/verify-token.js'
 import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-problems.js'
+import { routeHooks } from '../lib/route-hooks.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
@@ -71,8 +72,7 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
   }
   fastify.addHook('onRoute', (route) => {
     if ((route.config?.listQuery === undefined && route.config?.feedQuery === undefined) || route.config.open === true) return
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-    route.onRequest = [authenticate, ...existing]
+    route.onRequest = [authenticate, ...routeHooks(route.onRequest)]
   })
 }
 

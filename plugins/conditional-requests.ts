@@ -12,6 +12,7 @@ import { collationKey, parseCollation } from '../database/collation.js'
 import type { ChangeHub } from '../changes/change-hub.js'
 import type { Gathered, StreamPoint } from '../changes/recent-changes.js'
 import { RecentMap } from '../lib/recent-map.js'
+import { routeHooks } from '../lib/route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -150,7 +151,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       if (await fastify.changes.unavailable(collection, scoped).catch(() => 'unknown') === undefined) hub.ready().catch(() => {})
       return false
     }
-    const asked = validatorsIn(header).find((v) => v.point !== undefined && v.request === requestDigest(request))
+    const mine = requestDigest(request)
+    const asked = validatorsIn(header).find((v) => v.point !== undefined && v.request === mine)
     if (asked?.point === undefined) return false
     try {
       // Every change committed before now, after the point, for this project: none, the same body.
@@ -188,8 +190,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   // depends on this plugin, and a route's hooks follow the global ones): one ETag for every encoding.
   fastify.addHook('onRoute', (route) => {
     if (route.config?.conditional !== true) return
-    const existing = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
-    route.onSend = [tagAnswer, ...existing]
+    route.onSend = [tagAnswer, ...routeHooks(route.onSend)]
   })
 }
 

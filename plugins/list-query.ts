@@ -5,6 +5,7 @@ import { compileCountsQuery, compileFeedQuery, compileListQuery, listLimits, typ
 import type { ProblemItem } from '../list-query/problems.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { RecentMap } from '../lib/recent-map.js'
+import { routeHooks } from '../lib/route-hooks.js'
 import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
@@ -36,8 +37,7 @@ function rawQuery (request: FastifyRequest): string {
 
 /** Adds `hook` after the route's own onRequest hooks. */
 function appendOnRequest (route: RouteOptions, hook: onRequestHookHandler): void {
-  const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-  route.onRequest = [...existing, hook]
+  route.onRequest = [...routeHooks(route.onRequest), hook]
 }
 
 /** A hook that compiles the raw query string, hands the query to `keep`, or answers 400 with every problem. */
