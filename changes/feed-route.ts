@@ -23,6 +23,8 @@ import { feedOpenApi, type FeedDescription } from './feed-openapi.js'
 export interface FeedRouteOptions extends FeedDescription {
   /** The list's path; the feed's is `<url>changes`. */
   url: string
+  /** The path's project key ('' when unscoped), or 404 for a project outside the caller's claim (the list's). */
+  projectKey: (request: FastifyRequest) => string
   /** Whether a project exists (the list's lookup, with its cache). */
   projectExists: (request: FastifyRequest, projectKey: string, id: ObjectId) => Promise<boolean>
   /** Builds the list's where: the filter, the project, the caller's projects. */
@@ -66,9 +68,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
   }, async function feed (request: FastifyRequest, reply: FastifyReply) {
     const { filter, fields, since, limit, wait } = request.feedQuery as FeedQuery
     const projectId = request.projectId
-    const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : ''
+    const projectKey = options.projectKey(request)
     const readable = request.principal?.projects ?? '*'
-    if (scoped && readable !== '*' && !readable.has(projectKey)) throw notFound(projectId as ObjectId)
     const where = options.where(request, filter)
     // /projects/changes names only the caller's projects, even in a remove.
     const admit = scoped || readable === '*' ? () => true : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())

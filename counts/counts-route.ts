@@ -59,18 +59,14 @@ export function countsRoute (fastify: FastifyInstance, list: ListParts): void {
         503: problemResponse('The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After', databaseDown)
       }
     },
-    config: { countsQuery: spec, conditional: true },
+    // Tokens are asked for only with AUTH_MODE=jwt: there, a list that asks none is `open`.
+    config: { countsQuery: spec, open: !list.protectedByToken, conditional: true },
     validatorCompiler: () => () => true
   }, async function counts (request: FastifyRequest, reply: FastifyReply) {
     const { filter, by, limit } = request.countsQuery as CountsQuery
-    const projectKey = scoped ? (request.params as { projectId: string }).projectId.toLowerCase() : undefined
-    if (projectKey !== undefined) {
-      const readable = request.principal?.projects ?? '*'
-      // A project outside the caller's claim is answered exactly as one that does not exist.
-      if (readable !== '*' && !readable.has(projectKey)) throw notFound(request.projectId as ObjectId)
-      if (!await list.projectExists(request, projectKey, request.projectId as ObjectId)) throw notFound(request.projectId as ObjectId)
-    }
-    const revalidated = fastify.conditional.notModified(request, reply, { collection, scoped, ...(projectKey === undefined ? {} : { project: projectKey }) })
+    const projectKey = list.projectKey(request)
+    if (scoped && !await list.projectExists(request, projectKey, request.projectId as ObjectId)) throw notFound(request.projectId as ObjectId)
+    const revalidated = fastify.conditional.notModified(request, reply, { collection, scoped, ...(scoped ? { project: projectKey } : {}) })
     if (revalidated !== false && await revalidated) return await reply.send()
     const where = list.where(request, filter)
     const [documents, total] = await fastify.database.bounded(async (signal) => {

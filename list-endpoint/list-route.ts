@@ -55,6 +55,8 @@ export interface ListParts {
   unknownProject: ProblemError
   /** The list's where: the filter within the path's project, the fixed filter, the caller's projects. */
   where: (request: FastifyRequest, filter: Document) => Document
+  /** The path's project key ('' when unscoped) when the caller may read it; else 404, before any query. */
+  projectKey: (request: FastifyRequest) => string
   /** Whether a project exists, remembered in the project cache. */
   projectExists: (request: FastifyRequest, projectKey: string, id: ObjectId) => Promise<boolean>
   notFound: (id: ObjectId) => ProblemError
@@ -177,10 +179,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     return projectKey
   }
 
-  /**
-   * Whether the answer is the one `If-None-Match` names and nothing of the collection changed
-   * (plugins/conditional-requests.ts), answered 304; a revalidated project must still exist.
-   */
+  /** Whether the answer is the one If-None-Match names and nothing changed since (a 304); its project must still exist. */
   function unchanged (request: FastifyRequest, reply: FastifyReply, projectKey: string): false | Promise<boolean> {
     const scope = { collection, scoped, project: scoped ? projectKey : undefined }
     if (!scoped || request.headers['if-none-match'] === undefined) return fastify.conditional.notModified(request, reply, scope)
@@ -294,6 +293,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     unauthenticated: ProblemError.about('authorization', 401, 'UNAUTHENTICATED', NO_TOKEN_MESSAGE),
     unknownProject: projectNotFound(new ObjectId(UNKNOWN_PROJECT_EXAMPLE)),
     where: whereOf,
+    projectKey: readableProjectKey,
     notFound: projectNotFound,
     projectExists: async (_request, projectKey, id) => await projectExistsNow(projectKey, id)
   }

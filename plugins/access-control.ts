@@ -4,6 +4,7 @@ import { tokenVerifier, type Principal } from '../access-control/verify-token.js
 import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-problems.js'
 import { routeHooks } from '../lib/route-hooks.js'
 import { ProblemError } from '../schemas/problem.js'
+import { takesListQuery } from './list-query.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,8 +24,9 @@ declare module 'fastify' {
 const REALM = 'Bearer realm="listing-api"'
 
 /**
- * docs/access-control.md. With AUTH_MODE=jwt, every list route that is not `open` requires a bearer
- * token; its projects claim says which projects the caller reads (list-route.ts applies it).
+ * docs/access-control.md. With AUTH_MODE=jwt, every list, change feed and counts route whose list
+ * is not `open` requires a bearer token; its projects claim says which projects the caller reads
+ * (list-route.ts applies it).
  * Checked first, before the query string, so that nothing about the request is judged for a
  * caller who is not known.
  */
@@ -71,7 +73,7 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
     throw ProblemError.about('authorization', 401, 'UNAUTHENTICATED', message)
   }
   fastify.addHook('onRoute', (route) => {
-    if ((route.config?.listQuery === undefined && route.config?.feedQuery === undefined) || route.config.open === true) return
+    if (!takesListQuery(route.config) || route.config?.open === true) return
     route.onRequest = [authenticate, ...routeHooks(route.onRequest)]
   })
 }

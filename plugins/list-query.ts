@@ -1,5 +1,5 @@
 import { METHODS } from 'node:http'
-import type { FastifyInstance, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { compileCountsQuery, compileFeedQuery, compileListQuery, listLimits, type CountsQuery, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
 import type { ProblemItem } from '../list-query/problems.js'
@@ -33,6 +33,11 @@ function rawQuery (request: FastifyRequest): string {
   const url = request.raw.url ?? ''
   const mark = url.indexOf('?')
   return mark < 0 ? '' : url.slice(mark + 1)
+}
+
+/** Whether a route reads a list's query (a list, its change feed, its counts): access control and the rate limit cover it. */
+export function takesListQuery (config: FastifyContextConfig | undefined): boolean {
+  return config?.listQuery !== undefined || config?.feedQuery !== undefined || config?.countsQuery !== undefined
 }
 
 /** Adds `hook` after the route's own onRequest hooks. */

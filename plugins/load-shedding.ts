@@ -3,10 +3,8 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { RefundableStore } from '../lib/refundable-store.js'
+import { takesListQuery } from './list-query.js'
 import { ProblemError } from '../schemas/problem.js'
-
-/** Lists, their counts and change feeds. */
-const isList = (request: FastifyRequest): boolean => request.routeOptions.config.listQuery !== undefined || request.routeOptions.config.feedQuery !== undefined || request.routeOptions.config.countsQuery !== undefined
 
 /**
  * docs/operations.md. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
@@ -22,7 +20,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
       // One sample per allowed delay (at most a second): a lag shows for at least that long.
       sampleInterval: Math.min(1000, Math.max(10, maxDelay)),
       pressureHandler: async (request) => {
-        if (!isList(request) && request.routeOptions.url !== '/ready') return
+        if (!takesListQuery(request.routeOptions.config) && request.routeOptions.url !== '/ready') return
         throw new ProblemError(503, 'OVERLOADED', 'The service is overloaded; retry shortly.')
       }
     })
@@ -34,7 +32,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
   // route that is not a list opts out. Registered before the plugin's own onRoute hook, which
   // reads that config.
   fastify.addHook('onRoute', (route) => {
-    if (route.config?.listQuery === undefined && route.config?.feedQuery === undefined && route.config?.countsQuery === undefined) route.config = { ...route.config, rateLimit: false }
+    if (!takesListQuery(route.config)) route.config = { ...route.config, rateLimit: false }
   })
   const keyOf = (request: FastifyRequest): string => request.principal?.subject === undefined ? `ip:${request.ip}` : `sub:${request.principal.subject}`
   let store: RefundableStore | undefined

@@ -114,6 +114,20 @@ t.test('a nested list outside the claim is 404, exactly as a project that does n
   t.equal((await get(fastify, `/projects/${a}/registrations?limit=1`, token)).statusCode, 200, 'its own project is served')
 })
 
+t.test('counts per group: a token is needed, a project outside the claim is not found, /projects/counts counts only the claim', async (t) => {
+  for (const kind of KINDS) {
+    const none = await get(fastify, `/projects/${a}/${kind}/counts?by=name`)
+    t.equal(none.statusCode, 401, `${kind}: no token`)
+    t.equal(none.json().code, 'UNAUTHENTICATED')
+    t.equal((await get(fastify, `/projects/${a}/${kind}/counts?by=name`, mint(ec, { projects: [a] }))).statusCode, 200, `${kind}: a claimed project`)
+    t.equal((await get(fastify, `/projects/${b}/${kind}/counts?by=name`, mint(ec, { projects: [a] }))).json().code, 'PROJECT_NOT_FOUND', `${kind}: outside the claim`)
+  }
+  t.equal((await get(fastify, '/projects/counts?by=public')).statusCode, 401, '/projects/counts: no token')
+  const claimed = (await get(fastify, '/projects/counts?by=public', mint(ec, { projects: [a, c] }))).json() as { total: number }
+  t.equal(claimed.total, 2, '/projects/counts counts the claimed projects only')
+  t.equal((await get(fastify, '/projects/public/counts?by=name')).statusCode, 200, 'the open list\'s counts need no token')
+})
+
 t.test('/projects lists only the claim, whatever the filter says', async (t) => {
   const token = mint(rsa, { projects: [a, c] })
   for (const filter of ['', `&filter=${encodeURIComponent(JSON.stringify({ _id: { $in: [a, b, c] } }))}`, `&filter=${encodeURIComponent(JSON.stringify({ _id: { $ne: a } }))}`, '&filter[public]=true']) {
