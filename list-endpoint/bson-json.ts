@@ -21,8 +21,9 @@ import type { Misfit } from './off-schema.js'
 /** Hears of a value left out, by its field's dotted path. */
 type Report = (path: string) => void
 
-function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, report: Report): void {
-  locate(plan, buf, at)
+/** Writes the document at `at`; true when a name of it starts with `$` (it may decode to a DBRef). */
+function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, report: Report): boolean {
+  const dollar = locate(plan, buf, at)
   const { fields, valueAt: values, types } = plan
   out.byte(0x7b)
   let first = true
@@ -51,25 +52,40 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
     first = false
   }
   out.byte(0x7d)
+  return dollar
 }
 
 const itemsWalk = reusableWalk()
 
+// The misfits inside an array of documents, held until every item has proved a plain document:
+// an array that is not one is left out whole, and only it is reported.
+const held: string[] = []
+const hold: Report = (path) => { held.push(path) }
+
 /** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
 function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, report: Report): boolean {
-  // isDBRefLike has a walk of its own: this one is not disturbed.
   for (const e = itemsWalk.reset(buf, at); e.next();) {
-    if (e.type !== T.Document || isDBRefLike(buf, e.valueAt, e.valueEnd)) return false
+    if (e.type !== T.Document) return false
   }
   const inner = field.inner as Plan
+  const from = held.length
   out.byte(0x5b)
   let first = true
   for (const e = new Elements(buf, at); e.next();) {
     if (!first) out.byte(COMMA)
     first = false
-    putDocument(out, inner, buf, e.valueAt, undefined, report)
+    // Only a document with a `$` name can be a DBRef: the walk that writes it says so.
+    if (putDocument(out, inner, buf, e.valueAt, undefined, hold) && isDBRefLike(buf, e.valueAt, e.valueEnd)) {
+      held.length = from
+      return false
+    }
   }
   out.byte(0x5d)
+  // Inside another such array, the misfits stay held for it.
+  if (report !== hold) {
+    for (let i = from; i < held.length; i++) report(held[i] as string)
+    held.length = from
+  }
   return true
 }
 
@@ -90,6 +106,7 @@ export function bsonToJson (schema: TObject): Transcoder {
   return ({ bytes, starts }, omit, report, head = '', tail = '', bounds) => {
     // While a document is written, the top-level plan holds where its _id is.
     const misfit: Report = (field) => { report({ field, id: idOf(plan, bytes, idIndex) }) }
+    held.length = 0
     let size = head.length + tail.length + 2
     for (const at of starts) size += int32At(bytes, at)
     // JSON is usually longer than BSON (an ObjectId is 12 bytes, then 26 characters).

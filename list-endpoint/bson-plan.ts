@@ -59,17 +59,23 @@ function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field
 // One walk for every call: matchField walks nothing.
 const locateWalk = reusableWalk()
 
-/** Records where each declared field's value starts in the document at `at`, and its type. */
-export function locate (plan: Plan, buf: Buffer, at: number): void {
+/**
+ * Records where each declared field's value starts in the document at `at`, and its type;
+ * true when a name starts with `$` (only then can the document decode to a DBRef).
+ */
+export function locate (plan: Plan, buf: Buffer, at: number): boolean {
   const { valueAt, types } = plan
   valueAt.fill(-1)
+  let dollar = false
   for (const e = locateWalk.reset(buf, at); e.next();) {
+    if (buf[e.nameAt] === 0x24) dollar = true
     const field = matchField(plan, buf, e.nameAt, e.nameEnd)
     if (field !== undefined) {
       valueAt[field.index] = e.valueAt
       types[field.index] = e.type
     }
   }
+  return dollar
 }
 
 /** The `_id` of the document the top-level plan last located. */

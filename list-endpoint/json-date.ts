@@ -60,13 +60,16 @@ export function putDate (out: Out, buf: Buffer, at: number): boolean {
     writeDay(days, keptDayText, slot * 10)
     keptDays[slot] = days
   }
-  // Milliseconds into the day: below 2^31, so integer arithmetic.
-  const rest = ms - days * DAY_MS
+  // Milliseconds into the day: below 2^31, so int32 arithmetic once marked as such (`| 0`);
+  // left a double, every division below is a floating-point one (docs/performance.md).
+  const rest = (ms - days * DAY_MS) | 0
   const hours = (rest / 3_600_000) | 0
-  const minutes = ((rest - hours * 3_600_000) / 60_000) | 0
-  const secondsMs = rest - hours * 3_600_000 - minutes * 60_000
+  const afterHours = rest - hours * 3_600_000
+  const minutes = (afterHours / 60_000) | 0
+  const secondsMs = afterHours - minutes * 60_000
   const seconds = (secondsMs / 1000) | 0
   const millis = secondsMs - seconds * 1000
+  const centis = (millis / 100) | 0
   out.room(26)
   const o = out.buf
   const p = out.pos
@@ -79,8 +82,8 @@ export function putDate (out: Out, buf: Buffer, at: number): boolean {
   o[p + 17] = 0x3a
   putPair(o, p + 18, seconds)
   o[p + 20] = 0x2e
-  o[p + 21] = DIGIT + ((millis / 100) | 0)
-  putPair(o, p + 22, millis % 100)
+  o[p + 21] = DIGIT + centis
+  putPair(o, p + 22, millis - centis * 100)
   o[p + 24] = 0x5a
   o[p + 25] = QUOTE
   out.pos = p + 26

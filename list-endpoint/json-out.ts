@@ -68,18 +68,24 @@ const SHORT_COPY = 48
  * them) and U+FFFD for a name (`lenient`: the decoder does not check names).
  */
 export function putText (out: Out, buf: Buffer, start: number, end: number, lenient: boolean): boolean {
-  // Copied while checked: most text is plain, and then this one pass is all.
+  // Copied while checked: most text is plain, and then this one pass is all. Bytes from 0x80 up
+  // are copied too: in valid UTF-8 they encode characters JSON.stringify leaves as they are
+  // (UTF-8 has no lone surrogates), so only their validity is left to check, once, at the end.
   out.room(end - start + 2)
   const o = out.buf
   let p = out.pos
   o[p++] = QUOTE
+  let high = false
   let i = start
   for (; i < end; i++) {
     const c = buf[i] as number
-    if (PLAIN[c] !== 1) break
+    if (PLAIN[c] !== 1) {
+      if (c < 0x80) break
+      high = true
+    }
     o[p++] = c
   }
-  if (i === end) {
+  if (i === end && (!high || isUtf8(buf.subarray(start, end)))) {
     o[p++] = QUOTE
     out.pos = p
     return true

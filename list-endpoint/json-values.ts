@@ -84,7 +84,7 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
       return true
     // An Int64 beyond ±2^53 decodes to a Long: the rare path.
     case T.Boolean: case T.Int32: case T.Int64: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
-    case T.Document: return !isDBRefLike(buf, at) && putAnyDocument(out, buf, at)
+    case T.Document: return putAnyDocument(out, buf, at)
     case T.Array: {
       out.byte(0x5b)
       for (const e = new Elements(buf, at); e.next();) {
@@ -98,25 +98,31 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
   }
 }
 
+/** A plain document as JSON.stringify writes it decoded; false for one that decodes to a DBRef. */
 export function putAnyDocument (out: Out, buf: Buffer, at: number): boolean {
   out.byte(0x7b)
+  let dollar = false
   for (const e = new Elements(buf, at); e.next();) {
     if (e.nameAt > at + 5) out.byte(COMMA)
+    if (buf[e.nameAt] === 0x24) dollar = true
     // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in the first place.)
     putText(out, buf, e.nameAt, e.nameEnd, true)
     out.byte(0x3a)
     if (!putAny(out, buf, e.type, e.valueAt)) return false
   }
   out.byte(0x7d)
-  return true
+  // Only a `$` name (`$ref`, `$id`) can make it a DBRef.
+  return !dollar || !isDBRefLike(buf, at)
 }
 
 /** `customFields`: a plain document, written as JSON.stringify writes its decoded form; false (nothing written) otherwise. */
 export function putCustom (out: Out, buf: Buffer, type: number, at: number): boolean {
-  if (type !== T.Document || isDBRefLike(buf, at)) return false
+  if (type !== T.Document) return false
   const mark = out.pos
   if (putAnyDocument(out, buf, at)) return true
   out.pos = mark
+  // customFields that decode to a DBRef are no document.
+  if (isDBRefLike(buf, at)) return false
   // The rare types: decode this one value as the driver would, and write it as the serializer does.
   try {
     out.utf8(JSON.stringify(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS)))

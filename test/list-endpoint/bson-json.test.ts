@@ -2,6 +2,7 @@
 // every BSON type in every field of every kind, its output parses to exactly what the kind's
 // response schema serializer gives for the decoded document (after the off-schema guard), and
 // it reports the same values left out.
+import { isUtf8 } from 'node:buffer'
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import Fastify from 'fastify'
@@ -10,6 +11,7 @@ import t from 'tap'
 import type { TObject } from '@sinclair/typebox'
 import { bsonToJson, documentsToJson } from '../../list-endpoint/bson-json.js'
 import { decodeFields, decodeRaw, pageOf } from '../../list-endpoint/bson-page.js'
+import { Out, putText } from '../../list-endpoint/json-out.js'
 import { listEnvelope } from '../../list-endpoint/list-route.js'
 import { offSchemaGuard, type Misfit } from '../../list-endpoint/off-schema.js'
 import * as kinds from '../../schemas/kinds.js'
@@ -78,6 +80,9 @@ function valueFor (property: unknown): fc.Arbitrary<unknown> {
     case 'custom': right = fc.dictionary(fc.string({ minLength: 1 }).filter((k) => !k.includes('\u0000') && !k.startsWith('$')), anyValue, { maxKeys: 5 }); break
     case 'object[]': right = fc.array(fc.oneof(
       fc.record({ session: fc.oneof(id, scalarValue), subscribedAt: fc.oneof(date, scalarValue), other: scalarValue }, { requiredKeys: [] }),
+      // Items that decode to a DBRef, or only look like one, beside items with misfits.
+      fc.constant(null).map(() => new DBRef('c', new ObjectId())),
+      fc.record({ $ref: fc.oneof(fc.string(), scalarValue), $id: scalarValue, session: fc.oneof(id, scalarValue) }, { requiredKeys: [] }),
       scalarValue), { maxLength: 3 }); break
     default: throw new Error('unknown field kind')
   }
@@ -156,6 +161,24 @@ t.test('strings that are not UTF-8 are left out and reported, not sent broken', 
   const out = viaTranscoder(kinds.Category, [doc])
   t.strictSame(out.data, [{ _id: id.toHexString() }])
   t.strictSame(out.misfits, [['name', id.toHexString()]])
+})
+
+t.test('text is written byte for byte as JSON.stringify writes it, or refused when it is not UTF-8', async (t) => {
+  const write = (bytes: Buffer, lenient: boolean): Buffer | false => {
+    const out = new Out(8)
+    return putText(out, bytes, 0, bytes.length, lenient) && out.buf.subarray(0, out.pos)
+  }
+  // Valid UTF-8 of every kind of character (escapes, non-ASCII, astral), then any bytes at all.
+  const text = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), fc.constantFrom('Hélène "é" \\ \u0000\u007f\u0080 😀', 'é\n', '\u2028\u2029'))
+  t.doesNotThrow(() => fc.assert(fc.property(text, (value) => {
+    const bytes = Buffer.from(value, 'utf8')
+    const expected = Buffer.from(JSON.stringify(value), 'utf8')
+    return isDeepStrictEqual(write(bytes, false), expected) && isDeepStrictEqual(write(bytes, true), expected)
+  }), { numRuns: 3000 }))
+  t.doesNotThrow(() => fc.assert(fc.property(fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)), (bytes) => {
+    const lenient = Buffer.from(JSON.stringify(bytes.toString('utf8')), 'utf8')
+    return isDeepStrictEqual(write(bytes, true), lenient) && isDeepStrictEqual(write(bytes, false), isUtf8(bytes) ? lenient : false)
+  }), { numRuns: 3000 }))
 })
 
 t.test('omit leaves out the fields read only for the cursor', async (t) => {
