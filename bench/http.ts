@@ -132,7 +132,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       const onePage = growth.pageSize[0]?.path as string
       const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
       result.stages = await benchStages<Server>({
-        service: async (name, extra) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/, deployed),
+        service: async (name, extra, nodeArgs = []) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/, [...deployed, ...nodeArgs]),
         freePort,
         measure: async (s, paths, headers, long) => await measure(s, paths, long === true ? options.duration : Math.max(2, options.duration / 2), options.connections, headers),
         warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),

@@ -4,7 +4,8 @@
 // difference), in interleaved rounds, each warmed on its own load first. The driver shim is
 // measured on the query mix instead, in rounds of the full duration: what it saves is garbage
 // kept alive under sustained load (docs/performance.md, "A steady tail"), which a 1-document
-// page in short rounds barely makes.
+// page in short rounds barely makes. So is V8's allocation-site pretenuring, which the image's
+// command line turns off.
 import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -17,8 +18,8 @@ export interface StageFigure { stage: string, baseUs: number, withUs: number, co
 interface Measured { cpuUsPerRequest: number, p99: number }
 
 export interface StageHarness<S> {
-  /** Starts the service with these variables over the bench's own (metrics off, no auth, no rate limit). */
-  service: (name: string, env: Record<string, string>) => Promise<S>
+  /** Starts the service with these variables over the bench's own (metrics off, no auth, no rate limit), and node flags after the image's. */
+  service: (name: string, env: Record<string, string>, nodeArgs?: string[]) => Promise<S>
   /** One round; `long`: of the full duration rather than a short one. */
   measure: (server: S, paths: string[], headers?: Record<string, string>, long?: boolean) => Promise<Measured>
   warmUp: (server: S, paths: string[], headers?: Record<string, string>) => Promise<unknown>
@@ -64,7 +65,9 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
       { stage: 'X-Request-Id given by the caller', server: base, headers: { 'x-request-id': 'bench-0123456789abcdef' } },
       { stage: 'cursor signed (a next page exists)', server: base, path: paths.withCursor },
       // The shim (database/driver-shims.ts): what turning it off costs is what it saves.
-      { stage: 'sessions shim off (SHIMS=none), on the query mix', server: await harness.service('no sessions shim', { SHIMS: 'none' }), mix: true }
+      { stage: 'sessions shim off (SHIMS=none), on the query mix', server: await harness.service('no sessions shim', { SHIMS: 'none' }), mix: true },
+      // The image's V8 flag that pays most: with V8's default instead, what the flag saves.
+      { stage: 'allocation-site pretenuring on (V8\'s default), on the query mix', server: await harness.service('pretenuring', {}, ['--allocation-site-pretenuring']), mix: true }
     ]
     await harness.warmUp(base, [paths.plain])
     const figures: StageFigure[] = []
@@ -96,7 +99,7 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
 
 export function stagesTable (figures: StageFigure[]): Table {
   return {
-    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the shim: of the query mix), the baseline (every optional stage off, every shim on) against the same build with one stage on or the shim off, interleaved; ratios median (min–max)',
+    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the rows "on the query mix": of the mix), the baseline (every optional stage off, every shim on, the image\'s node flags) against the same build with one stage on, the shim off or V8\'s default pretenuring, interleaved; ratios median (min–max)',
     rows: figures.map((f) => ({
       stage: f.stage,
       'baseline µs': Math.round(f.baseUs),
