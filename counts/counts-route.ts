@@ -8,6 +8,7 @@ import { parseCollation } from '../database/collation.js'
 import { COUNTS_DEFAULT_LIMIT, COUNTS_MAX_LIMIT, compileCountsQuery, type CountsQuery } from '../list-query/compile-list-query.js'
 import { groupablePaths } from '../list-query/group-by.js'
 import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
+import { countMatching } from '../list-endpoint/count-matching.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 import type { ListParts } from '../list-endpoint/list-route.js'
 import { databaseDown } from '../list-endpoint/list-problems.js'
@@ -72,7 +73,7 @@ export function countsRoute (fastify: FastifyInstance, list: ListParts): void {
     const [documents, total] = await fastify.database.bounded(async (signal) => {
       const options = { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...inCollation }
       const grouping = fastify.database.timed('aggregate', () => fastify.database.collection(collection).aggregate(countPipeline(where, by, limit), options).toArray())
-      const counting = fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, options))
+      const counting = fastify.database.timed('aggregate', () => countMatching(fastify.database.db(), collection, where, options))
       return await Promise.all([grouping, counting])
     })
     return { ...groupsOf(documents, limit), total }

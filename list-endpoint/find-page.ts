@@ -60,7 +60,7 @@ function commandRetried (db: Db, command: Document, options: { readPreference: R
 const decodedReplies = new WeakSet<object>()
 
 /** Kills a cursor the server left open; it reaps an idle one itself anyway (cursorTimeoutMillis, 10 minutes). */
-function kill (db: Db, collection: string, id: bigint, readPreference: ReadPreferenceLike): void {
+export function kill (db: Db, collection: string, id: bigint, readPreference: ReadPreferenceLike): void {
   if (id === 0n) return
   db.command({ killCursors: collection, cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {})
 }
@@ -77,7 +77,7 @@ function decodedId (cursor: unknown): bigint {
  * request still has time. The driver retries the find, not a getMore: a cursor lost between
  * batches (CursorNotFound during a failover, say) or a broken connection is read from the start.
  */
-function readRetried<T> (db: Db, signal: AbortSignal, read: () => Promise<T>): Promise<T> {
+export function readRetried<T> (db: Db, signal: AbortSignal, read: () => Promise<T>): Promise<T> {
   return read().catch((error: unknown) => {
     if (signal.aborted || db.client.options.retryReads === false || !isRetryableRead(error)) throw error
     return read()

@@ -14,6 +14,7 @@ import { describeList, filterSchemaId, listQuerystring, scopeOf } from './descri
 import { valuesDocument, type CursorBinding } from './cursor.js'
 import { keysetFilter } from './keyset.js'
 import { bsonToJson } from './bson-json.js'
+import { countMatching } from './count-matching.js'
 import { decodeAt, topLevelValues, type Page } from './bson-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
@@ -235,8 +236,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
       const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1, ...(collation === undefined ? {} : { collation }) }
       const reading = readPage(fastify, collection, projectId, known, limit === 0, pageQuery, options)
       if (!count) return reading
-      // countDocuments runs an aggregate ($match, $group), beside the page.
-      const counting = fastify.database.timed('aggregate', () => fastify.database.collection(collection).countDocuments(where, collation === undefined ? options : { ...options, collation }))
+      const counting = fastify.database.timed('aggregate', () => countMatching(fastify.database.db(), collection, where, collation === undefined ? options : { ...options, collation }))
       return Promise.all([reading, counting]).then(([pageRead, counted]) => ({ ...pageRead, total: counted }))
     })
     if (known === undefined) fastify.projectCache.set(projectKey, result.exists)

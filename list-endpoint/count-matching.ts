@@ -1,0 +1,38 @@
+// How many documents a filter matches, counted as Collection#countDocuments counts them (an
+// aggregate: $match, then $group with $sum: 1) but sent as one command through Db#command: no
+// cursor object to make and close, which costs the driver more CPU than the count itself
+// (docs/performance.md). The CRUD specification lets a server answer a cursor's first batch
+// empty with the cursor left open (a mongos may); such a count is made again by countDocuments,
+// which fetches the rest.
+import { Long, type CollationOptions, type Db, type Document } from 'mongodb'
+import { kill, readRetried } from './find-page.js'
+
+export interface CountOptions {
+  maxTimeMS: number
+  signal: AbortSignal
+  /** The service's collation (database/collation.ts); none for binary order. */
+  collation?: CollationOptions
+}
+
+/** The `aggregate` command countDocuments sends (collection.js, operations/aggregate.js), with the database's read concern. */
+export function countCommand (db: Db, collection: string, where: Document, { maxTimeMS, collation }: Omit<CountOptions, 'signal'>): Document {
+  const command: Document = { aggregate: collection, pipeline: [{ $match: where }, { $group: { _id: 1, n: { $sum: 1 } } }], cursor: {}, maxTimeMS }
+  if (collation !== undefined) command.collation = collation
+  if (db.readConcern !== undefined) command.readConcern = db.readConcern
+  return command
+}
+
+/** The number of documents of `collection` that `where` matches. */
+export async function countMatching (db: Db, collection: string, where: Document, options: CountOptions): Promise<number> {
+  const { signal, maxTimeMS, collation } = options
+  const readPreference = db.readPreference
+  const reply = await readRetried(db, signal, () => db.command(countCommand(db, collection, where, options), { readPreference, signal }))
+  const cursor = reply.cursor as { firstBatch?: Array<{ n?: unknown }>, id?: unknown } | undefined
+  const id = cursor?.id instanceof Long ? cursor.id.toBigInt() : BigInt(typeof cursor?.id === 'number' ? cursor.id : 0)
+  kill(db, collection, id, readPreference)
+  const first = cursor?.firstBatch?.[0]
+  // No group: nothing matched. An empty first batch of a cursor left open: the driver's cursor reads on.
+  if (first === undefined && id !== 0n) return await db.collection(collection).countDocuments(where, { maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation }) })
+  const n = first?.n
+  return typeof n === 'number' ? n : n instanceof Long ? n.toNumber() : 0
+}
