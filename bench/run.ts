@@ -11,6 +11,7 @@ import { benchHttp, SECTIONS, type Section } from './http.js'
 import { baselineTable, httpTables } from './http-tables.js'
 import { checkWritable, printTable, writeTables } from './report.js'
 import { benchSerialize, serializeTable } from './serialize.js'
+import { benchSignature, signatureTable } from './signature.js'
 
 const USAGE = `npm run bench [-- options]
 
@@ -79,7 +80,8 @@ console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGi
 // --only baseline measures the two builds and nothing else.
 const compile = onlyBaseline ? undefined : benchCompile()
 const serialize = onlyBaseline ? undefined : benchSerialize()
-const tables = compile === undefined || serialize === undefined ? [] : [compileTable(compile), serializeTable(serialize)]
+const signature = onlyBaseline ? undefined : benchSignature()
+const tables = compile === undefined || serialize === undefined || signature === undefined ? [] : [compileTable(compile), serializeTable(serialize), signatureTable(signature)]
 tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
 const against = http === undefined ? undefined : baselineTable(http)
@@ -90,7 +92,7 @@ if (http !== undefined) {
 }
 if (against !== undefined) printTable(against)
 
-const result = { date: new Date().toISOString(), machine, options, compile, serialize, http }
+const result = { date: new Date().toISOString(), machine, options, compile, serialize, signature, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')

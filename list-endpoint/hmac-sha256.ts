@@ -1,21 +1,27 @@
 // HMAC-SHA256 (RFC 2104) from node:crypto's one-shot hash(), with the key's two padded blocks
 // made once per key: the service signs a cursor on every page with a next one, and createHmac
-// costs measurably more per page (docs/performance.md). test/list-endpoint/hmac-sha256.test.ts
-// holds it equal to createHmac for every key length and message.
+// costs more per signature (docs/performance.md, "Signatures from two hashes").
+// test/list-endpoint/hmac-sha256.test.ts holds it equal to createHmac for every key and message.
 import { createHash, hash } from 'node:crypto'
 
 /** SHA-256's block: a longer key is hashed first, a shorter one padded with zeros (RFC 2104, 2). */
 const BLOCK = 64
+const DIGEST = 32
 
 export class HmacSha256 {
-  private readonly inner: Buffer
-  private readonly outer: Buffer
+  /** K ⊕ ipad, then the message: grown as messages need, rewritten from the block on at each signature. */
+  private inner: Buffer
+  /** K ⊕ opad, then the inner digest. */
+  private readonly outer = Buffer.alloc(BLOCK + DIGEST)
 
   constructor (key: Uint8Array) {
     const block = Buffer.alloc(BLOCK)
     block.set(key.length > BLOCK ? createHash('sha256').update(key).digest() : key)
-    this.inner = Buffer.from(block.map((byte) => byte ^ 0x36))
-    this.outer = Buffer.from(block.map((byte) => byte ^ 0x5c))
+    this.inner = Buffer.alloc(BLOCK + 256)
+    for (let i = 0; i < BLOCK; i++) {
+      this.inner[i] = (block[i] as number) ^ 0x36
+      this.outer[i] = (block[i] as number) ^ 0x5c
+    }
   }
 
   /** H(K ⊕ opad ‖ H(K ⊕ ipad ‖ message)). */
@@ -28,7 +34,17 @@ export class HmacSha256 {
     return hash('sha256', this.outerMessage(message), 'base64url')
   }
 
+  // hash() reads its input before it returns, so both messages are written into buffers kept for
+  // the next signature; the inner digest is asked for as 'binary' (latin1) text, which hash()
+  // makes faster than a Buffer, and written back as its 32 bytes.
   private outerMessage (message: Uint8Array): Buffer {
-    return Buffer.concat([this.outer, hash('sha256', Buffer.concat([this.inner, message]), 'buffer')])
+    if (this.inner.length < BLOCK + message.length) {
+      const grown = Buffer.alloc(BLOCK + 2 * message.length)
+      this.inner.copy(grown, 0, 0, BLOCK)
+      this.inner = grown
+    }
+    this.inner.set(message, BLOCK)
+    this.outer.write(hash('sha256', this.inner.subarray(0, BLOCK + message.length), 'binary'), BLOCK, 'latin1')
+    return this.outer
   }
 }
