@@ -41,8 +41,11 @@ t.test('and on a database as inconvenient as MongoDB is allowed to be', feeds, a
     t.pass('the test database is a real MongoDB: its inconveniences are its own')
     return
   }
+  // Each seed has a stand-in, a database and replicas of its own, and waits mostly on the
+  // hazards' delays: the runs go side by side.
+  t.jobs = HAZARD_SEEDS.length
   for (const seed of HAZARD_SEEDS) {
-    await t.test(`hazards seeded ${seed}`, async (t) => {
+    t.test(`hazards seeded ${seed}`, async (t) => {
       // Pre-images expire after 60 writes: followers behind them answer 410 and list again.
       const standIn = await start({ port: 0, hazards: { seed, imagesKept: 60 } })
       t.teardown(standIn.close)

@@ -95,6 +95,15 @@ function arbitraryOf (schema: JsonSchema, root: JsonSchema = schema, depth = 0):
   return arbitrary
 }
 
+// By pattern, for every schema and depth: building a stringMatching arbitrary is fast-check's
+// costliest step, and the kinds' schemas repeat a few patterns many times.
+const matchingArbitraries = new Map<string, fc.Arbitrary<string>>()
+function matching (pattern: string): fc.Arbitrary<string> {
+  let arbitrary = matchingArbitraries.get(pattern)
+  if (arbitrary === undefined) matchingArbitraries.set(pattern, arbitrary = fc.stringMatching(new RegExp(pattern)))
+  return arbitrary
+}
+
 function buildArbitrary (schema: JsonSchema, root: JsonSchema, depth: number): fc.Arbitrary<unknown> {
   const of = (inner: JsonSchema): fc.Arbitrary<unknown> => arbitraryOf(inner, root, depth)
   if (schema.$ref === '#') return depth >= 3 ? fc.constant({}) : arbitraryOf(root, root, depth + 1)
@@ -119,7 +128,7 @@ function buildArbitrary (schema: JsonSchema, root: JsonSchema, depth: number): f
           fc.string({ unit: fc.constantFrom('a', 'é', '😀'), minLength: maxLength, maxLength })
         )
       }
-      return pattern === undefined ? fc.string({ unit: 'binary', maxLength: 12 }) : fc.stringMatching(new RegExp(pattern))
+      return pattern === undefined ? fc.string({ unit: 'binary', maxLength: 12 }) : matching(pattern)
     }
     case 'array': {
       const items = of(schema.items as JsonSchema)
@@ -143,7 +152,7 @@ function buildArbitrary (schema: JsonSchema, root: JsonSchema, depth: number): f
       const patterns = Object.entries((schema.patternProperties ?? {}) as Record<string, JsonSchema>)
       const patterned = patterns.length === 0
         ? fc.constant({})
-        : fc.dictionary(fc.oneof(...patterns.map(([pattern]) => fc.stringMatching(new RegExp(pattern)))), fc.oneof(...patterns.map(([, value]) => of(value))), { maxKeys: 2 })
+        : fc.dictionary(fc.oneof(...patterns.map(([pattern]) => matching(pattern))), fc.oneof(...patterns.map(([, value]) => of(value))), { maxKeys: 2 })
       return fc.tuple(named, patterned).map(([a, b]) => ({ ...a, ...b }))
     }
   }
