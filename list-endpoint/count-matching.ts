@@ -1,9 +1,8 @@
 // How many documents a filter matches, counted as Collection#countDocuments counts them (an
-// aggregate: $match, then $group with $sum: 1) but sent as one command through Db#command: no
-// cursor object to make and close, which costs the driver more CPU than the count itself
-// (docs/performance.md). The CRUD specification lets a server answer a cursor's first batch
-// empty with the cursor left open (a mongos may); such a count is made again by countDocuments,
-// which fetches the rest.
+// aggregate: $match, then $group with $sum: 1) but sent as one command through Db#command, with
+// no AggregationCursor to make, read and close (docs/performance.md, the driver's-share table).
+// Nothing in the cursor protocol promises that the group comes in the first batch: should that
+// batch come empty with the cursor left open, countDocuments counts again and reads on.
 import { Long, type CollationOptions, type Db, type Document } from 'mongodb'
 import { kill, readRetried } from './find-page.js'
 
