@@ -113,6 +113,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const collation = collationKey(parseCollation(fastify.config.COLLATION))
   fastify.decorateRequest('validatorPoint', null)
 
+  // The validators of If-None-Match as revalidate read them: the answer's tag is compared with the same.
+  const namedBy = new WeakMap<FastifyRequest, Validator[]>()
   // Digests of the requests seen lately: a poll or a popular page asks the same URL again.
   const requestDigests = new RecentMap<string>(REQUEST_DIGESTS_KEPT)
   /** The request's identity: its path and query as sent, the caller's projects and the collation. */
@@ -152,7 +154,9 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       return false
     }
     const mine = requestDigest(request)
-    const asked = validatorsIn(header).find((v) => v.point !== undefined && v.request === mine)
+    const named = validatorsIn(header)
+    namedBy.set(request, named)
+    const asked = named.find((v) => v.point !== undefined && v.request === mine)
     if (asked?.point === undefined) return false
     try {
       // Every change committed before now, after the point, for this project: none, the same body.
@@ -177,7 +181,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     const point = request.validatorPoint
     const validator: Validator = { body: digest(payload, 22), request: requestDigest(request), ...(point === null ? {} : { point }) }
     const header = request.headers['if-none-match']
-    if (header !== undefined && validatorsIn(header).some((v) => v.body === validator.body)) {
+    if (header !== undefined && (namedBy.get(request) ?? validatorsIn(header)).some((v) => v.body === validator.body)) {
       send304(reply, validator)
       reply.removeHeader('content-type')
       done(null, '')

@@ -1,13 +1,14 @@
 // count-matching.ts: a list's `total` and a counts page's are one `aggregate` through Db#command.
 // The number must be the driver's countDocuments' for the same filter and collation, sent as
 // countDocuments sends it; a first batch left empty with its cursor open is counted again.
-import { Long, MongoNetworkError, MongoServerError, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
+import { Long, MongoNetworkError, MongoServerError, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
 import { countCommand, countMatching } from '../../list-endpoint/count-matching.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
 
 const { client, db } = await clientOfTestDatabase('count_matching', { monitorCommands: true })
-await db.collection('words').insertMany(Array.from({ length: 230 }, (_, i) => ({ _id: i, n: i % 7, word: ['apple', 'Apple', 'APPLE', 'pear'][i % 4], tags: i % 3 === 0 ? ['a', 'b'] : [] })))
+interface Word { _id: number, n: number, word: string, tags: string[] }
+await db.collection<Word>('words').insertMany(Array.from({ length: 230 }, (_, i) => ({ _id: i, n: i % 7, word: ['apple', 'Apple', 'APPLE', 'pear'][i % 4] as string, tags: i % 3 === 0 ? ['a', 'b'] : [] })))
 
 const options = { maxTimeMS: 5000, signal: new AbortController().signal }
 const EN = { locale: 'en', strength: 2 }
@@ -42,7 +43,7 @@ t.test('the count is countDocuments\', for filters that match none, some or all,
 })
 
 t.test('the command carries the database\'s read concern, as the driver\'s aggregate does', async (t) => {
-  const majority = client.db(db.databaseName, { readConcern: { level: 'majority' } })
+  const majority = client.db(db.databaseName, { readConcern: new ReadConcern('majority') })
   const started: Document[] = []
   const listener = (event: CommandStartedEvent): void => { started.push(sentFields(event.command)) }
   client.on('commandStarted', listener)
