@@ -1,10 +1,11 @@
 // count-matching.ts: a list's `total` and a counts page's are one `aggregate` through Db#command.
 // The number must be the driver's countDocuments' for the same filter and collation, sent as
 // countDocuments sends it; a first batch left empty with its cursor open is counted again.
-import { Long, MongoNetworkError, MongoServerError, ReadConcern, ReadPreference, type CommandStartedEvent, type Db, type Document } from 'mongodb'
+import { Long, MongoNetworkError, MongoServerError, ReadConcern, type CommandStartedEvent, type Db, type Document } from 'mongodb'
 import t from 'tap'
 import { countCommand, countMatching } from '../../list-endpoint/count-matching.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
+import { fakeDb } from '../helpers/fake-db.js'
 
 const { client, db } = await clientOfTestDatabase('count_matching', { monitorCommands: true })
 interface Word { _id: number, n: number, word: string, tags: string[] }
@@ -56,32 +57,20 @@ t.test('the command carries the database\'s read concern, as the driver\'s aggre
   t.equal(countCommand(db, 'words', { n: 1 }, { maxTimeMS: 700 }).readConcern, undefined, 'none when the database has none')
 })
 
-/** A Db whose `command` answers from `answer`, whose countDocuments counts `fallback`, recording both. */
-function fakeDb (answer: (command: Document, call: number) => Document, fallback = 0): { db: Db, sent: Document[], fallbacks: Document[] } {
-  const sent: Document[] = []
+/** A fake Db (test/helpers/fake-db.ts) whose countDocuments counts `fallback`, recording what it was asked. */
+function countingDb (answer: (command: Document, call: number) => Document, fallback = 0): { db: Db, sent: Document[], fallbacks: Document[] } {
   const fallbacks: Document[] = []
-  const fake = {
-    readPreference: ReadPreference.primary,
-    readConcern: undefined,
-    client: { options: { retryReads: true } },
-    command: async (command: Document) => {
-      sent.push(command)
-      return answer(command, sent.length)
-    },
-    collection: () => ({
-      countDocuments: async (where: Document, countOptions: Document) => {
-        fallbacks.push({ where, ...countOptions })
-        return fallback
-      }
-    })
+  const countDocuments = async (where: Document, countOptions: Document): Promise<number> => {
+    fallbacks.push({ where, ...countOptions })
+    return fallback
   }
-  return { db: fake as unknown as Db, sent, fallbacks }
+  return { ...fakeDb(answer, { collection: () => ({ countDocuments }) }), fallbacks }
 }
 
 const reply = (firstBatch: Document[], id: number | Long): Document => ({ cursor: { firstBatch, id, ns: 'x.words' }, ok: 1 })
 
 t.test('a first batch left empty with its cursor open: the cursor is killed and countDocuments counts', async (t) => {
-  const open = fakeDb((command) => command.aggregate !== undefined ? reply([], Long.fromNumber(41)) : { ok: 1 }, 17)
+  const open = countingDb((command) => command.aggregate !== undefined ? reply([], Long.fromNumber(41)) : { ok: 1 }, 17)
   t.equal(await countMatching(open.db, 'words', { n: 2 }, { ...options, collation: EN }), 17)
   t.strictSame(open.sent.map((command) => Object.keys(command)[0]), ['aggregate', 'killCursors'])
   t.strictSame(open.sent[1], { killCursors: 'words', cursors: [Long.fromNumber(41)] })
@@ -90,29 +79,29 @@ t.test('a first batch left empty with its cursor open: the cursor is killed and 
   t.strictSame(open.fallbacks[0]?.collation, EN, 'with the collation')
   t.equal(open.fallbacks[0]?.signal, options.signal, 'and the request\'s deadline')
 
-  const none = fakeDb(() => reply([], 0), 17)
+  const none = countingDb(() => reply([], 0), 17)
   t.equal(await countMatching(none.db, 'words', { n: 2 }, options), 0, 'an empty batch of a closed cursor: nothing matched')
   t.same([none.sent.length, none.fallbacks.length], [1, 0], 'nothing more sent')
 
-  const leftOpen = fakeDb((command) => command.aggregate !== undefined ? reply([{ _id: 1, n: 9 }], 5) : { ok: 1 })
+  const leftOpen = countingDb((command) => command.aggregate !== undefined ? reply([{ _id: 1, n: 9 }], 5) : { ok: 1 })
   t.equal(await countMatching(leftOpen.db, 'words', {}, options), 9, 'a group returned with the cursor still open is the count')
   t.strictSame(leftOpen.sent.map((command) => Object.keys(command)[0]), ['aggregate', 'killCursors'], 'and the cursor is killed')
 
-  const long = fakeDb(() => reply([{ _id: 1, n: Long.fromNumber(3_000_000_000) }], 0))
+  const long = countingDb(() => reply([{ _id: 1, n: Long.fromNumber(3_000_000_000) }], 0))
   t.equal(await countMatching(long.db, 'words', {}, options), 3_000_000_000, 'a count past int32 (a Long) is a number')
 })
 
 t.test('a failover error is retried once, as the driver retries an aggregate; a time limit is not', async (t) => {
   const stepDown = new MongoServerError({ ok: 0, code: 189, codeName: 'PrimarySteppedDown', errmsg: 'stepped down' })
-  const once = fakeDb((_, call) => { if (call === 1) throw stepDown; return reply([{ _id: 1, n: 4 }], 0) })
+  const once = countingDb((_, call) => { if (call === 1) throw stepDown; return reply([{ _id: 1, n: 4 }], 0) })
   t.equal(await countMatching(once.db, 'words', {}, options), 4)
   t.equal(once.sent.length, 2, 'sent twice')
-  const network = fakeDb((_, call) => { if (call === 1) throw new MongoNetworkError('reset'); return reply([], 0) })
+  const network = countingDb((_, call) => { if (call === 1) throw new MongoNetworkError('reset'); return reply([], 0) })
   t.equal(await countMatching(network.db, 'words', {}, options), 0, 'a network error too')
-  const twice = fakeDb(() => { throw stepDown })
+  const twice = countingDb(() => { throw stepDown })
   await t.rejects(countMatching(twice.db, 'words', {}, options), stepDown)
   t.equal(twice.sent.length, 2, 'no third try')
-  const limited = fakeDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
+  const limited = countingDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
   await t.rejects(countMatching(limited.db, 'words', {}, options))
   t.equal(limited.sent.length, 1, 'a time limit is not retried')
 })

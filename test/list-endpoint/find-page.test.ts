@@ -6,6 +6,7 @@ import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-page.js'
 import { findCommand, findPage, findProjectPage, type PageQuery } from '../../list-endpoint/find-page.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
+import { fakeDb } from '../helpers/fake-db.js'
 
 const { client, db } = await clientOfTestDatabase('find_page', { monitorCommands: true })
 
@@ -48,22 +49,6 @@ t.test('the command: find first, one more in the batch than the limit, and the r
   t.equal(command.readConcern, undefined, 'and none when the client has none')
 })
 
-/** A Db whose `command` answers from `answer` and records what it was sent. */
-function fakeDb (answer: (command: Document, call: number) => Document, retryReads = true): { db: Db, sent: Document[] } {
-  const sent: Document[] = []
-  const fake = {
-    readPreference: ReadPreference.primary,
-    readConcern: undefined,
-    client: { options: { retryReads } },
-    command: async (command: Document) => {
-      sent.push(command)
-      return answer(command, sent.length)
-    },
-    collection: () => { throw new Error('no cursor should be needed') }
-  }
-  return { db: fake as unknown as Db, sent }
-}
-
 const cursorReply = (docs: Document[], id: number): Document => ({ cursor: Buffer.from(BSON.serialize({ firstBatch: docs, id: Long.fromNumber(id), ns: 'x.things' })), ok: 1 })
 const options = { maxTimeMS: 1000, signal: new AbortController().signal }
 const query: PageQuery = { filter: {}, sort: { _id: 1 }, projection: { _id: 1 }, skip: 0, limit: 2 }
@@ -86,7 +71,7 @@ t.test('a failover error is retried once; a second one, or any error with retryR
   const twice = fakeDb(() => { throw stepDown })
   await t.rejects(findPage(twice.db, 'things', query, options), stepDown)
   t.equal(twice.sent.length, 2, 'no third try')
-  const off = fakeDb(() => { throw stepDown }, false)
+  const off = fakeDb(() => { throw stepDown }, { retryReads: false })
   await t.rejects(findPage(off.db, 'things', query, options), stepDown)
   t.equal(off.sent.length, 1, 'retryReads=false: not retried')
   const limited = fakeDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
@@ -129,23 +114,15 @@ t.test('a project not remembered: its page and its existence in one aggregate, t
  * collections' cursors give `docs` as raw BSON, recording what each read was sent.
  */
 function decodingDb (docs: Document[], cursorId = 0): { db: Db, sent: Document[], reads: Array<{ kind: string, collection: string, options: Document }> } {
-  const sent: Document[] = []
   const reads: Array<{ kind: string, collection: string, options: Document }> = []
   const raw = { toArray: async () => docs.map((doc) => BSON.serialize(doc)) }
-  const fake = {
-    readPreference: ReadPreference.primary,
-    readConcern: undefined,
-    client: { options: { retryReads: true } },
-    command: async (command: Document) => {
-      sent.push(command)
-      return { cursor: { firstBatch: docs, id: Long.fromNumber(cursorId), ns: 'x.things' }, ok: 1 }
-    },
-    collection: (collection: string) => ({
+  const { db, sent } = fakeDb(() => ({ cursor: { firstBatch: docs, id: Long.fromNumber(cursorId), ns: 'x.things' }, ok: 1 }), {
+    collection: (collection) => ({
       find: (_: Document, options: Document) => { reads.push({ kind: 'find', collection, options }); return raw },
       aggregate: (_: Document[], options: Document) => { reads.push({ kind: 'aggregate', collection, options }); return raw }
     })
-  }
-  return { db: fake as unknown as Db, sent, reads }
+  })
+  return { db, sent, reads }
 }
 
 const documentsOf = (page: { starts: number[] }): Document[] => page.starts.map((_, i) => decodeAt(page as Parameters<typeof decodeAt>[0], i))
