@@ -4,7 +4,7 @@
 // Nothing in the cursor protocol promises that the group comes in the first batch: should that
 // batch come empty with the cursor left open, countDocuments counts again and reads on.
 import { Long, type CollationOptions, type Db, type Document } from 'mongodb'
-import { kill, readRetried } from './find-page.js'
+import { decodedId, kill, readRetried } from './find-page.js'
 
 export interface CountOptions {
   maxTimeMS: number
@@ -26,8 +26,8 @@ export async function countMatching (db: Db, collection: string, where: Document
   const { signal, maxTimeMS, collation } = options
   const readPreference = db.readPreference
   const reply = await readRetried(db, signal, () => db.command(countCommand(db, collection, where, options), { readPreference, signal }))
-  const cursor = reply.cursor as { firstBatch?: Array<{ n?: unknown }>, id?: unknown } | undefined
-  const id = cursor?.id instanceof Long ? cursor.id.toBigInt() : BigInt(typeof cursor?.id === 'number' ? cursor.id : 0)
+  const cursor = reply.cursor as { firstBatch?: Array<{ n?: unknown }> } | undefined
+  const id = decodedId(cursor)
   kill(db, collection, id, readPreference)
   const first = cursor?.firstBatch?.[0]
   // No group: nothing matched. An empty first batch of a cursor left open: the driver's cursor reads on.

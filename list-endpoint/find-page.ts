@@ -66,7 +66,7 @@ export function kill (db: Db, collection: string, id: bigint, readPreference: Re
 }
 
 /** The id of a cursor reply the driver decoded (`{firstBatch, id, ns}`), 0 when there is none. */
-function decodedId (cursor: unknown): bigint {
+export function decodedId (cursor: unknown): bigint {
   const id = (cursor as { id?: unknown } | undefined)?.id
   if (typeof id === 'number' || typeof id === 'bigint') return BigInt(id)
   return id instanceof Long ? id.toBigInt() : 0n
