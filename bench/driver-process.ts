@@ -18,7 +18,7 @@ export interface DriverFigure {
   page: string
   /** What the service calls: findPage, or countMatching for a count. */
   way: string
-  findPageUs: number
+  serviceUs: number
   rawCursorUs: number
   cursorUs: number
   /** The service's way ÷ the raw cursor, and ÷ the decoded one (medians of the rounds' ratios). */
@@ -35,7 +35,7 @@ const db = client.db(process.env.MONGODB_DB ?? 'listing')
 const { pageSize } = await buildGrowth(db)
 const signal = new AbortController().signal
 /** A read measured three ways: the service's, then the driver's raw and decoded cursors. */
-interface Read { page: string, way: string, ways: Record<'findPage' | 'rawCursor' | 'cursor', () => Promise<unknown>> }
+interface Read { page: string, way: string, ways: Record<'service' | 'rawCursor' | 'cursor', () => Promise<unknown>> }
 
 const pages: Read[] = pageSize.filter((entry) => entry.limit === 20 || entry.limit === 100).map((entry) => {
   const query = { filter: entry.filter, sort: entry.sort, projection: entry.projection, skip: entry.skip, limit: entry.limit + 1 }
@@ -44,7 +44,7 @@ const pages: Read[] = pageSize.filter((entry) => entry.limit === 20 || entry.lim
     page: `${entry.limit} registrations`,
     way: 'findPage',
     ways: {
-      findPage: async () => await findPage(db, entry.collection, query, { maxTimeMS: 5000, signal }),
+      service: async () => await findPage(db, entry.collection, query, { maxTimeMS: 5000, signal }),
       rawCursor: async () => await collection.find(query.filter, { ...query, batchSize: query.limit, raw: true, maxTimeMS: 5000 }).toArray(),
       cursor: async () => await collection.find(query.filter, { ...query, batchSize: query.limit, maxTimeMS: 5000 }).toArray()
     }
@@ -58,7 +58,7 @@ if (counted !== undefined) {
     page: 'the count of the 20 registrations\' filter',
     way: 'countMatching',
     ways: {
-      findPage: async () => await countMatching(db, counted.collection, counted.filter, { maxTimeMS: 5000, signal }),
+      service: async () => await countMatching(db, counted.collection, counted.filter, { maxTimeMS: 5000, signal }),
       rawCursor: async () => await collection.aggregate(pipeline, { raw: true, maxTimeMS: 5000 }).toArray(),
       cursor: async () => await collection.countDocuments(counted.filter, { maxTimeMS: 5000 })
     }
@@ -80,11 +80,11 @@ async function cpuPerCall (way: () => Promise<unknown>): Promise<number> {
 const figures: DriverFigure[] = []
 for (const { page, way, ways } of pages) {
   for (const way of Object.values(ways)) await cpuPerCall(way)
-  const runs = { findPage: [] as number[], rawCursor: [] as number[], cursor: [] as number[] }
+  const runs = { service: [] as number[], rawCursor: [] as number[], cursor: [] as number[] }
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, way] of Object.entries(ways)) runs[name as keyof typeof runs].push(await cpuPerCall(way))
   }
-  figures.push({ page, way, findPageUs: median(runs.findPage), rawCursorUs: median(runs.rawCursor), cursorUs: median(runs.cursor), ratio: median(runs.findPage.map((x, i) => x / (runs.rawCursor[i] as number))), vsDecoded: median(runs.findPage.map((x, i) => x / (runs.cursor[i] as number))) })
+  figures.push({ page, way, serviceUs: median(runs.service), rawCursorUs: median(runs.rawCursor), cursorUs: median(runs.cursor), ratio: median(runs.service.map((x, i) => x / (runs.rawCursor[i] as number))), vsDecoded: median(runs.service.map((x, i) => x / (runs.cursor[i] as number))) })
 }
 console.log(JSON.stringify(figures))
 await client.close()

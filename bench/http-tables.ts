@@ -70,7 +70,7 @@ export function httpTables (result: HttpResult): Table[] {
       rows: driver.map((d) => ({
         read: d.page,
         'the service\'s way': d.way,
-        'its µs': Math.round(d.findPageUs),
+        'its µs': Math.round(d.serviceUs),
         'raw cursor µs': Math.round(d.rawCursorUs),
         'decoded µs': Math.round(d.cursorUs),
         'service / raw cursor': d.ratio.toFixed(2),
