@@ -2,6 +2,7 @@
 // its counts, the same in every encoding; If-None-Match answered 304 exactly when the body would be
 // the same; without reading the collection when its change stream says nothing of the project
 // changed; understood by another replica; not counted against the rate limit.
+import { createHash } from 'node:crypto'
 import { ObjectId, type Document } from 'mongodb'
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -97,4 +98,30 @@ t.test('access control comes first, and a 304 does not count against the rate li
   t.same(plain, [200, 200, 200, 429], 'the first answer and three more: the fifth counted request is refused')
   const unknown = await a.inject({ url: url.replace(project.toHexString(), new ObjectId().toHexString()), headers: { 'if-none-match': etag } })
   t.equal(unknown.statusCode, 404, 'no 304 for a list that cannot be read')
+})
+
+t.test('a body answered again reuses its digest only when its bytes are the same', async (t) => {
+  // Above 4 KiB an answer's body is a Buffer, below it text: both kinds are remembered.
+  const bulk = new ObjectId()
+  await db.collection('projects').insertOne({ _id: bulk, name: 'Bulk' })
+  await db.collection('stewards').insertMany(Array.from({ length: 80 }, (_, i) => ({ project: bulk, name: `Steward ${String(i).padStart(2, '0')}`, email: `steward${i}@example.org` })))
+  const lists = { large: `/projects/${bulk.toHexString()}/stewards?sort=%2Bname&limit=100`, small: `/projects/${bulk.toHexString()}/stewards?sort=%2Bname&limit=2` }
+  // The body's and the request's digests; a stream's point may follow them (the stream is open).
+  const bodyTag = (etag: string | number | string[] | undefined): string => String(etag).split('.')[1] as string
+  const digests = (etag: string | number | string[] | undefined): string => String(etag).split('.').slice(1, 3).join('.')
+  for (const [size, list] of Object.entries(lists)) {
+    const first = await a.inject(list)
+    t.equal(first.body.length > 4096, size === 'large', `${size}: ${first.body.length} bytes`)
+    t.equal(bodyTag(first.headers.etag), createHash('sha256').update(first.rawPayload).digest('base64url').slice(0, 22), `${size}: the body's SHA-256`)
+    t.equal(digests((await a.inject(list)).headers.etag), digests(first.headers.etag), `${size}: the same body, the same digests`)
+    // The same length, other bytes: only a comparison of the bytes tells them apart.
+    const renamed = size === 'large' ? 'Steward 79' : 'Steward 00'
+    await db.collection('stewards').updateOne({ project: bulk, name: renamed }, { $set: { name: renamed.replace('Steward', 'Stewart') } })
+    const changed = await a.inject(list)
+    t.equal(changed.body.length, first.body.length)
+    t.not(bodyTag(changed.headers.etag), bodyTag(first.headers.etag), `${size}: other bytes, another digest`)
+    t.equal(bodyTag(changed.headers.etag), createHash('sha256').update(changed.rawPayload).digest('base64url').slice(0, 22), `${size}: the new body's SHA-256`)
+    t.equal(digests((await b.inject(list)).headers.etag), digests(changed.headers.etag), `${size}: as another replica computes them`)
+    t.equal((await a.inject({ url: list, headers: { 'if-none-match': first.headers.etag as string } })).statusCode, 200, `${size}: the old ETag is not this answer's`)
+  }
 })
