@@ -74,7 +74,10 @@ if (!existsSync(CHROMIUM)) {
     await operation.locator('tr[data-param-name="fields"] input').fill('name,start')
     await operation.locator('button.execute').click()
     // The answer shown before had a `next` too: wait for the page of two.
-    await page.waitForFunction(() => /"limit":\s*2\b/.test(document.querySelector('.live-responses-table .response-col_description pre')?.textContent ?? '') && document.querySelector('.live-responses-table .response-col_description pre')?.textContent?.includes('"next"') === true, undefined, { timeout: 15_000 })
+    await page.waitForFunction(() => {
+      const shown = document.querySelector('.live-responses-table .response-col_description pre')?.textContent ?? ''
+      return /"limit":\s*2\b/.test(shown) && shown.includes('"next"')
+    }, undefined, { timeout: 15_000 })
     const firstPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
     t.equal(firstPage.data.length, 2)
     t.ok(firstPage.data.every((s: Record<string, unknown>) => Object.keys(s).every((k) => ['_id', 'name', 'start'].includes(k))), 'only the fields asked for')
