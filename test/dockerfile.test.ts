@@ -9,8 +9,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { testDatabase, uniqueDatabaseName } from './helpers/database.js'
-import { listening } from './faults/service-process.js'
-import { until } from './helpers/until.js'
+import { expectReady, listening } from './faults/service-process.js'
 import { imageCommand } from '../lib/image-command.js'
 import { NODE, nodeArgs, npmArgs } from './helpers/node-child.js'
 
@@ -138,7 +137,7 @@ t.test('the copied files start with production dependencies only, and serve', as
   t.equal((await fetch(`${url}/health`)).status, 200)
   // Traffic comes once /ready says so (first ping, warm pool, event loop not lagging): before
   // that, a list may rightly be 503 with Retry-After (a busy machine lags the event loop).
-  t.ok(await until(async () => (await fetch(`${url}/ready`)).status === 200, 30_000), 'ready')
+  await expectReady(t, url, 30_000)
   const list = await fetch(`${url}/projects?limit=1`)
   const body = await list.text()
   t.equal(list.status, 200, `a list answers: ${body.slice(0, 300)}`)
