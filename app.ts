@@ -6,6 +6,7 @@ import { LogController, type FastifyHttpOptions, type FastifyInstance } from 'fa
 import type { Server } from 'node:http'
 import { trustProxy, type Config } from './plugins/config.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
+import { lazyQuery } from './lib/lazy-query.js'
 import { sharedSerializers } from './lib/shared-serializers.js'
 
 export interface AppOptions {
@@ -25,7 +26,8 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
     logger: pretty ? { level: config.LOG_LEVEL, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : { level: config.LOG_LEVEL },
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
     logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace', requestIdLogLabel: 'requestId' }),
-    routerOptions: { ignoreTrailingSlash: true },
+    // Nothing of ours reads request.query (lists read their raw query string): parsed only if read.
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: lazyQuery },
     // Every time limit a client could stretch (docs/operations.md, "Slow clients"): the request's
     // head and body, an idle kept-alive connection; Node checks the first two every
     // connectionsCheckingInterval (30 s by default: a slowloris client would get up to that

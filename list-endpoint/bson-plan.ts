@@ -4,7 +4,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { ObjectId } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
-import { T, int32At, reusableWalk, utf8 } from './bson-page.js'
+import { T, cstringEnd, int32At, reusableWalk, utf8, valueSize } from './bson-page.js'
 
 export interface Field {
   index: number
@@ -28,7 +28,16 @@ export interface Plan {
   types: Uint8Array
   /** Fields by the length of their name in bytes, to match element names without decoding them. */
   byLength: Array<Field[] | undefined>
+  /**
+   * The field index met at each element position of the last document located (-1: none):
+   * documents of a kind mostly keep one order, so the name at a position is first compared
+   * with the one met there before, which also finds its NUL.
+   */
+  order: Int16Array
 }
+
+/** Element positions whose field is remembered; later ones are always matched by length. */
+const ORDER_KEPT = 64
 
 export function compilePlan (schema: TObject, prefix = ''): Plan {
   const fields: Field[] = []
@@ -41,7 +50,7 @@ export function compilePlan (schema: TObject, prefix = ''): Plan {
   }
   const byLength: Array<Field[] | undefined> = []
   for (const field of fields) (byLength[field.bytes.length] ??= []).push(field)
-  return { fields, valueAt: new Int32Array(fields.length), types: new Uint8Array(fields.length), byLength }
+  return { fields, valueAt: new Int32Array(fields.length), types: new Uint8Array(fields.length), byLength, order: new Int16Array(ORDER_KEPT).fill(-1) }
 }
 
 function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field | undefined {
@@ -56,24 +65,49 @@ function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field
   return undefined
 }
 
-// One walk for every call: matchField walks nothing.
+/** True when the element name at `at` is `bytes` with its NUL before `end`. */
+function nameIs (bytes: Buffer, buf: Buffer, at: number, end: number): boolean {
+  const n = bytes.length
+  if (at + n >= end || buf[at + n] !== 0) return false
+  for (let i = 0; i < n; i++) if (bytes[i] !== buf[at + i]) return false
+  return true
+}
+
+// One walk for every call: it only checks the document's own length and NUL here.
 const locateWalk = reusableWalk()
 
 /**
  * Records where each declared field's value starts in the document at `at`, and its type;
- * true when a name starts with `$` (only then can the document decode to a DBRef).
+ * true when a name starts with `$` (only then can the document decode to a DBRef). The walk
+ * is Elements#next's, bounds and all, with the name found by the remembered order first.
  */
 export function locate (plan: Plan, buf: Buffer, at: number): boolean {
-  const { valueAt, types } = plan
-  valueAt.fill(-1)
+  const { fields, valueAt, types, order } = plan
+  // Plans hold a few fields: stores in a loop the compiler keeps inline, not a call to fill().
+  for (let f = 0; f < valueAt.length; f++) valueAt[f] = -1
+  const end = locateWalk.reset(buf, at).end
   let dollar = false
-  for (const e = locateWalk.reset(buf, at); e.next();) {
-    if (buf[e.nameAt] === 0x24) dollar = true
-    const field = matchField(plan, buf, e.nameAt, e.nameEnd)
-    if (field !== undefined) {
-      valueAt[field.index] = e.valueAt
-      types[field.index] = e.type
+  let i = at + 4
+  for (let k = 0; i < end; k++) {
+    const type = buf[i] as number
+    const nameAt = i + 1
+    const guess = k < ORDER_KEPT ? order[k] as number : -1
+    let field = guess >= 0 ? fields[guess] : undefined
+    let nameEnd: number
+    if (field !== undefined && nameIs(field.bytes, buf, nameAt, end)) {
+      nameEnd = nameAt + field.bytes.length
+    } else {
+      nameEnd = cstringEnd(buf, nameAt, end)
+      field = matchField(plan, buf, nameAt, nameEnd)
+      if (k < ORDER_KEPT) order[k] = field === undefined ? -1 : field.index
     }
+    if (buf[nameAt] === 0x24) dollar = true
+    const valueStart = nameEnd + 1
+    if (field !== undefined) {
+      valueAt[field.index] = valueStart
+      types[field.index] = type
+    }
+    i = valueStart + valueSize(buf, type, valueStart, end)
   }
   return dollar
 }

@@ -154,6 +154,24 @@ t.test('hand-made edges: dates out of range, Int64 at 2^53, undefined, repeated 
   t.strictSame(viaTranscoder(Registration, [twice]).data, [{ _id: id.toHexString(), name: 'second' }], 'the last of a repeated name, as decoded')
 })
 
+t.test('a name is matched whole, whatever the documents before it held at its place', async (t) => {
+  // Each name is first compared with the one the document before held at the same place.
+  const ids = [new ObjectId(), new ObjectId(), new ObjectId(), new ObjectId()]
+  const docs = [
+    serialize({ _id: ids[0], name: 'a', role: 'r' }),
+    serialize({ _id: ids[1], names: 'no', nam: 'no', name: 'b' }),
+    serialize({ _id: ids[2], role: 'r2', name: 'c' }),
+    serialize({ _id: ids[3], name: 'd', role: 'r3' })
+  ]
+  t.strictSame(viaTranscoder(kinds.Registration, docs), await viaSchema('Registration', docs))
+  t.strictSame(viaTranscoder(kinds.Registration, docs).data, [
+    { _id: ids[0]?.toHexString(), name: 'a', role: 'r' },
+    { _id: ids[1]?.toHexString(), name: 'b' },
+    { _id: ids[2]?.toHexString(), name: 'c', role: 'r2' },
+    { _id: ids[3]?.toHexString(), name: 'd', role: 'r3' }
+  ])
+})
+
 t.test('strings that are not UTF-8 are left out and reported, not sent broken', async (t) => {
   const id = new ObjectId()
   const doc = serialize({ _id: id, name: 'abc' })
