@@ -34,8 +34,7 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
     if (omit !== undefined && omit.has(field.name)) continue
     const type = types[f] as number
     const mark = out.pos
-    if (!first) out.byte(COMMA)
-    out.span(field.keyBytes, 0, field.keyBytes.length)
+    out.span(field.keyBytes, first ? 1 : 0, field.keyBytes.length)
     let fits: boolean
     switch (field.kind) {
       case 'string[]': fits = type === T.Array && putScalarArray(out, 'string', buf, valueAt); break

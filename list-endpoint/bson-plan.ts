@@ -11,7 +11,7 @@ export interface Field {
   name: string
   /** The field's dotted path from the document's root (what a misfit report names). */
   path: string
-  /** `"name":` as UTF-8 */
+  /** `,"name":` as UTF-8: from 1 for the first field written, from 0 for the others. */
   keyBytes: Uint8Array
   bytes: Buffer
   kind: FieldKind
@@ -29,28 +29,26 @@ export interface Plan {
   /** Fields by the length of their name in bytes, to match element names without decoding them. */
   byLength: Array<Field[] | undefined>
   /**
-   * The field index met at each element position of the last document located (-1: none):
-   * documents of a kind mostly keep one order, so the name at a position is first compared
-   * with the one met there before, which also finds its NUL.
+   * The field met after each field in the last document located (`after[0]`: the first one;
+   * `after[f + 1]`: the one after field f; -1: none known). Documents of a kind mostly keep one
+   * order, so an element's name is first compared with the field that followed the previous
+   * one, which also finds its NUL; a field left out of one document costs one miss, not the rest.
    */
-  order: Int16Array
+  after: Int16Array
 }
-
-/** Element positions whose field is remembered; later ones are always matched by length. */
-const ORDER_KEPT = 64
 
 export function compilePlan (schema: TObject, prefix = ''): Plan {
   const fields: Field[] = []
   for (const [name, property] of Object.entries(schema.properties)) {
     const kind = fieldKind(property)
     if (kind === undefined) throw new Error(`bson-plan: field '${name}' has no field kind`)
-    const field: Field = { index: fields.length, name, path: prefix + name, keyBytes: new Uint8Array(Buffer.from(`${JSON.stringify(name)}:`, 'utf8')), bytes: Buffer.from(name, 'utf8'), kind }
+    const field: Field = { index: fields.length, name, path: prefix + name, keyBytes: new Uint8Array(Buffer.from(`,${JSON.stringify(name)}:`, 'utf8')), bytes: Buffer.from(name, 'utf8'), kind }
     if (kind === 'object[]') field.inner = compilePlan((property as unknown as { items: TObject }).items, `${prefix}${name}.`)
     fields.push(field)
   }
   const byLength: Array<Field[] | undefined> = []
   for (const field of fields) (byLength[field.bytes.length] ??= []).push(field)
-  return { fields, valueAt: new Int32Array(fields.length), types: new Uint8Array(fields.length), byLength, order: new Int16Array(ORDER_KEPT).fill(-1) }
+  return { fields, valueAt: new Int32Array(fields.length), types: new Uint8Array(fields.length), byLength, after: new Int16Array(fields.length + 1).fill(-1) }
 }
 
 function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field | undefined {
@@ -82,16 +80,17 @@ const locateWalk = reusableWalk()
  * is Elements#next's, bounds and all, with the name found by the remembered order first.
  */
 export function locate (plan: Plan, buf: Buffer, at: number): boolean {
-  const { fields, valueAt, types, order } = plan
+  const { fields, valueAt, types, after } = plan
   // Plans hold a few fields: stores in a loop the compiler keeps inline, not a call to fill().
   for (let f = 0; f < valueAt.length; f++) valueAt[f] = -1
   const end = locateWalk.reset(buf, at).end
   let dollar = false
-  let i = at + 4
-  for (let k = 0; i < end; k++) {
+  // The slot of `after` for the last field met (names that are no field are passed over).
+  let previous = 0
+  for (let i = at + 4; i < end;) {
     const type = buf[i] as number
     const nameAt = i + 1
-    const guess = k < ORDER_KEPT ? order[k] as number : -1
+    const guess = after[previous] as number
     let field = guess >= 0 ? fields[guess] : undefined
     let nameEnd: number
     if (field !== undefined && nameIs(field.bytes, buf, nameAt, end)) {
@@ -99,13 +98,14 @@ export function locate (plan: Plan, buf: Buffer, at: number): boolean {
     } else {
       nameEnd = cstringEnd(buf, nameAt, end)
       field = matchField(plan, buf, nameAt, nameEnd)
-      if (k < ORDER_KEPT) order[k] = field === undefined ? -1 : field.index
+      if (field !== undefined) after[previous] = field.index
     }
     if (buf[nameAt] === 0x24) dollar = true
     const valueStart = nameEnd + 1
     if (field !== undefined) {
       valueAt[field.index] = valueStart
       types[field.index] = type
+      previous = field.index + 1
     }
     i = valueStart + valueSize(buf, type, valueStart, end)
   }

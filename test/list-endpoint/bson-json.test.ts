@@ -154,8 +154,8 @@ t.test('hand-made edges: dates out of range, Int64 at 2^53, undefined, repeated 
   t.strictSame(viaTranscoder(Registration, [twice]).data, [{ _id: id.toHexString(), name: 'second' }], 'the last of a repeated name, as decoded')
 })
 
-t.test('a name is matched whole, whatever the documents before it held at its place', async (t) => {
-  // Each name is first compared with the one the document before held at the same place.
+t.test('a name is matched whole, whatever the documents before it held', async (t) => {
+  // Each name is first compared with the field that followed the previous one in the document before.
   const ids = [new ObjectId(), new ObjectId(), new ObjectId(), new ObjectId()]
   const docs = [
     serialize({ _id: ids[0], name: 'a', role: 'r' }),
