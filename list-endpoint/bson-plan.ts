@@ -77,7 +77,7 @@ const locateWalk = reusableWalk()
 /**
  * Records where each declared field's value starts in the document at `at`, and its type;
  * true when a name starts with `$` (only then can the document decode to a DBRef). The walk
- * is Elements#next's, bounds and all, with the name found by the remembered order first.
+ * is Elements#next's, bounds and all, each name first compared with the field `after` expects.
  */
 export function locate (plan: Plan, buf: Buffer, at: number): boolean {
   const { fields, valueAt, types, after } = plan
