@@ -12,7 +12,7 @@
 //   the common ones (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
 // test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
 import type { TObject } from '@sinclair/typebox'
-import { Elements, T, decodeRaw, int32At, isDBRefLike, type Page } from './bson-page.js'
+import { Elements, T, decodeRaw, int32At, isDBRefLike, reusableWalk, type Page } from './bson-page.js'
 import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js'
 import { COMMA, Out } from './json-out.js'
 import { putAnyDocument, putCustom, putScalar, putScalarArray } from './json-values.js'
@@ -54,25 +54,25 @@ function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: Reado
   return dollar
 }
 
+const itemsWalk = reusableWalk()
+
 // The misfits inside an array of documents, held until every item has proved a plain document:
 // an array that is not one is left out whole, and only it is reported.
 const held: string[] = []
 const hold: Report = (path) => { held.push(path) }
 
-/**
- * An array of embedded documents of a declared shape; false when an item is not a plain
- * document (what was written of it is then the caller's to take back, as for any misfit).
- */
+/** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
 function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, report: Report): boolean {
+  // Every item's type first: an array that is no array of documents is left out before any
+  // item of it is read (a malformed item in it is then never reached, as when decoding it).
+  for (const e = itemsWalk.reset(buf, at); e.next();) {
+    if (e.type !== T.Document) return false
+  }
   const inner = field.inner as Plan
   const from = held.length
   out.byte(0x5b)
   let first = true
   for (const e = new Elements(buf, at); e.next();) {
-    if (e.type !== T.Document) {
-      held.length = from
-      return false
-    }
     if (!first) out.byte(COMMA)
     first = false
     // Only a document with a `$` name can be a DBRef: the walk that writes it says so.

@@ -172,6 +172,17 @@ t.test('a name is matched whole, whatever the documents before it held', async (
   ])
 })
 
+t.test('an array of documents holding something else is left out before any item is read', async (t) => {
+  const id = new ObjectId()
+  const doc = serialize({ _id: id, sessionsSubscriptions: [{ session: new ObjectId() }, 'not a document'] })
+  // The first item's closing NUL broken: reading that item would find it malformed.
+  const item = doc.indexOf(Buffer.from('0\u0000')) + 2
+  doc[item + doc.readInt32LE(item) - 1] = 1
+  const out = viaTranscoder(kinds.Registration, [doc])
+  t.strictSame(out.data, [{ _id: id.toHexString() }])
+  t.strictSame(out.misfits, [['sessionsSubscriptions', id.toHexString()]])
+})
+
 t.test('strings that are not UTF-8 are left out and reported, not sent broken', async (t) => {
   const id = new ObjectId()
   const doc = serialize({ _id: id, name: 'abc' })
