@@ -1,6 +1,6 @@
 // What a database failure means to the client, read from what the driver says (error
 // classes, server codes and labels), never from error names alone (docs/errors.md).
-import { MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
+import { BSON, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
 import type { ErrorCode } from '../schemas/problem.js'
 
 export interface DatabaseProblem {
@@ -62,6 +62,7 @@ const QUERY_CODES: Record<number, [ErrorCode, string]> = {
 
 const UNAVAILABLE: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database is not answering; try again shortly.', param: 'request' }
 const REFUSED_ACCESS: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database refuses this service the read (its user lacks a privilege); try again once the operator has granted it.', param: 'request' }
+const DAMAGED: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database\'s reply arrived damaged and could not be read; try again shortly.', param: 'request' }
 const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.', param: 'request' }
 
 /** The client's problem for a database failure, or undefined when it is not one (a bug: 500). */
@@ -89,6 +90,10 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   if (error instanceof MongoDriverError && typeof (error as { address?: unknown }).address === 'string') return UNAVAILABLE
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
+  // A reply that does not decode (the driver's BSONError, or the page reader's MalformedBson,
+  // which is one): damaged on the way. What the service sends is checked before it is encoded.
+  // (Passed as unknown: the guard would otherwise narrow every Error after it to never.)
+  if (BSON.BSONError.isBSONError(error as unknown)) return DAMAGED
   // The request's own bound (AbortSignal.timeout, plugins/mongodb.ts): the database did not answer in time.
   if (error.name === 'TimeoutError' || (error as { cause?: { name?: string } }).cause?.name === 'TimeoutError') return TIMEOUT
   return undefined

@@ -14,11 +14,15 @@ export const utf8 = (buf: Buffer, start: number, end: number): string => buf.toS
 /** The driver's defaults for decoding replies (what the schema path sees). */
 export const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false, useBigInt64: false, validation: { utf8: true } } as const
 
-/** Raw BSON that does not hold together: a length past its document or buffer, a name without its NUL, an unknown type. */
-export class MalformedBson extends Error {
+/**
+ * Raw BSON that does not hold together: a length past its document or buffer, a name without its
+ * NUL, an unknown type. A BSONError, as the driver's own decoding failures are: a reply that came
+ * damaged is a database fault (database/classify-error.ts), whichever of the two reads it first.
+ */
+export class MalformedBson extends BSON.BSONError {
+  override get name (): string { return 'MalformedBson' }
   constructor (message: string) {
     super(`malformed BSON: ${message}`)
-    this.name = 'MalformedBson'
   }
 }
 

@@ -32,6 +32,11 @@ export interface FaultProxy {
    * until `release` is called: a read that ran on the server before what happens meanwhile.
    */
   holdReply: (matches: (command: Record<string, unknown>) => boolean) => HeldReply
+  /**
+   * Passes the database's reply to the next command that `matches` through `rewrite` (its whole
+   * frame, header included) before forwarding it: a reply damaged on the way.
+   */
+  rewriteReply: (matches: (command: Record<string, unknown>) => boolean, rewrite: (frame: Buffer) => Buffer) => void
   heal: () => void
   close: () => Promise<void>
 }
@@ -54,7 +59,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   let delayMs = 0
   let failing: { names: Set<string>, reply: ErrorReply, left: number } | undefined
   let releaseHeld: (() => void) | undefined
-  let holding: { matches: (command: Record<string, unknown>) => boolean, link?: Link, reply?: Buffer, released: boolean, onHeld: () => void } | undefined
+  let holding: { matches: (command: Record<string, unknown>) => boolean, link?: Link, reply?: Buffer, released: boolean, onHeld: () => void, rewrite?: (frame: Buffer) => Buffer } | undefined
 
   const server = net.createServer((client) => {
     accepted++
@@ -106,7 +111,10 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       if (link.upstreamFramer !== undefined) {
         for (const frame of link.upstreamFramer.push(chunk)) {
           // responseTo, the fourth int32 of the header, names the request answered.
-          if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
+          if (holding?.rewrite !== undefined && frame.readInt32LE(8) === link.heldRequest) {
+            client.write(holding.rewrite(frame))
+            holding = undefined
+          } else if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
             holding.reply = frame
             holding.onHeld()
           } else {
@@ -167,12 +175,16 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       releaseHeld = release
       return { held, release }
     },
+    rewriteReply: (matches, rewrite) => {
+      holding = { matches, released: false, onHeld: () => {}, rewrite }
+    },
     heal: () => {
       refuse = false
       silentNew = false
       delayMs = 0
       failing = undefined
       releaseHeld?.()
+      holding = undefined
     },
     close: async () => {
       for (const link of links) {

@@ -4,6 +4,7 @@
 import { BSON, ObjectId } from 'mongodb'
 import fc from 'fast-check'
 import t from 'tap'
+import { classifyDatabaseError } from '../../database/classify-error.js'
 import { bsonToJson } from '../../list-endpoint/bson-json.js'
 import { Elements, MalformedBson, decodeFields, firstBatch, innerPage, int32At, isDBRefLike, pageOf, valueSize } from '../../list-endpoint/bson-page.js'
 import { EXACT_VALUES } from '../../list-endpoint/cursor.js'
@@ -85,4 +86,14 @@ t.test('lengths are read as Buffer#readInt32LE reads them, and fixed sizes are c
   t.throws(() => valueSize(date, 9, 5), MalformedBson, 'a date cut short is malformed')
   t.throws(() => valueSize(date, 7, 4, 10), MalformedBson, 'an ObjectId past its document is malformed')
   t.throws(() => valueSize(date, 0x20, 4), MalformedBson, 'an unknown type is malformed')
+})
+
+t.test('a malformed reply is a BSONError, as the driver\'s own decoding failures are: a database fault, not a 500', async (t) => {
+  const error = new MalformedBson('a value runs past its document')
+  t.ok(BSON.BSONError.isBSONError(error))
+  t.equal(error.name, 'MalformedBson')
+  t.match(error.message, /^malformed BSON: a value runs past/)
+  t.match(classifyDatabaseError(error), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
+  t.match(classifyDatabaseError(new BSON.BSONError('corrupt BSON message')), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
+  t.equal(classifyDatabaseError(new Error('a bug')), undefined, 'anything else stays a 500')
 })
