@@ -1,6 +1,6 @@
 // What a database failure means to the client, read from what the driver says (error
 // classes, server codes and labels), never from error names alone (docs/errors.md).
-import { BSON, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
+import { BSON, MongoDecompressionError, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoParseError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
 import type { ErrorCode } from '../schemas/problem.js'
 
 export interface DatabaseProblem {
@@ -65,6 +65,20 @@ const REFUSED_ACCESS: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILAB
 const DAMAGED: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database\'s reply arrived damaged and could not be read; try again shortly.', param: 'request' }
 const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.', param: 'request' }
 
+/**
+ * A reply that arrived damaged, as the driver and the page reader say it: a document that does
+ * not decode (the driver's BSONError, or the page reader's MalformedBson, which is one), a
+ * message whose length is negative (MongoParseError) or whose body does not match its header
+ * (MongoDecompressionError), or one shorter than its own header, which the driver's bounds check
+ * (src/bson.ts, validateBufferInputs) refuses with a RangeError of this text. What the service
+ * sends is checked before it is encoded, so none of them comes from a request.
+ */
+function isDamagedReply (error: Error): boolean {
+  // (Passed as unknown: the guard would otherwise narrow every Error after it to never.)
+  return BSON.BSONError.isBSONError(error as unknown) || error instanceof MongoParseError || error instanceof MongoDecompressionError ||
+    (error instanceof RangeError && error.message.startsWith('Attempt to access memory outside buffer bounds'))
+}
+
 /** The client's problem for a database failure, or undefined when it is not one (a bug: 500). */
 export function classifyDatabaseError (error: Error): DatabaseProblem | undefined {
   if (error instanceof MongoOperationTimeoutError) return TIMEOUT
@@ -90,10 +104,7 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   if (error instanceof MongoDriverError && typeof (error as { address?: unknown }).address === 'string') return UNAVAILABLE
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
-  // A reply that does not decode (the driver's BSONError, or the page reader's MalformedBson,
-  // which is one): damaged on the way. What the service sends is checked before it is encoded.
-  // (Passed as unknown: the guard would otherwise narrow every Error after it to never.)
-  if (BSON.BSONError.isBSONError(error as unknown)) return DAMAGED
+  if (isDamagedReply(error)) return DAMAGED
   // The request's own bound (AbortSignal.timeout, plugins/mongodb.ts): the database did not answer in time.
   if (error.name === 'TimeoutError' || (error as { cause?: { name?: string } }).cause?.name === 'TimeoutError') return TIMEOUT
   return undefined

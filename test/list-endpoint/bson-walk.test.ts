@@ -1,7 +1,7 @@
 // The one walk over raw BSON (Elements, list-endpoint/bson-page.ts): every element of a document
 // in order, and on bytes that do not hold together (a reply cut short, a length that lies, a name
 // without its NUL) a MalformedBson, never a read outside the document or a loop without end.
-import { BSON, ObjectId } from 'mongodb'
+import { BSON, MongoDecompressionError, MongoParseError, ObjectId } from 'mongodb'
 import fc from 'fast-check'
 import t from 'tap'
 import { classifyDatabaseError } from '../../database/classify-error.js'
@@ -95,5 +95,10 @@ t.test('a malformed reply is a BSONError, as the driver\'s own decoding failures
   t.match(error.message, /^malformed BSON: a value runs past/)
   t.match(classifyDatabaseError(error), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
   t.match(classifyDatabaseError(new BSON.BSONError('corrupt BSON message')), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
+  // What the driver throws for a message that does not hold together (test/faults/garbled-replies.test.ts makes each).
+  for (const framing of [new MongoParseError('Message size cannot be negative: -5'), new MongoDecompressionError('Message body and message header must be the same length'), new RangeError('Attempt to access memory outside buffer bounds: buffer length: 10, offset: 8, length: 4')]) {
+    t.match(classifyDatabaseError(framing), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ }, framing.name)
+  }
   t.equal(classifyDatabaseError(new Error('a bug')), undefined, 'anything else stays a 500')
+  t.equal(classifyDatabaseError(new RangeError('Invalid array length')), undefined, 'a RangeError of another kind too')
 })
