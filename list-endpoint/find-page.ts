@@ -4,7 +4,7 @@
 // that decodes the reply's `cursor` although `raw` was asked for gets the public cursor path.
 import { Long, type ClientSession, type CollationOptions, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
-import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
+import { MalformedBson, firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
 
 export interface PageQuery {
   filter: Document
@@ -65,6 +65,15 @@ export function kill (db: Db, collection: string, id: bigint, readPreference: Re
   db.command({ killCursors: collection, cursors: [Long.fromBigInt(id)] }, { readPreference }).catch(() => {})
 }
 
+/**
+ * A `raw` reply's `cursor` that is not raw BSON must be one the driver decoded (`{firstBatch:
+ * [...]}`), after which its public cursors read on. Anything else, or no cursor at all, is a
+ * damaged reply (503), which must not turn the client's pages to the slower path for good.
+ */
+function checkDecoded (cursor: unknown): void {
+  if (cursor === null || typeof cursor !== 'object' || !Array.isArray((cursor as { firstBatch?: unknown }).firstBatch)) throw new MalformedBson('the reply holds no cursor document')
+}
+
 /** The id of a cursor reply the driver decoded (`{firstBatch, id, ns}`), 0 when there is none. */
 export function decodedId (cursor: unknown): bigint {
   const id = (cursor as { id?: unknown } | undefined)?.id
@@ -103,6 +112,7 @@ export async function findPage (db: Db, collection: string, query: PageQuery, op
   const reply = await commandRetried(db, findCommand(db, collection, query, maxTimeMS, readConcern), { readPreference, signal, ...sessionOption })
   const cursor: unknown = reply.cursor
   if (!Buffer.isBuffer(cursor)) {
+    checkDecoded(cursor)
     decodedReplies.add(db.client)
     kill(db, collection, decodedId(cursor), readPreference)
     return await cursorPage(db, collection, query, options)
@@ -160,6 +170,7 @@ export async function findProjectPage (db: Db, collection: string, projectId: Ob
     if (decodedReplies.has(db.client)) return projectOf(await aggregatePage(db, command, options.signal))
     const cursor: unknown = (await commandRetried(db, command, { readPreference, signal: options.signal })).cursor
     if (!Buffer.isBuffer(cursor)) {
+      checkDecoded(cursor)
       decodedReplies.add(db.client)
       kill(db, 'projects', decodedId(cursor), readPreference)
       return projectOf(await aggregatePage(db, command, options.signal))

@@ -49,6 +49,8 @@ const damages: Record<string, Damage> = {
   },
   'a reply whose own length lies': { damage: (frame) => { frame.writeInt32LE(1 << 20, REPLY) }, code: 'DATABASE_UNAVAILABLE' },
   'a reply with an element of an unknown type': { damage: (frame) => { frame[REPLY + 4] = 0x20 }, code: 'DATABASE_UNAVAILABLE' },
+  // One flipped bit in a name: the reply holds no `cursor`.
+  'a reply whose cursor lost its name': { damage: (frame) => { frame[frame.indexOf('\x03cursor\0') + 1] ^= 0x20 }, code: 'DATABASE_UNAVAILABLE' },
   'an unknown opcode': { damage: (frame) => { frame.writeInt32LE(1234, 12) }, code: 'DATABASE_UNAVAILABLE' },
   'OP_COMPRESSED whose body does not match its header': { damage: (frame) => { frame.writeInt32LE(2012, 12) }, code: 'DATABASE_UNAVAILABLE' },
   'a negative message length': { damage: (frame) => { frame.writeInt32LE(-5, 0) }, code: 'DATABASE_UNAVAILABLE' },

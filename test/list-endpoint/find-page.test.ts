@@ -160,3 +160,17 @@ t.test('a driver that decodes the raw reply: a project\'s page comes through its
   const missing = await findProjectPage(decodingDb([]).db, 'items', new ObjectId(), query, options)
   t.same([missing.exists, missing.page.starts.length], [false, 0], 'no project: nothing')
 })
+
+t.test('a reply with no cursor document, or a cursor of another type, is damaged: MalformedBson, and the next page still comes raw', async (t) => {
+  for (const [what, cursor] of [['none', undefined], ['a string', 'x'], ['a document without firstBatch', { id: Long.fromNumber(0) }]] as const) {
+    let damaged = true
+    const { db, sent } = fakeDb(() => damaged ? { ok: 1, ...(cursor === undefined ? {} : { cursor }) } : cursorReply([{ _id: 1 }], 0))
+    await t.rejects(findPage(db, 'things', query, options), { name: 'MalformedBson' }, `${what}: the page`)
+    await t.rejects(findProjectPage(db, 'items', new ObjectId(), query, options), { name: 'MalformedBson' }, `${what}: a project's page`)
+    damaged = false
+    sent.length = 0
+    const page = await findPage(db, 'things', query, options)
+    t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), [{ _id: 1 }], `${what}: the next page`)
+    t.strictSame(sent.map((c) => Object.keys(c)[0]), ['find'], `${what}: read raw, as before, in one command`)
+  }
+})
