@@ -3,6 +3,7 @@
 // then `$group`, the order and the limit, all in the database: only the groups asked for (and
 // one more, to know whether more exist) come back.
 import { Decimal128, Long, ObjectId, type Document } from 'mongodb'
+import { MalformedBson } from '../list-endpoint/bson-page.js'
 import type { GroupBy } from '../list-query/group-by.js'
 
 /** The BSON types (`$type` names) a key of each kind is counted under; any other counts as no value. */
@@ -50,6 +51,11 @@ function valueOf (key: unknown): Group['value'] {
 
 /** The answer's groups from the aggregation's documents, at most `limit`, and whether more were left out. */
 export function groupsOf (documents: Document[], limit: number): { groups: Group[], more: boolean } {
-  const groups = documents.slice(0, limit).map((document) => ({ value: valueOf(document._id), count: Number(document.count) }))
+  const groups = documents.slice(0, limit).map((document) => {
+    const count = Number(document.count)
+    // A group without its count came damaged (503): never a NaN for the serializer to refuse.
+    if (!Number.isSafeInteger(count) || count < 1) throw new MalformedBson('a group holds no count')
+    return { value: valueOf(document._id), count }
+  })
   return { groups, more: documents.length > limit }
 }

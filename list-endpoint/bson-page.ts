@@ -16,14 +16,11 @@ export const DECODE_OPTIONS = { promoteLongs: true, promoteValues: true, promote
 
 /**
  * Raw BSON that does not hold together: a length past its document or buffer, a name without its
- * NUL, an unknown type. A BSONError, as the driver's own decoding failures are: a reply that came
- * damaged is a database fault (database/classify-error.ts), whichever of the two reads it first.
+ * NUL, an unknown type. A BSONError, as the driver's decoding failures are: a database fault.
  */
 export class MalformedBson extends BSON.BSONError {
   override get name (): string { return 'MalformedBson' }
-  constructor (message: string) {
-    super(`malformed BSON: ${message}`)
-  }
+  constructor (message: string) { super(`malformed BSON: ${message}`) }
 }
 
 // The walk's helpers are small, and their error messages are made out of line, so that the

@@ -4,6 +4,7 @@
 // Nothing in the cursor protocol promises that the group comes in the first batch: should that
 // batch come empty with the cursor left open, countDocuments counts again and reads on.
 import { Long, type CollationOptions, type Db, type Document } from 'mongodb'
+import { MalformedBson } from './bson-page.js'
 import { decodedId, kill, readRetried } from './find-page.js'
 
 export interface CountOptions {
@@ -26,12 +27,19 @@ export async function countMatching (db: Db, collection: string, where: Document
   const { signal, maxTimeMS, collation } = options
   const readPreference = db.readPreference
   const reply = await readRetried(db, signal, () => db.command(countCommand(db, collection, where, options), { readPreference, signal }))
-  const cursor = reply.cursor as { firstBatch?: Array<{ n?: unknown }> } | undefined
+  const cursor = reply.cursor as { firstBatch?: unknown } | undefined
   const id = decodedId(cursor)
   kill(db, collection, id, readPreference)
-  const first = cursor?.firstBatch?.[0]
-  // No group: nothing matched. An empty first batch of a cursor left open: the driver's cursor reads on.
-  if (first === undefined && id !== 0n) return await db.collection(collection).countDocuments(where, { maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation }) })
-  const n = first?.n
-  return typeof n === 'number' ? n : n instanceof Long ? n.toNumber() : 0
+  // A reply without its cursor, or a group without its number, came damaged: never a count of 0.
+  if (!Array.isArray(cursor?.firstBatch)) throw new MalformedBson('the count\'s reply holds no cursor document')
+  const first: unknown = cursor.firstBatch[0]
+  if (first === undefined) {
+    // No group: nothing matched. An empty first batch of a cursor left open: the driver's cursor reads on.
+    if (id === 0n) return 0
+    return await db.collection(collection).countDocuments(where, { maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation }) })
+  }
+  const n = (first as { n?: unknown } | null)?.n
+  if (typeof n === 'number') return n
+  if (n instanceof Long) return n.toNumber()
+  throw new MalformedBson('the count\'s group holds no number')
 }

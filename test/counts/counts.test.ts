@@ -5,6 +5,7 @@
 import fc from 'fast-check'
 import { ObjectId, type Document } from 'mongodb'
 import t from 'tap'
+import { groupsOf } from '../../counts/count-pipeline.js'
 import { build } from '../helpers/build.js'
 
 const RUNS = Number(process.env.COUNTS_RUNS ?? 60)
@@ -124,4 +125,9 @@ t.test('only the path\'s project is counted, and /projects counts the projects',
   t.equal(res.json<{ total: number }>().total, inOther)
   const projects = await fastify.inject('/projects/counts?by=name&filter={"name":{"$in":["counts","elsewhere"]}}')
   t.same(projects.json(), { groups: [{ value: 'counts', count: 1 }, { value: 'elsewhere', count: 1 }], total: 2, more: false })
+})
+
+t.test('a group without its count came damaged: MalformedBson (a 503), never a count the serializer refuses', async (t) => {
+  t.strictSame(groupsOf([{ _id: 'a', count: 2 }, { _id: null, count: 1 }], 5), { groups: [{ value: 'a', count: 2 }, { value: null, count: 1 }], more: false })
+  for (const count of [undefined, 'two', 0, 1.5, Number.NaN]) t.throws(() => groupsOf([{ _id: 'a', count }], 5), { name: 'MalformedBson' }, String(count))
 })

@@ -105,3 +105,17 @@ t.test('a failover error is retried once, as the driver retries an aggregate; a 
   await t.rejects(countMatching(limited.db, 'words', {}, options))
   t.equal(limited.sent.length, 1, 'a time limit is not retried')
 })
+
+t.test('a reply with no cursor document, or a group without its number, is damaged: MalformedBson, never a count of 0', async (t) => {
+  const damaged: Array<[string, Document]> = [
+    ['no cursor', { ok: 1 }],
+    ['a cursor without firstBatch', { cursor: { id: 0, ns: 'x.words' }, ok: 1 }],
+    ['a group without n', reply([{ _id: 1 }], 0)],
+    ['a group whose n is a string', reply([{ _id: 1, n: '4' }], 0)]
+  ]
+  for (const [what, answer] of damaged) {
+    const { db, fallbacks } = countingDb(() => answer)
+    await t.rejects(countMatching(db, 'words', {}, options), { name: 'MalformedBson' }, what)
+    t.equal(fallbacks.length, 0, `${what}: not counted again`)
+  }
+})
