@@ -79,7 +79,9 @@ for (const [name, { damage, code, outOfStep }] of Object.entries(damages)) {
     t.equal(res.headers['retry-after'], '1')
     t.ok(ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${ms} ms`)
     t.notMatch(res.body, /BSON|offset|bytes|buffer|length/i, 'nothing of the decoder\'s message in the answer')
-    t.ok(logLines.some((line) => line.msg === 'database fault' && line.code === code), 'logged as a database fault')
+    const fault = logLines.find((line) => line.msg === 'database fault' && line.code === code)
+    t.ok(fault, 'logged as a database fault')
+    if (code === 'DATABASE_UNAVAILABLE') t.match(fault?.err, /^(MalformedBson|BSON\w*Error|MongoParseError|MongoDecompressionError|RangeError)$/, `the log names the error: ${String(fault?.err)}`)
     t.notOk(logLines.some((line) => line.msg === 'request failed'), 'not logged as a failure of the service')
     proxy.heal()
     if (outOfStep === true) {
