@@ -140,9 +140,21 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
   const feed = `${service.url}/projects/${project.toHexString()}/registrations/changes`
   const { next } = await (await fetch(feed)).json() as { next: string }
   const poll = fetch(`${feed}?wait=60&since=${next}`).then(async (res) => ({ status: res.status, body: await res.json() as { events: unknown[], next?: string } }))
-  const stream = fetch(`${feed}?since=${next}`, { headers: { accept: 'application/x-ndjson' } }).then(async (res) => (await res.text()).split('\n').filter((line) => line !== ''))
+  // The stream's first line comes after its first read: until then it may still be reading the
+  // database that is about to stop (on a busy machine), and wait for it up to the query timeout.
+  let begun = false
+  const stream = fetch(`${feed}?since=${next}`, { headers: { accept: 'application/x-ndjson' } }).then(async (res) => {
+    let text = ''
+    const decoder = new TextDecoder()
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true })
+      if (text.includes('\n')) begun = true
+    }
+    return text.split('\n').filter((line) => line !== '')
+  })
   const arrived = await timeUntil(async () => service.lines.filter((line) => line.includes('incoming request') && line.includes(`since=${next}`)).length === 2, 5000, 50)
   t.ok(arrived < Infinity, 'both requests are being answered')
+  t.ok(await until(() => begun, 5000), 'the stream has begun: its first checkpoint arrived')
 
   // Ctrl-C signals the whole process group: the embedded database stops with the service.
   const signalled = Date.now()
