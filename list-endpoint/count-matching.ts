@@ -5,7 +5,7 @@
 // batch come empty with the cursor left open, countDocuments counts again and reads on.
 import { Long, type CollationOptions, type Db, type Document } from 'mongodb'
 import { MalformedBson } from './bson-page.js'
-import { decodedId, kill, readRetried } from './find-page.js'
+import { checkDecoded, decodedId, kill, readRetried } from './find-page.js'
 
 export interface CountOptions {
   maxTimeMS: number
@@ -27,11 +27,11 @@ export async function countMatching (db: Db, collection: string, where: Document
   const { signal, maxTimeMS, collation } = options
   const readPreference = db.readPreference
   const reply = await readRetried(db, signal, () => db.command(countCommand(db, collection, where, options), { readPreference, signal }))
-  const cursor = reply.cursor as { firstBatch?: unknown } | undefined
+  const cursor: unknown = reply.cursor
   const id = decodedId(cursor)
   kill(db, collection, id, readPreference)
   // A reply without its cursor, or a group without its number, came damaged: never a count of 0.
-  if (!Array.isArray(cursor?.firstBatch)) throw new MalformedBson('the count\'s reply holds no cursor document')
+  checkDecoded(cursor)
   const first: unknown = cursor.firstBatch[0]
   if (first === undefined) {
     // No group: nothing matched. An empty first batch of a cursor left open: the driver's cursor reads on.

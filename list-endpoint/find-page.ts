@@ -66,11 +66,11 @@ export function kill (db: Db, collection: string, id: bigint, readPreference: Re
 }
 
 /**
- * A `raw` reply's `cursor` that is not raw BSON must be one the driver decoded (`{firstBatch:
- * [...]}`), after which its public cursors read on. Anything else, or no cursor at all, is a
- * damaged reply (503), which must not turn the client's pages to the slower path for good.
+ * A cursor the driver decoded (`{firstBatch: [...]}`): a count's, or a `raw` reply's that did not
+ * stay BSON, after which the driver's public cursors read the pages. Anything else, or no cursor
+ * at all, is a damaged reply (503), which must not turn the client's pages to the slower path.
  */
-function checkDecoded (cursor: unknown): void {
+export function checkDecoded (cursor: unknown): asserts cursor is { firstBatch: unknown[] } {
   if (cursor === null || typeof cursor !== 'object' || !Array.isArray((cursor as { firstBatch?: unknown }).firstBatch)) throw new MalformedBson('the reply holds no cursor document')
 }
 
