@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { ObjectId, type Collection, type Db } from 'mongodb'
 import type { Test } from 'tap'
 import { CLIENT_MARGIN_MS, clientOptions } from '../../plugins/mongodb.js'
-import { build } from '../helpers/build.js'
+import { build, type BuildOptions } from '../helpers/build.js'
 import { testDatabase } from '../helpers/database.js'
 import { prepareFeeds } from '../helpers/feeds.js'
 import { timeUntil, until } from '../helpers/until.js'
@@ -28,8 +28,8 @@ export async function proxiedDatabase (t: Test): Promise<FaultProxy> {
   return proxy
 }
 
-export async function faultApp (t: Test, proxy: FaultProxy): Promise<FastifyInstance> {
-  return await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, DATABASE_STUCK_AFTER_MS: 2000 } })
+export async function faultApp (t: Test, proxy: FaultProxy, { logLines }: Pick<BuildOptions, 'logLines'> = {}): Promise<FastifyInstance> {
+  return await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, DATABASE_STUCK_AFTER_MS: 2000 }, logLines })
 }
 
 /**

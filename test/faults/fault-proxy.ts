@@ -41,6 +41,9 @@ export interface FaultProxy {
   close: () => Promise<void>
 }
 
+/** Where an OP_MSG reply's document starts: after the header's four int32s, the flags and the section's kind byte. */
+export const REPLY_DOCUMENT_AT = 16 + 4 + 1
+
 export interface HeldReply {
   /** Resolves when the database's reply has come and is held. */
   held: Promise<void>

@@ -3,13 +3,13 @@
 // or a page built from the damage, and the service serves again.
 import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { build } from '../helpers/build.js'
-import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, proxiedDatabase, recoveryTime } from './fault-app.js'
+import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, recoveryTime } from './fault-app.js'
+import { REPLY_DOCUMENT_AT } from './fault-proxy.js'
 
 t.setTimeout(120_000)
 const proxy = await proxiedDatabase(t)
 const logLines: Array<Record<string, unknown>> = []
-const fastify = await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS }, logLines })
+const fastify = await faultApp(t, proxy, { logLines })
 const project = new ObjectId()
 await fastify.database.db().collection('projects').insertOne({ _id: project, name: 'Garbled' })
 const url = `/projects?filter=${encodeURIComponent(JSON.stringify({ _id: String(project) }))}`
@@ -23,9 +23,6 @@ function firstDocument (frame: Buffer): number {
   return at + 'firstBatch\0'.length + 4 + 1 + 2
 }
 
-// The header is four int32s (length, requestId, responseTo, opCode); OP_MSG's flags (4) and
-// the kind of its section (1) follow, then the reply's document.
-const REPLY = 16 + 4 + 1
 interface Damage {
   damage: (frame: Buffer) => void
   /** The problem answered. */
@@ -47,8 +44,8 @@ const damages: Record<string, Damage> = {
     },
     code: 'DATABASE_UNAVAILABLE'
   },
-  'a reply whose own length lies': { damage: (frame) => { frame.writeInt32LE(1 << 20, REPLY) }, code: 'DATABASE_UNAVAILABLE' },
-  'a reply with an element of an unknown type': { damage: (frame) => { frame[REPLY + 4] = 0x20 }, code: 'DATABASE_UNAVAILABLE' },
+  'a reply whose own length lies': { damage: (frame) => { frame.writeInt32LE(1 << 20, REPLY_DOCUMENT_AT) }, code: 'DATABASE_UNAVAILABLE' },
+  'a reply with an element of an unknown type': { damage: (frame) => { frame[REPLY_DOCUMENT_AT + 4] = 0x20 }, code: 'DATABASE_UNAVAILABLE' },
   // One flipped bit in a name: the reply holds no `cursor`.
   'a reply whose cursor lost its name': { damage: (frame) => { frame[frame.indexOf('\x03cursor\0') + 1] ^= 0x20 }, code: 'DATABASE_UNAVAILABLE' },
   'an unknown opcode': { damage: (frame) => { frame.writeInt32LE(1234, 12) }, code: 'DATABASE_UNAVAILABLE' },
