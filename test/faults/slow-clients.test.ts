@@ -13,7 +13,7 @@ t.setTimeout(120_000)
 const LIMIT_MS = 1500
 /** Node checks head and request times every second; the service its unread answers four times a second. */
 const CHECK_MS = 1000
-/** Scheduling noise on a shared 2-core machine. */
+/** Scheduling noise: other processes may hold the CPU when a limit falls due. */
 const SLACK_MS = 1500
 
 /** When the last 1,000-document page was handed to Node to write. */
