@@ -61,7 +61,10 @@ const itemsWalk = reusableWalk()
 const held: string[] = []
 const hold: Report = (path) => { held.push(path) }
 
-/** An array of embedded documents of a declared shape; false (nothing written) when an item is not a plain document. */
+/**
+ * An array of embedded documents of a declared shape; false when an item is not a plain
+ * document (what was written of it is then the caller's to take back, as for any misfit).
+ */
 function putDocumentArray (out: Out, field: Field, buf: Buffer, at: number, report: Report): boolean {
   // Every item's type first: an array that is no array of documents is left out before any
   // item of it is read (a malformed item in it is then never reached, as when decoding it).

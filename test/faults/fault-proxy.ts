@@ -33,10 +33,10 @@ export interface FaultProxy {
    */
   holdReply: (matches: (command: Record<string, unknown>) => boolean) => HeldReply
   /**
-   * Passes the database's reply to the next command that `matches` through `rewrite` (its whole
-   * frame, header included) before forwarding it: a reply damaged on the way.
+   * Hands a copy of the database's reply to the next command that `matches` (its whole frame,
+   * header included) to `damage` in place, then forwards it: a reply damaged on the way.
    */
-  rewriteReply: (matches: (command: Record<string, unknown>) => boolean, rewrite: (frame: Buffer) => Buffer) => void
+  rewriteReply: (matches: (command: Record<string, unknown>) => boolean, damage: (frame: Buffer) => void) => void
   heal: () => void
   close: () => Promise<void>
 }
@@ -62,7 +62,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   let delayMs = 0
   let failing: { names: Set<string>, reply: ErrorReply, left: number } | undefined
   let releaseHeld: (() => void) | undefined
-  let holding: { matches: (command: Record<string, unknown>) => boolean, link?: Link, reply?: Buffer, released: boolean, onHeld: () => void, rewrite?: (frame: Buffer) => Buffer } | undefined
+  let holding: { matches: (command: Record<string, unknown>) => boolean, link?: Link, reply?: Buffer, released: boolean, onHeld: () => void, damage?: (frame: Buffer) => void } | undefined
 
   const server = net.createServer((client) => {
     accepted++
@@ -114,12 +114,16 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       if (link.upstreamFramer !== undefined) {
         for (const frame of link.upstreamFramer.push(chunk)) {
           // responseTo, the fourth int32 of the header, names the request answered.
-          if (holding?.rewrite !== undefined && frame.readInt32LE(8) === link.heldRequest) {
-            client.write(holding.rewrite(frame))
-            holding = undefined
-          } else if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
-            holding.reply = frame
-            holding.onHeld()
+          if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
+            if (holding.damage === undefined) {
+              holding.reply = frame
+              holding.onHeld()
+            } else {
+              const damaged = Buffer.from(frame)
+              holding.damage(damaged)
+              client.write(damaged)
+              holding = undefined
+            }
           } else {
             client.write(frame)
           }
@@ -178,8 +182,8 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       releaseHeld = release
       return { held, release }
     },
-    rewriteReply: (matches, rewrite) => {
-      holding = { matches, released: false, onHeld: () => {}, rewrite }
+    rewriteReply: (matches, damage) => {
+      holding = { matches, released: false, onHeld: () => {}, damage }
     },
     heal: () => {
       refuse = false

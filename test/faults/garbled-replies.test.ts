@@ -62,9 +62,7 @@ for (const [name, { damage, code, outOfStep }] of Object.entries(damages)) {
     let damaged = 0
     proxy.rewriteReply(isFind, (frame) => {
       damaged++
-      const copy = Buffer.from(frame)
-      damage(copy)
-      return copy
+      damage(frame)
     })
     logLines.length = 0
     const started = Date.now()
