@@ -30,6 +30,8 @@ export interface FeedStats {
   /** Requests waiting for a change now (admitted with wait), streams open now. */
   waiting: number
   streams: number
+  /** Of those, the ones asleep between reads now, until a change, their deadline or a checkpoint. */
+  readonly idle: number
   /** Events of types the feed does not know, passed over, by collection. */
   eventsSkipped: Map<string, number>
   /** Changes that could never be read (the stream moved past them), by collection. */
@@ -64,7 +66,18 @@ async function changesPlugin (fastify: FastifyInstance) {
   const stopListeners = new Set<() => void>()
   let stopping = false
   let admitted = 0
-  const stats: FeedStats = { eventsSent: new Map(), eventsSkipped: new Map(), unreadable: new Map(), waiting: 0, streams: 0 }
+  const stats: FeedStats = {
+    eventsSent: new Map(),
+    eventsSkipped: new Map(),
+    unreadable: new Map(),
+    waiting: 0,
+    streams: 0,
+    get idle () {
+      let asleep = 0
+      for (const hub of hubs.values()) asleep += hub.waiting
+      return asleep
+    }
+  }
   const identities = new CollectionIdentities(fastify.database, fastify.config.QUERY_TIMEOUT_MS)
   const count = (map: Map<string, number>, collection: string): void => { map.set(collection, (map.get(collection) ?? 0) + 1) }
 

@@ -98,6 +98,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
   // eslint-disable-next-line no-new
   new Gauge({ name: 'changes_requests_waiting', help: 'Change-feed requests waiting for a change (wait above 0)', registers: [registry], collect () { this.set(fastify.changes.stats.waiting) } })
   // eslint-disable-next-line no-new
+  new Gauge({ name: 'changes_requests_idle', help: 'Change-feed requests and streams asleep between reads (until a change, their deadline or a checkpoint)', registers: [registry], collect () { this.set(fastify.changes.stats.idle) } })
+  // eslint-disable-next-line no-new
   new Gauge({ name: 'changes_streams_open', help: 'Change-feed streams open (Accept: application/x-ndjson)', registers: [registry], collect () { this.set(fastify.changes.stats.streams) } })
   const lag = new SeriesHistogram('changes_delivery_lag_seconds', 'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
   const lagSeries = lag.series()

@@ -134,14 +134,13 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
   const delayMs = 1000
   // A query timeout well above the drain: a read of the stopped database, or a wait for it, shows.
   // debug: a line per request, so that the test knows both have arrived.
-  const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: String(delayMs), QUERY_TIMEOUT_MS: '10000', LOG_LEVEL: 'debug' })
+  // Metrics on: they say when both requests sleep between reads.
+  const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: String(delayMs), QUERY_TIMEOUT_MS: '10000', LOG_LEVEL: 'debug', METRICS_PORT: String(await freePort()) })
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url)
   const feed = `${service.url}/projects/${project.toHexString()}/registrations/changes`
   const { next } = await (await fetch(feed)).json() as { next: string }
   const poll = fetch(`${feed}?wait=60&since=${next}`).then(async (res) => ({ status: res.status, body: await res.json() as { events: unknown[], next?: string } }))
-  // The stream's first line comes after its first read: until then it may still be reading the
-  // database that is about to stop (on a busy machine), and wait for it up to the query timeout.
   let begun = false
   const stream = fetch(`${feed}?since=${next}`, { headers: { accept: 'application/x-ndjson' } }).then(async (res) => {
     let text = ''
@@ -155,6 +154,16 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
   const arrived = await timeUntil(async () => service.lines.filter((line) => line.includes('incoming request') && line.includes(`since=${next}`)).length === 2, 5000, 50)
   t.ok(arrived < Infinity, 'both requests are being answered')
   t.ok(await until(() => begun, 5000), 'the stream has begun: its first checkpoint arrived')
+  // Both asleep between reads: a first read still under way would wait for the stopped database
+  // up to the query timeout.
+  const metrics = /metrics at (http:\/\/[^\s"]+)/.exec(service.lines.join('\n'))?.[1]
+  t.ok(metrics, 'the metrics address is logged')
+  const idle = async (): Promise<number | undefined> => {
+    const text = await (await fetch(metrics as string)).text()
+    const value = /^changes_requests_idle (\d+)$/m.exec(text)?.[1]
+    return value === undefined ? undefined : Number(value)
+  }
+  t.ok(await until(async () => await idle() === 2, 5000), 'the long poll and the stream sleep until a change')
 
   // Ctrl-C signals the whole process group: the embedded database stops with the service.
   const signalled = Date.now()

@@ -78,12 +78,14 @@ t.test('change feeds: events sent by collection, waits and streams open, and the
   let samples: Sample[] = []
   const scrape = async (): Promise<Sample[]> => (samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text))
   t.ok(await until(async () => (await scrape()).find((s) => s.name === 'changes_requests_waiting')?.value === 1, 4000, 50), 'one request waits')
+  t.ok(await until(async () => (await scrape()).find((s) => s.name === 'changes_requests_idle')?.value === 1, 4000, 50), 'asleep once its first read found nothing')
   t.equal(samples.find((s) => s.name === 'changes_streams_open')?.value, 0)
   const sentBefore = samples.find((s) => s.name === 'changes_events_sent_total' && s.labels.collection === 'places')?.value ?? 0
   await db.collection('places').insertOne({ project: new ObjectId(project), name: 'new place' })
   await (await waiting).text()
   samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
   t.equal(samples.find((s) => s.name === 'changes_requests_waiting')?.value, 0)
+  t.equal(samples.find((s) => s.name === 'changes_requests_idle')?.value, 0, 'woken, nothing sleeps')
   t.equal((samples.find((s) => s.name === 'changes_events_sent_total' && s.labels.collection === 'places')?.value ?? 0) - sentBefore, 1, 'the change was counted')
   t.equal(samples.find((s) => s.name === 'changes_delivery_lag_seconds_count')?.value, 1, 'its lag observed')
 })
