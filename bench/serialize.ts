@@ -2,19 +2,23 @@
 // page are (a) written straight to JSON by the kind's transcoder (list-endpoint/bson-json.ts,
 // what the service does), (b) decoded as the driver decodes them, guarded and serialized by the
 // route's response schema (fast-json-stringify; what the service did before), and (c) decoded
-// and given to JSON.stringify (the floor's way, which keeps no field out).
+// and given to JSON.stringify (the floor's way, which keeps no field out). The transcoder also
+// runs with documents kept (list-endpoint/kept-documents.ts): warm, the page's documents all
+// kept from the call before; cold, a budget below the page's, so that none ever is (each is
+// looked for, written, copied into the memory and pushes an older one out).
 import fastJson from 'fast-json-stringify'
 import { BSON, type Document } from 'mongodb'
 import { generateDemoData } from '../demo-data/generate.js'
 import { bsonToJson } from '../list-endpoint/bson-json.js'
 import { decodeRaw, pageOf } from '../list-endpoint/bson-page.js'
+import { KeptDocuments } from '../list-endpoint/kept-documents.js'
 import { listEnvelope } from '../list-endpoint/list-route.js'
 import { offSchemaGuard } from '../list-endpoint/off-schema.js'
 import { Registration, Session } from '../schemas/kinds.js'
 import type { Table } from './report.js'
 import { median, timePerCall } from './timing.js'
 
-export interface SerializeFigure { payload: string, transcodeNs: number, schemaNs: number, stringifyNs: number, vsSchema: number, vsStringify: number }
+export interface SerializeFigure { payload: string, transcodeNs: number, warmNs: number, coldNs: number, schemaNs: number, stringifyNs: number, vsSchema: number, vsStringify: number }
 
 function project (docs: Document[], fields: string[]): Document[] {
   return docs.map((doc) => Object.fromEntries(fields.filter((f) => f in doc).map((f) => [f, doc[f]])))
@@ -35,17 +39,24 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     const raw = project(docs, Object.keys(schema.properties)).map((doc) => Buffer.from(BSON.serialize(doc)))
     const guard = offSchemaGuard(schema)
     const transcode = bsonToJson(schema)
+    const warm = bsonToJson(schema, new KeptDocuments(64 * 1024 * 1024))
+    const pageBytes = raw.reduce((size, doc) => size + doc.length, 0)
+    const cold = bsonToJson(schema, new KeptDocuments(Math.floor(pageBytes / 2)))
     const page = pageOf(raw)
     const misfit = (): void => { throw new Error('the demo data fits its schema') }
     const a: number[] = []
+    const w: number[] = []
+    const k: number[] = []
     const b: number[] = []
     const c: number[] = []
     for (let round = 0; round < rounds; round++) {
       a.push(timePerCall(() => transcode(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
+      w.push(timePerCall(() => warm(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
+      k.push(timePerCall(() => cold(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
       b.push(timePerCall(() => serialize({ data: guard(raw.map(decodeRaw), misfit), limit: 100, skip: 0 }), n))
       c.push(timePerCall(() => JSON.stringify({ data: raw.map(decodeRaw), limit: 100, skip: 0 }), n))
     }
-    return { payload, transcodeNs: median(a), schemaNs: median(b), stringifyNs: median(c), vsSchema: median(a) / median(b), vsStringify: median(a) / median(c) }
+    return { payload, transcodeNs: median(a), warmNs: median(w), coldNs: median(k), schemaNs: median(b), stringifyNs: median(c), vsSchema: median(a) / median(b), vsStringify: median(a) / median(c) }
   })
 }
 
@@ -55,6 +66,8 @@ export function serializeTable (figures: SerializeFigure[]): Table {
     rows: figures.map((f) => ({
       payload: f.payload,
       'transcoder ns': Math.round(f.transcodeNs),
+      'documents kept: warm ns': Math.round(f.warmNs),
+      'cold ns': Math.round(f.coldNs),
       'decode + guard + schema ns': Math.round(f.schemaNs),
       'decode + JSON.stringify ns': Math.round(f.stringifyNs),
       'transcoder / schema': f.vsSchema.toFixed(2),

@@ -62,7 +62,7 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
   const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
   // Whether a document is in the feed is decided in the lists' collation, as a list would decide it.
   const collation = parseCollation(fastify.config.COLLATION)
-  const transcode = bsonToJson(schema)
+  const transcode = bsonToJson(schema, fastify.keptDocuments)
   const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
 
   /**

@@ -15,6 +15,7 @@ import type { TObject } from '@sinclair/typebox'
 import { Elements, T, decodeRaw, int32At, isDBRefLike, reusableWalk, type Page } from './bson-page.js'
 import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js'
 import { COMMA, Out } from './json-out.js'
+import type { KeptDocuments } from './kept-documents.js'
 import { putAnyDocument, putCustom, putScalar, putScalarArray } from './json-values.js'
 import type { Misfit } from './off-schema.js'
 
@@ -101,15 +102,33 @@ export interface Transcoder {
   (page: Page, omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string, bounds?: number[]): Buffer
 }
 
-/** The transcoder of one kind's documents. */
-export function bsonToJson (schema: TObject): Transcoder {
+/** The transcoder of one kind's documents; with `kept`, a document already written with the same bytes is copied. */
+export function bsonToJson (schema: TObject, kept?: KeptDocuments): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
+  const tag = kept?.newTag() ?? ''
   // `bounds`, when given, receives where each document's JSON starts and ends in the output
   // (a change feed writes each document into an event of its own).
   return ({ bytes, starts }, omit, report, head = '', tail = '', bounds) => {
+    let misfits = 0
     // While a document is written, the top-level plan holds where its _id is.
-    const misfit: Report = (field) => { report({ field, id: idOf(plan, bytes, idIndex) }) }
+    const misfit: Report = (field) => {
+      misfits++
+      report({ field, id: idOf(plan, bytes, idIndex) })
+    }
+    // Kept JSON holds every declared field: a page that leaves some out writes its own.
+    const keyed = omit === undefined ? kept : undefined
+    const write = (out: Out, at: number): void => {
+      const key = keyed?.keyOf(tag, bytes, at)
+      if (key === undefined || keyed === undefined) {
+        putDocument(out, plan, bytes, at, omit, misfit)
+        return
+      }
+      if (keyed.reuse(out, key, bytes, at)) return
+      const from = out.pos
+      const before = misfits
+      if (!putDocument(out, plan, bytes, at, omit, misfit) && misfits === before) keyed.keep(key, bytes, at, out.buf, from, out.pos)
+    }
     held.length = 0
     let size = head.length + tail.length + 2
     for (const at of starts) size += int32At(bytes, at)
@@ -121,11 +140,11 @@ export function bsonToJson (schema: TObject): Transcoder {
       const at = starts[d] as number
       if (d > 0) out.byte(COMMA)
       if (bounds === undefined) {
-        putDocument(out, plan, bytes, at, omit, misfit)
+        write(out, at)
         continue
       }
       bounds.push(out.pos)
-      putDocument(out, plan, bytes, at, omit, misfit)
+      write(out, at)
       bounds.push(out.pos)
     }
     out.byte(0x5d)

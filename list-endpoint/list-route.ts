@@ -104,7 +104,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
   const projection = projectionOf(schema)
   const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
   const guard = offSchemaGuard(schema)
-  const transcode = bsonToJson(schema)
+  const transcode = bsonToJson(schema, fastify.keptDocuments)
   // The head of the cursors of a compiled query on this route (its binding's digests), kept
   // for the project it was last used with: a query is bound to nothing else. With it, the
   // pairs of its query string that the next page's URL keeps: a compiled query is one text.

@@ -32,6 +32,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_STUCK_AFTER_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000, description: 'No successful ping for this long while the database accepts connections: the MongoDB client is replaced. Unset: QUERY_TIMEOUT_MS.' })),
   PROJECT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000, description: 'How long a nested list remembers that its project exists (or not); 0: asked every time.' }),
   PROJECT_CACHE_MAX: PositiveInteger(10_000, 10_000_000, 'How many projects that memory holds at most.'),
+  DOCUMENTS_KEPT_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 16, description: 'Memory for the JSON of documents lately sent, kept beside their BSON: a document read again with the same bytes is copied rather than written again. 0: every document is written.' }),
   HEADERS_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a client may take to send a request\'s head (request line and headers): a slower one is answered 408 and disconnected (slowloris). Checked every second.'),
   REQUEST_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a client may take to send a whole request; at least HEADERS_TIMEOUT_MS (lists take no body, so the two are the same by default).'),
   KEEP_ALIVE_TIMEOUT_MS: PositiveInteger(72_000, 600_000, 'How long an idle kept-alive connection stays open. Keep it above the idle timeout of the proxy or load balancer in front (nginx keepalive_timeout 60 s, AWS ALB 60 s), so that they close first.'),

@@ -104,6 +104,12 @@ async function metricsPlugin (fastify: FastifyInstance) {
   const lag = new SeriesHistogram('changes_delivery_lag_seconds', 'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
   const lagSeries = lag.series()
   fastify.changes.stats.onLag = (seconds) => { lag.observe(lagSeries, seconds) }
+  const kept = fastify.keptDocuments
+  if (kept !== undefined) {
+    counterFrom(registry, 'documents_kept_lookups_total', 'Documents looked for among those kept (DOCUMENTS_KEPT_MB): copied, or written because none was kept with the same bytes', 'outcome', () => new Map([['copied', kept.reused], ['written', kept.written]]))
+    // eslint-disable-next-line no-new
+    new Gauge({ name: 'documents_kept_bytes', help: 'Memory held by the documents kept, their BSON and their JSON', registers: [registry], collect () { this.set(kept.size) } })
+  }
   counterFrom(registry, 'auth_failures_total', 'Refused bearer tokens by reason', 'reason', () => fastify.authFailures)
   counterFrom(registry, 'offschema_values_total', 'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
 
@@ -133,4 +139,4 @@ async function metricsPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(metricsPlugin, { name: 'metrics', dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema', 'changes'] })
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema', 'changes', 'kept-documents'] })

@@ -1,0 +1,135 @@
+// The JSON of documents lately written, kept beside their BSON: a document read again with the
+// same bytes gets the same JSON copied, not written again (a list's hot documents are read by
+// request after request). Only byte equality reuses, so an answer is always what the transcoder
+// would write for the bytes the database sent now; a document with a value left out is not kept
+// (every answer that carries it reports it again).
+//
+// The entries lie one after the other in a single block, written round like a ring: the oldest
+// are written over first, and nothing is allocated per document (an object per entry, as a
+// general cache keeps, made a page whose documents were all new twice as costly to write:
+// docs/performance.md).
+import { int32At } from './bson-page.js'
+import type { Out } from './json-out.js'
+
+// An entry: its BSON's length, its JSON's length (int32 each), the BSON, the JSON.
+const HEADER = 8
+// A document larger than this is written every time: a few would push out many small ones.
+const LARGEST_KEPT = 16 * 1024
+// Slots of the ids written once lately (a power of two).
+const SEEN = 4096
+
+function putInt32 (block: Buffer, at: number, n: number): void {
+  block[at] = n & 0xff
+  block[at + 1] = (n >>> 8) & 0xff
+  block[at + 2] = (n >>> 16) & 0xff
+  block[at + 3] = n >>> 24
+}
+
+export class KeptDocuments {
+  private block: Buffer | undefined
+  private head = 0
+  /** Where each key's entry starts. */
+  private readonly startOf = new Map<string, number>()
+  // The entries in the order written (oldest from `first`), to forget those written over.
+  private keys: string[] = []
+  private starts: number[] = []
+  private first = 0
+  private tags = 0
+  private readonly seen = new Int32Array(SEEN)
+  /** Documents copied from what was kept, and documents looked for and written again. */
+  reused = 0
+  written = 0
+
+  constructor (private readonly capacity: number) {}
+
+  /** A prefix of its own for each transcoder: the same `_id` in two kinds is two documents. */
+  newTag (): string {
+    return String.fromCharCode(this.tags++)
+  }
+
+  /** The key of the document at `at`: its `_id` when that is its first element and an ObjectId, else undefined. */
+  keyOf (tag: string, buf: Buffer, at: number): string | undefined {
+    // 0x07 (ObjectId), then the name `_id` and its NUL.
+    if (buf[at + 4] !== 0x07 || buf[at + 5] !== 0x5f || buf[at + 6] !== 0x69 || buf[at + 7] !== 0x64 || buf[at + 8] !== 0) return undefined
+    return tag + buf.toString('latin1', at + 9, at + 21)
+  }
+
+  /** Copies the JSON kept for exactly the bytes of the document at `at` into `out`; false when none is. */
+  reuse (out: Out, key: string, buf: Buffer, at: number): boolean {
+    const start = this.startOf.get(key)
+    const block = this.block
+    const length = int32At(buf, at)
+    if (start === undefined || block === undefined || int32At(block, start) !== length || block.compare(buf, at, at + length, start + HEADER, start + HEADER + length) !== 0) {
+      this.written++
+      return false
+    }
+    const json = start + HEADER + length
+    out.span(block, json, json + int32At(block, start + 4))
+    this.reused++
+    return true
+  }
+
+  /**
+   * Keeps the document at `at` with its JSON, `json[from…to]`, the second time in a row it is
+   * written: a document read once (a walk through a whole collection) costs no copy.
+   */
+  keep (key: string, buf: Buffer, at: number, json: Buffer, from: number, to: number): void {
+    const length = int32At(buf, at)
+    const size = HEADER + length + to - from
+    if (length > LARGEST_KEPT || size > this.capacity) return
+    // The low bytes of the _id's counter (its last two) pick a slot; its first four (the time) check it.
+    const slot = ((buf[at + 19] as number) << 8 | (buf[at + 20] as number)) & (SEEN - 1)
+    const mark = int32At(buf, at + 9) | 1
+    if (this.seen[slot] !== mark) {
+      this.seen[slot] = mark
+      return
+    }
+    this.seen[slot] = 0
+    this.block ??= Buffer.allocUnsafeSlow(this.capacity)
+    if (this.head + size > this.capacity) {
+      // What is left of the last round is written over from the start: forget it.
+      this.forgetFrom(this.capacity)
+      this.head = 0
+    }
+    this.forgetFrom(this.head + size)
+    const block = this.block
+    const start = this.head
+    putInt32(block, start, length)
+    putInt32(block, start + 4, to - from)
+    // TypedArray#set rather than Buffer#copy: its checks cost more than a document's copy.
+    block.set(buf.subarray(at, at + length), start + HEADER)
+    block.set(json.subarray(from, to), start + HEADER + length)
+    this.head = start + size
+    this.startOf.set(key, start)
+    this.keys.push(key)
+    this.starts.push(start)
+  }
+
+  /** Forgets the oldest entries that start from the head up to `end`: they are about to be written over. */
+  private forgetFrom (end: number): void {
+    const { keys, starts, startOf } = this
+    let first = this.first
+    while (first < starts.length && (starts[first] as number) >= this.head && (starts[first] as number) < end) {
+      const key = keys[first] as string
+      // A key written again since has its entry elsewhere.
+      if (startOf.get(key) === starts[first]) startOf.delete(key)
+      first++
+    }
+    // The forgotten part of the order is cut off once it is the larger half.
+    if (first > 1024 && first * 2 > starts.length) {
+      this.keys = keys.slice(first)
+      this.starts = starts.slice(first)
+      first = 0
+    }
+    this.first = first
+  }
+
+  /** Bytes held for the entries (the block, once a document has been kept), and how many are kept. */
+  get size (): number {
+    return this.block === undefined ? 0 : this.capacity
+  }
+
+  get count (): number {
+    return this.startOf.size
+  }
+}
