@@ -65,6 +65,8 @@ t.test('off-schema values and authentication failures are counted', async (t) =>
   const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
   t.equal(samples.find((s) => s.name === 'offschema_values_total' && s.labels.field === 'activities.tags')?.value, 1)
   t.equal(samples.find((s) => s.name === 'auth_failures_total' && s.labels.reason === 'expired')?.value, 2)
+  t.ok((samples.find((s) => s.name === 'documents_kept_lookups_total' && s.labels.outcome === 'written')?.value ?? 0) > 0, 'documents looked for among those kept')
+  t.ok(samples.some((s) => s.name === 'documents_kept_bytes'), 'and the memory they hold')
 })
 
 t.test('change feeds: events sent by collection, waits and streams open, and the delivery lag', feeds, async (t) => {
