@@ -106,7 +106,7 @@ export interface Transcoder {
 export function bsonToJson (schema: TObject, kept?: KeptDocuments): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
-  const tag = kept?.newTag() ?? ''
+  const tag = kept?.tagOf(schema) ?? ''
   // `bounds`, when given, receives where each document's JSON starts and ends in the output
   // (a change feed writes each document into an event of its own).
   return ({ bytes, starts }, omit, report, head = '', tail = '', bounds) => {

@@ -18,13 +18,6 @@ const LARGEST_KEPT = 16 * 1024
 // Slots of the ids written once lately (a power of two).
 const SEEN = 4096
 
-function putInt32 (block: Buffer, at: number, n: number): void {
-  block[at] = n & 0xff
-  block[at + 1] = (n >>> 8) & 0xff
-  block[at + 2] = (n >>> 16) & 0xff
-  block[at + 3] = n >>> 24
-}
-
 export class KeptDocuments {
   private block: Buffer | undefined
   private head = 0
@@ -34,7 +27,8 @@ export class KeptDocuments {
   private keys: string[] = []
   private starts: number[] = []
   private first = 0
-  private tags = 0
+  private readonly tags = new WeakMap<object, string>()
+  private kinds = 0
   private readonly seen = new Int32Array(SEEN)
   /** Documents copied from what was kept, and documents looked for and written again. */
   reused = 0
@@ -42,9 +36,17 @@ export class KeptDocuments {
 
   constructor (private readonly capacity: number) {}
 
-  /** A prefix of its own for each transcoder: the same `_id` in two kinds is two documents. */
-  newTag (): string {
-    return String.fromCharCode(this.tags++)
+  /**
+   * The key prefix of a kind's documents: the same `_id` in two kinds is two documents, while
+   * a kind's list and its feed write the same JSON for the same bytes and share theirs.
+   */
+  tagOf (schema: object): string {
+    let tag = this.tags.get(schema)
+    if (tag === undefined) {
+      tag = String.fromCharCode(++this.kinds)
+      this.tags.set(schema, tag)
+    }
+    return tag
   }
 
   /** The key of the document at `at`: its `_id` when that is its first element and an ObjectId, else undefined. */
@@ -94,11 +96,10 @@ export class KeptDocuments {
     this.forgetFrom(this.head + size)
     const block = this.block
     const start = this.head
-    putInt32(block, start, length)
-    putInt32(block, start + 4, to - from)
-    // TypedArray#set rather than Buffer#copy: its checks cost more than a document's copy.
-    block.set(buf.subarray(at, at + length), start + HEADER)
-    block.set(json.subarray(from, to), start + HEADER + length)
+    block.writeInt32LE(length, start)
+    block.writeInt32LE(to - from, start + 4)
+    buf.copy(block, start + HEADER, at, at + length)
+    json.copy(block, start + HEADER + length, from, to)
     this.head = start + size
     this.startOf.set(key, start)
     this.keys.push(key)
@@ -124,11 +125,12 @@ export class KeptDocuments {
     this.first = first
   }
 
-  /** Bytes held for the entries (the block, once a document has been kept), and how many are kept. */
+  /** Bytes held for the entries: the block, once a document has been kept. */
   get size (): number {
     return this.block === undefined ? 0 : this.capacity
   }
 
+  /** How many documents are kept. */
   get count (): number {
     return this.startOf.size
   }
