@@ -5,20 +5,22 @@
 // and given to JSON.stringify (the floor's way, which keeps no field out). The transcoder also
 // runs with documents kept (list-endpoint/kept-documents.ts): warm, the page's documents all
 // kept from the call before; cold, a budget below the page's, so that none ever is (each is
-// looked for, written, copied into the memory and pushes an older one out).
+// looked for, written, copied into the memory and pushes an older one out); new, documents
+// never read before, as a walk through a collection reads them (each is looked for and written),
+// against the transcoder alone on the same pages (they are not in the processor's caches).
 import fastJson from 'fast-json-stringify'
-import { BSON, type Document } from 'mongodb'
+import { BSON, ObjectId, type Document } from 'mongodb'
 import { generateDemoData } from '../demo-data/generate.js'
 import { bsonToJson } from '../list-endpoint/bson-json.js'
-import { decodeRaw, pageOf } from '../list-endpoint/bson-page.js'
-import { KeptDocuments } from '../list-endpoint/kept-documents.js'
+import { decodeRaw, pageOf, type Page } from '../list-endpoint/bson-page.js'
+import { KeptDocuments, SEEN } from '../list-endpoint/kept-documents.js'
 import { listEnvelope } from '../list-endpoint/list-route.js'
 import { offSchemaGuard } from '../list-endpoint/off-schema.js'
 import { Registration, Session } from '../schemas/kinds.js'
 import type { Table } from './report.js'
 import { median, timePerCall } from './timing.js'
 
-export interface SerializeFigure { payload: string, transcodeNs: number, warmNs: number, coldNs: number, schemaNs: number, stringifyNs: number, vsSchema: number, vsStringify: number }
+export interface SerializeFigure { payload: string, transcodeNs: number, warmNs: number, coldNs: number, newNs: number, newVsAlone: number, schemaNs: number, stringifyNs: number, vsSchema: number, vsStringify: number }
 
 function project (docs: Document[], fields: string[]): Document[] {
   return docs.map((doc) => Object.fromEntries(fields.filter((f) => f in doc).map((f) => [f, doc[f]])))
@@ -43,20 +45,31 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     const pageBytes = raw.reduce((size, doc) => size + doc.length, 0)
     const cold = bsonToJson(schema, new KeptDocuments(Math.floor(pageBytes / 2)))
     const page = pageOf(raw)
+    // Pages of the same documents under ids never used before, twice as many ids as the table of
+    // ids lately seen has slots: each slot is taken by another id before its own comes round again.
+    const fresh = Array.from({ length: Math.ceil(2 * SEEN / docs.length) + 1 }, () =>
+      pageOf(project(docs, Object.keys(schema.properties)).map((doc) => Buffer.from(BSON.serialize({ ...doc, _id: new ObjectId() })))))
+    const unseen = bsonToJson(schema, new KeptDocuments(64 * 1024 * 1024))
+    let next = 0
+    let nextAlone = 0
     const misfit = (): void => { throw new Error('the demo data fits its schema') }
     const a: number[] = []
     const w: number[] = []
     const k: number[] = []
+    const u: number[] = []
+    const v: number[] = []
     const b: number[] = []
     const c: number[] = []
     for (let round = 0; round < rounds; round++) {
       a.push(timePerCall(() => transcode(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
       w.push(timePerCall(() => warm(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
       k.push(timePerCall(() => cold(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
+      u.push(timePerCall(() => unseen(fresh[next++ % fresh.length] as Page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
+      v.push(timePerCall(() => transcode(fresh[nextAlone++ % fresh.length] as Page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
       b.push(timePerCall(() => serialize({ data: guard(raw.map(decodeRaw), misfit), limit: 100, skip: 0 }), n))
       c.push(timePerCall(() => JSON.stringify({ data: raw.map(decodeRaw), limit: 100, skip: 0 }), n))
     }
-    return { payload, transcodeNs: median(a), warmNs: median(w), coldNs: median(k), schemaNs: median(b), stringifyNs: median(c), vsSchema: median(a) / median(b), vsStringify: median(a) / median(c) }
+    return { payload, transcodeNs: median(a), warmNs: median(w), coldNs: median(k), newNs: median(u), newVsAlone: median(u.map((x, i) => x / (v[i] as number))), schemaNs: median(b), stringifyNs: median(c), vsSchema: median(a) / median(b), vsStringify: median(a) / median(c) }
   })
 }
 
@@ -68,6 +81,8 @@ export function serializeTable (figures: SerializeFigure[]): Table {
       'transcoder ns': Math.round(f.transcodeNs),
       'documents kept: warm ns': Math.round(f.warmNs),
       'cold ns': Math.round(f.coldNs),
+      'new ns': Math.round(f.newNs),
+      'new / without keeping': f.newVsAlone.toFixed(2),
       'decode + guard + schema ns': Math.round(f.schemaNs),
       'decode + JSON.stringify ns': Math.round(f.stringifyNs),
       'transcoder / schema': f.vsSchema.toFixed(2),

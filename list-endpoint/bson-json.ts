@@ -106,7 +106,7 @@ export interface Transcoder {
 export function bsonToJson (schema: TObject, kept?: KeptDocuments): Transcoder {
   const plan = compilePlan(schema)
   const idIndex = plan.fields.findIndex((field) => field.name === '_id')
-  const tag = kept?.tagOf(schema) ?? ''
+  const tag = kept?.tagOf(schema) ?? 0
   // `bounds`, when given, receives where each document's JSON starts and ends in the output
   // (a change feed writes each document into an event of its own).
   return ({ bytes, starts }, omit, report, head = '', tail = '', bounds) => {
@@ -124,10 +124,10 @@ export function bsonToJson (schema: TObject, kept?: KeptDocuments): Transcoder {
         putDocument(out, plan, bytes, at, omit, misfit)
         return
       }
-      if (keyed.reuse(out, key, bytes, at)) return
+      if (keyed.reuse(out, tag, key, bytes, at)) return
       const from = out.pos
       const before = misfits
-      if (!putDocument(out, plan, bytes, at, omit, misfit) && misfits === before) keyed.keep(key, bytes, at, out.buf, from, out.pos)
+      if (!putDocument(out, plan, bytes, at, omit, misfit) && misfits === before) keyed.keep(tag, key, bytes, at, out.buf, from, out.pos)
     }
     held.length = 0
     let size = head.length + tail.length + 2

@@ -11,23 +11,23 @@
 import { int32At } from './bson-page.js'
 import type { Out } from './json-out.js'
 
-// An entry: its BSON's length, its JSON's length (int32 each), the BSON, the JSON.
-const HEADER = 8
+// An entry: its BSON's length, its JSON's length, its kind's tag (int32 each), the BSON, the JSON.
+const HEADER = 12
 // A document larger than this is written every time: a few would push out many small ones.
 const LARGEST_KEPT = 16 * 1024
-// Slots of the ids written once lately (a power of two).
-const SEEN = 4096
+/** Slots of the ids written once lately (a power of two). */
+export const SEEN = 4096
 
 export class KeptDocuments {
   private block: Buffer | undefined
   private head = 0
   /** Where each key's entry starts. */
-  private readonly startOf = new Map<string, number>()
+  private readonly startOf = new Map<number, number>()
   // The entries in the order written (oldest from `first`), to forget those written over.
-  private keys: string[] = []
+  private keys: number[] = []
   private starts: number[] = []
   private first = 0
-  private readonly tags = new WeakMap<object, string>()
+  private readonly tags = new WeakMap<object, number>()
   private kinds = 0
   private readonly seen = new Int32Array(SEEN)
   /** Documents copied from what was kept, and documents looked for and written again. */
@@ -37,31 +37,37 @@ export class KeptDocuments {
   constructor (private readonly capacity: number) {}
 
   /**
-   * The key prefix of a kind's documents: the same `_id` in two kinds is two documents, while
-   * a kind's list and its feed write the same JSON for the same bytes and share theirs.
+   * The tag of a kind's documents: the same `_id` in two kinds is two documents, while a kind's
+   * list and its feed write the same JSON for the same bytes and share theirs.
    */
-  tagOf (schema: object): string {
+  tagOf (schema: object): number {
     let tag = this.tags.get(schema)
     if (tag === undefined) {
-      tag = String.fromCharCode(++this.kinds)
+      tag = ++this.kinds
       this.tags.set(schema, tag)
     }
     return tag
   }
 
-  /** The key of the document at `at`: its `_id` when that is its first element and an ObjectId, else undefined. */
-  keyOf (tag: string, buf: Buffer, at: number): string | undefined {
+  /**
+   * The key of the document at `at` when its first element is an ObjectId `_id`, else undefined:
+   * the id's bytes and the tag mixed into a small integer, a Map's quickest key. Two documents
+   * whose keys meet only push each other out: a copy needs the same tag and the same bytes.
+   */
+  keyOf (tag: number, buf: Buffer, at: number): number | undefined {
     // 0x07 (ObjectId), then the name `_id` and its NUL.
     if (buf[at + 4] !== 0x07 || buf[at + 5] !== 0x5f || buf[at + 6] !== 0x69 || buf[at + 7] !== 0x64 || buf[at + 8] !== 0) return undefined
-    return tag + buf.toString('latin1', at + 9, at + 21)
+    // The time and the counter (in the last int32) vary most; a Smi holds 30 bits unsigned.
+    return (Math.imul(int32At(buf, at + 9) ^ tag, 0x9e3779b1) ^ Math.imul(int32At(buf, at + 13), 0x85ebca6b) ^ int32At(buf, at + 17)) >>> 2
   }
 
   /** Copies the JSON kept for exactly the bytes of the document at `at` into `out`; false when none is. */
-  reuse (out: Out, key: string, buf: Buffer, at: number): boolean {
+  reuse (out: Out, tag: number, key: number, buf: Buffer, at: number): boolean {
     const start = this.startOf.get(key)
     const block = this.block
     const length = int32At(buf, at)
-    if (start === undefined || block === undefined || int32At(block, start) !== length || block.compare(buf, at, at + length, start + HEADER, start + HEADER + length) !== 0) {
+    if (start === undefined || block === undefined || int32At(block, start) !== length || int32At(block, start + 8) !== tag ||
+      block.compare(buf, at, at + length, start + HEADER, start + HEADER + length) !== 0) {
       this.written++
       return false
     }
@@ -75,13 +81,14 @@ export class KeptDocuments {
    * Keeps the document at `at` with its JSON, `json[from…to]`, the second time in a row it is
    * written: a document read once (a walk through a whole collection) costs no copy.
    */
-  keep (key: string, buf: Buffer, at: number, json: Buffer, from: number, to: number): void {
+  keep (tag: number, key: number, buf: Buffer, at: number, json: Buffer, from: number, to: number): void {
     const length = int32At(buf, at)
     const size = HEADER + length + to - from
     if (length > LARGEST_KEPT || size > this.capacity) return
-    // The low bytes of the _id's counter (its last two) pick a slot; its first four (the time) check it.
+    // The low bytes of the _id's counter (its last two) pick a slot; the time and the whole
+    // counter check it (a bulk insert makes ids of one second that differ only in the counter).
     const slot = ((buf[at + 19] as number) << 8 | (buf[at + 20] as number)) & (SEEN - 1)
-    const mark = int32At(buf, at + 9) | 1
+    const mark = (int32At(buf, at + 9) ^ int32At(buf, at + 17)) | 1
     if (this.seen[slot] !== mark) {
       this.seen[slot] = mark
       return
@@ -98,6 +105,7 @@ export class KeptDocuments {
     const start = this.head
     block.writeInt32LE(length, start)
     block.writeInt32LE(to - from, start + 4)
+    block.writeInt32LE(tag, start + 8)
     buf.copy(block, start + HEADER, at, at + length)
     json.copy(block, start + HEADER + length, from, to)
     this.head = start + size
@@ -111,7 +119,7 @@ export class KeptDocuments {
     const { keys, starts, startOf } = this
     let first = this.first
     while (first < starts.length && (starts[first] as number) >= this.head && (starts[first] as number) < end) {
-      const key = keys[first] as string
+      const key = keys[first] as number
       // A key written again since has its entry elsewhere.
       if (startOf.get(key) === starts[first]) startOf.delete(key)
       first++

@@ -1,12 +1,14 @@
 // Documents kept with their JSON: a page written with them is byte for byte the page written
 // without them, whatever changed in the documents between two pages; only unchanged documents
 // are copied, and the memory stays within its budget.
+import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { BSON, ObjectId, type Document } from 'mongodb'
 import t from 'tap'
 import { bsonToJson } from '../../list-endpoint/bson-json.js'
 import { pageOf } from '../../list-endpoint/bson-page.js'
-import { KeptDocuments } from '../../list-endpoint/kept-documents.js'
+import { Out } from '../../list-endpoint/json-out.js'
+import { KeptDocuments, SEEN } from '../../list-endpoint/kept-documents.js'
 import type { Misfit } from '../../list-endpoint/off-schema.js'
 import { Registration, Session } from '../../schemas/kinds.js'
 
@@ -88,6 +90,60 @@ t.test('documents whose first element is not an ObjectId _id are written every t
   t.same(withKept(docs), writer()(docs))
   t.same(withKept(docs), writer()(docs))
   t.equal(kept.reused + kept.written, 0, 'never looked for')
+})
+
+t.test('a walk through more documents than ids are remembered keeps none, though they were made in the same second', async (t) => {
+  const kept = new KeptDocuments(64 * 1024 * 1024)
+  const withKept = writer(kept)
+  // As a bulk insert makes them: one second, one process, counters that follow each other.
+  const ids = Array.from({ length: 2 * SEEN + 100 }, (_, i) => ObjectId.createFromHexString(`65cd7e30${'0a1b2c3d4e'}${i.toString(16).padStart(6, '0')}`))
+  const pages = Array.from({ length: ids.length / 100 }, (_, p) => raw(ids.slice(p * 100, p * 100 + 100).map((id) => registration(id, 'someone'))))
+  for (let walk = 0; walk < 2; walk++) for (const page of pages) withKept(page)
+  t.equal(kept.count, 0, 'no document kept: each was written once in its walk')
+  t.equal(kept.reused, 0)
+  // Read twice in a row, a document of the walk is kept, and copied the third time.
+  const again = pages[3] as Buffer[]
+  for (let i = 0; i < 3; i++) withKept(again)
+  t.equal(kept.reused, 100, 'a page read three times in a row is copied the third time')
+})
+
+t.test('two ids whose keys meet: each page is still its own, and each document is kept in turn', async (t) => {
+  const kept = new KeptDocuments(1024 * 1024)
+  const tag = kept.tagOf(Registration)
+  // Ids of one second and one process differ in their counters and never meet: ids of any
+  // bytes (digests of 0, 1, 2…) until two do, after about 2^15 of them.
+  const seen = new Map<number, ObjectId>()
+  let pair: [ObjectId, ObjectId] | undefined
+  for (let i = 0; pair === undefined && i < 1 << 20; i++) {
+    const id = ObjectId.createFromHexString(createHash('sha256').update(String(i)).digest('hex').slice(0, 24))
+    const key = kept.keyOf(tag, Buffer.from(BSON.serialize({ _id: id })), 0) as number
+    const other = seen.get(key)
+    if (other !== undefined) pair = [other, id]
+    seen.set(key, id)
+  }
+  t.ok(pair !== undefined, 'a pair found')
+  const [a, b] = pair as [ObjectId, ObjectId]
+  const withKept = writer(kept)
+  // The same name and length: only the ids tell the two documents apart.
+  const pages = [raw([registration(a, 'same')]), raw([registration(b, 'same')])]
+  for (const page of [0, 0, 0, 1, 1, 0, 1, 1, 0]) t.same(withKept(pages[page] as Buffer[]), writer()(pages[page] as Buffer[]))
+  t.ok(kept.reused > 0, `${kept.reused} copied`)
+})
+
+t.test('a copy needs the key, the kind and the bytes: the same key and bytes under another kind are not copied', async (t) => {
+  const kept = new KeptDocuments(1024 * 1024)
+  const [session, registration] = [kept.tagOf(Session), kept.tagOf(Registration)]
+  t.not(session, registration)
+  const doc = Buffer.from(BSON.serialize({ _id: new ObjectId(), name: 'x' }))
+  const json = Buffer.from('{"_id":"…","name":"x"}')
+  // Kept on its second write, under a key of the caller's choosing.
+  for (let i = 0; i < 2; i++) kept.keep(session, 7, doc, 0, json, 0, json.length)
+  const out = new Out(64)
+  t.notOk(kept.reuse(out, registration, 7, doc, 0), 'another kind: written')
+  t.notOk(kept.reuse(out, session, 8, doc, 0), 'another key: written')
+  t.equal(out.pos, 0, 'nothing copied')
+  t.ok(kept.reuse(out, session, 7, doc, 0), 'its kind, key and bytes: copied')
+  t.equal(out.buf.toString('utf8', 0, out.pos), json.toString('utf8'))
 })
 
 t.test('the memory stays within its budget: the oldest are written over first', async (t) => {
