@@ -100,6 +100,6 @@ if (values.write !== undefined) {
   const run = `--rounds ${options.rounds} --duration ${options.duration} --connections ${options.connections} --database ${options.database}`
   const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`
   if (!onlyBaseline) await writeTables(values.write, 'all', `${measured}; \`npm run bench -- ${run}\`${http === undefined ? ' (micro-benchmarks only)' : ''}.`, tables)
-  if (against !== undefined) await writeTables(values.write, 'baseline', `${measured}; \`npm run bench -- --only baseline --baseline <checkout of ${options.baseline?.name ?? 'it'}> ${run}\`.`, [against])
+  if (against !== undefined) await writeTables(values.write, 'baseline', `${measured}; \`npm run bench -- ${onlyBaseline ? '--only baseline ' : ''}--baseline <checkout of ${options.baseline?.name ?? 'it'}> ${run}\`.`, [against])
   console.log(`written: ${values.write}`)
 }
