@@ -57,7 +57,8 @@ export class KeptDocuments {
   keyOf (tag: number, buf: Buffer, at: number): number | undefined {
     // 0x07 (ObjectId), then the name `_id` and its NUL.
     if (buf[at + 4] !== 0x07 || buf[at + 5] !== 0x5f || buf[at + 6] !== 0x69 || buf[at + 7] !== 0x64 || buf[at + 8] !== 0) return undefined
-    // The time and the counter (in the last int32) vary most; a Smi holds 30 bits unsigned.
+    // The time and the counter (the last int32) vary most; below 2^30, a key is a small integer
+    // (a Smi) on every V8 build, pointer compression or not.
     return (Math.imul(int32At(buf, at + 9) ^ tag, 0x9e3779b1) ^ Math.imul(int32At(buf, at + 13), 0x85ebca6b) ^ int32At(buf, at + 17)) >>> 2
   }
 
