@@ -9,6 +9,7 @@ import { EXACT_VALUES } from '../list-endpoint/cursor.js'
 import { keysetFilter } from '../list-endpoint/keyset.js'
 import { bsonToJson } from '../list-endpoint/bson-json.js'
 import { decodeFields, type Page } from '../list-endpoint/bson-page.js'
+import { leadingObjectIdAt } from '../list-endpoint/bson-plan.js'
 import { findPage, type PageQuery } from '../list-endpoint/find-page.js'
 import type { Misfit } from '../list-endpoint/off-schema.js'
 import type { ChangeHub } from './change-hub.js'
@@ -33,8 +34,7 @@ interface Removal { id: unknown, reason: RemoveReason }
 function idAt (page: Page, index: number): unknown {
   const { bytes } = page
   const at = page.starts[index] as number
-  // Type 7 (ObjectId), the name "_id" and its terminating zero, then 12 bytes.
-  if (bytes[at + 4] === 0x07 && bytes[at + 5] === 0x5f && bytes[at + 6] === 0x69 && bytes[at + 7] === 0x64 && bytes[at + 8] === 0) return ObjectId.createFromHexString(bytes.toString('hex', at + 9, at + 21))
+  if (leadingObjectIdAt(bytes, at)) return ObjectId.createFromHexString(bytes.toString('hex', at + 9, at + 21))
   return decodeFields(page, index, ['_id'], EXACT_VALUES)._id
 }
 

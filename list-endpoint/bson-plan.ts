@@ -112,6 +112,14 @@ export function locate (plan: Plan, buf: Buffer, at: number): boolean {
   return dollar
 }
 
+/**
+ * Whether the document at `at` begins with an ObjectId `_id` (where MongoDB stores it): type 7,
+ * the name "_id" and its NUL; its 12 bytes then lie from `at + 9`.
+ */
+export function leadingObjectIdAt (buf: Buffer, at: number): boolean {
+  return buf[at + 4] === 0x07 && buf[at + 5] === 0x5f && buf[at + 6] === 0x69 && buf[at + 7] === 0x64 && buf[at + 8] === 0
+}
+
 /** The `_id` of the document the top-level plan last located. */
 export function idOf (plan: Plan, buf: Buffer, idIndex: number): unknown {
   const valueAt = plan.valueAt[idIndex] as number

@@ -9,6 +9,7 @@
 // general cache keeps, made a page whose documents were all new twice as costly to write:
 // docs/performance.md).
 import { int32At } from './bson-page.js'
+import { leadingObjectIdAt } from './bson-plan.js'
 import type { Out } from './json-out.js'
 
 // An entry: its BSON's length, its JSON's length, its kind's tag (int32 each), the BSON, the JSON.
@@ -55,8 +56,7 @@ export class KeptDocuments {
    * whose keys meet only push each other out: a copy needs the same tag and the same bytes.
    */
   keyOf (tag: number, buf: Buffer, at: number): number | undefined {
-    // 0x07 (ObjectId), then the name `_id` and its NUL.
-    if (buf[at + 4] !== 0x07 || buf[at + 5] !== 0x5f || buf[at + 6] !== 0x69 || buf[at + 7] !== 0x64 || buf[at + 8] !== 0) return undefined
+    if (!leadingObjectIdAt(buf, at)) return undefined
     // The time and the counter (the last int32) vary most; below 2^30, a key is a small integer
     // (a Smi) on every V8 build, pointer compression or not.
     return (Math.imul(int32At(buf, at + 9) ^ tag, 0x9e3779b1) ^ Math.imul(int32At(buf, at + 13), 0x85ebca6b) ^ int32At(buf, at + 17)) >>> 2
