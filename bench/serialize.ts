@@ -11,7 +11,7 @@
 import fastJson from 'fast-json-stringify'
 import { BSON, ObjectId, type Document } from 'mongodb'
 import { generateDemoData } from '../demo-data/generate.js'
-import { bsonToJson } from '../list-endpoint/bson-json.js'
+import { bsonToJson, type Transcoder } from '../list-endpoint/bson-json.js'
 import { decodeRaw, pageOf, type Page } from '../list-endpoint/bson-page.js'
 import { KeptDocuments, SEEN } from '../list-endpoint/kept-documents.js'
 import { listEnvelope } from '../list-endpoint/list-route.js'
@@ -38,7 +38,8 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     const n = Math.max(10, Math.round(calls * 20 / docs.length))
     type FjsSchema = Parameters<typeof fastJson>[0]
     const serialize = fastJson(listEnvelope(schema) as FjsSchema, { schema: { [schema.$id as string]: schema as FjsSchema } })
-    const raw = project(docs, Object.keys(schema.properties)).map((doc) => Buffer.from(BSON.serialize(doc)))
+    const projected = project(docs, Object.keys(schema.properties))
+    const raw = projected.map((doc) => Buffer.from(BSON.serialize(doc)))
     const guard = offSchemaGuard(schema)
     const transcode = bsonToJson(schema)
     const warm = bsonToJson(schema, new KeptDocuments(64 * 1024 * 1024))
@@ -48,11 +49,12 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     // Pages of the same documents under ids never used before, twice as many ids as the table of
     // ids lately seen has slots: each slot is taken by another id before its own comes round again.
     const fresh = Array.from({ length: Math.ceil(2 * SEEN / docs.length) + 1 }, () =>
-      pageOf(project(docs, Object.keys(schema.properties)).map((doc) => Buffer.from(BSON.serialize({ ...doc, _id: new ObjectId() })))))
+      pageOf(projected.map((doc) => Buffer.from(BSON.serialize({ ...doc, _id: new ObjectId() })))))
     const unseen = bsonToJson(schema, new KeptDocuments(64 * 1024 * 1024))
     let next = 0
     let nextAlone = 0
     const misfit = (): void => { throw new Error('the demo data fits its schema') }
+    const write = (transcoder: Transcoder, pageWritten: Page): Buffer => transcoder(pageWritten, undefined, misfit, '{"data":', ',"limit":100,"skip":0}')
     const a: number[] = []
     const w: number[] = []
     const k: number[] = []
@@ -61,11 +63,11 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     const b: number[] = []
     const c: number[] = []
     for (let round = 0; round < rounds; round++) {
-      a.push(timePerCall(() => transcode(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
-      w.push(timePerCall(() => warm(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
-      k.push(timePerCall(() => cold(page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
-      u.push(timePerCall(() => unseen(fresh[next++ % fresh.length] as Page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
-      v.push(timePerCall(() => transcode(fresh[nextAlone++ % fresh.length] as Page, undefined, misfit, '{"data":', ',"limit":100,"skip":0}'), n))
+      a.push(timePerCall(() => write(transcode, page), n))
+      w.push(timePerCall(() => write(warm, page), n))
+      k.push(timePerCall(() => write(cold, page), n))
+      u.push(timePerCall(() => write(unseen, fresh[next++ % fresh.length] as Page), n))
+      v.push(timePerCall(() => write(transcode, fresh[nextAlone++ % fresh.length] as Page), n))
       b.push(timePerCall(() => serialize({ data: guard(raw.map(decodeRaw), misfit), limit: 100, skip: 0 }), n))
       c.push(timePerCall(() => JSON.stringify({ data: raw.map(decodeRaw), limit: 100, skip: 0 }), n))
     }
