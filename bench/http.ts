@@ -138,7 +138,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
         measure: async (s, paths, headers, long) => await measure(s, paths, long === true ? options.duration : Math.max(2, options.duration / 2), options.connections, headers),
         warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
         rounds: Math.max(3, options.rounds)
-      }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1`, mix: mix.map((entry) => entry.path) })
+      }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1`, large: growth.pageSize.find((entry) => entry.limit === 1000)?.path as string, mix: mix.map((entry) => entry.path) })
     }
 
     if (options.sections.has('feeds')) {

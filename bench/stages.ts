@@ -5,7 +5,8 @@
 // measured on the query mix instead, in rounds of the full duration: what it saves is garbage
 // kept alive under sustained load (docs/performance.md, "A steady tail"), which a 1-document
 // page in short rounds barely makes. So is V8's allocation-site pretenuring, which the image's
-// command line turns off.
+// command line turns off. The image's old-generation limit (three times what survived) is set
+// against V8's factor of two on 1000-document pages, where it pays, and on the mix.
 import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -46,13 +47,14 @@ async function otlpSink (): Promise<{ url: string, close: () => Promise<void> }>
  * list filtered to that one document (no next page, no cursor): the baseline's request. `mix`
  * is the query mix's paths.
  */
-export async function benchStages<S> (harness: StageHarness<S>, paths: { withCursor: string, plain: string, mix: string[] }): Promise<StageFigure[]> {
+export async function benchStages<S> (harness: StageHarness<S>, paths: { withCursor: string, plain: string, large: string, mix: string[] }): Promise<StageFigure[]> {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const token = createSigner({ key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), algorithm: 'ES256', expiresIn: 24 * 3600_000 })({ iss: ISSUER, aud: AUDIENCE, sub: 'bench', projects: '*' })
   const sink = await otlpSink()
   try {
     const base = await harness.service('baseline', {})
-    const variants: Array<{ stage: string, server: S, path?: string, headers?: Record<string, string>, mix?: true }> = [
+    // `page`: both services answer this page instead of the 1-document one.
+    const variants: Array<{ stage: string, server: S, path?: string, page?: string, headers?: Record<string, string>, mix?: true }> = [
       { stage: 'metrics (METRICS_PORT)', server: await harness.service('metrics', { METRICS_PORT: String(await harness.freePort()) }) },
       { stage: 'rate limit (RATE_LIMIT_PER_MINUTE)', server: await harness.service('rate limit', { RATE_LIMIT_PER_MINUTE: '1000000' }) },
       {
@@ -67,14 +69,22 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
       // The shim (database/driver-shims.ts): what turning it off costs is what it saves.
       { stage: 'sessions shim off (SHIMS=none), on the query mix', server: await harness.service('no sessions shim', { SHIMS: 'none' }), mix: true },
       // The image's V8 flag that pays most: with V8's default instead, what the flag saves.
-      { stage: 'allocation-site pretenuring on (V8\'s default), on the query mix', server: await harness.service('pretenuring', {}, ['--allocation-site-pretenuring']), mix: true }
+      { stage: 'allocation-site pretenuring on (V8\'s default), on the query mix', server: await harness.service('pretenuring', {}, ['--allocation-site-pretenuring']), mix: true },
+      ...await (async () => {
+        // A later flag overrides the image's: the old-generation limit twice what survived.
+        const twice = await harness.service('old-generation limit ×2', {}, ['--heap-growing-percent=100'])
+        return [
+          { stage: 'old-generation limit twice what survived (--heap-growing-percent=100), 1000 registrations a page', server: twice, page: paths.large },
+          { stage: 'old-generation limit twice what survived (--heap-growing-percent=100), on the query mix', server: twice, mix: true as const }
+        ]
+      })()
     ]
     await harness.warmUp(base, [paths.plain])
     const figures: StageFigure[] = []
     for (const variant of variants) {
-      const basePaths = variant.mix === true ? paths.mix : [paths.plain]
-      const variantPaths = variant.mix === true ? paths.mix : [variant.path ?? paths.plain]
-      if (variant.mix === true) await harness.warmUp(base, basePaths)
+      const basePaths = variant.mix === true ? paths.mix : [variant.page ?? paths.plain]
+      const variantPaths = variant.mix === true ? paths.mix : [variant.path ?? variant.page ?? paths.plain]
+      if (variant.mix === true || variant.page !== undefined) await harness.warmUp(base, basePaths)
       await harness.warmUp(variant.server, variantPaths, variant.headers)
       const pairs: Array<[Measured, Measured]> = []
       for (let round = 0; round < harness.rounds; round++) {
@@ -99,7 +109,7 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
 
 export function stagesTable (figures: StageFigure[]): Table {
   return {
-    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the rows "on the query mix": of the mix), the baseline (every optional stage off, every shim on, the image\'s node flags) against the same build with one stage on, the shim off or V8\'s default pretenuring, interleaved; ratios median (min–max)',
+    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the rows "on the query mix": of the mix; "1000 registrations a page": of that page), the baseline (every optional stage off, every shim on, the image\'s node flags) against the same build with one stage on, the shim off or one V8 flag changed, interleaved; ratios median (min–max)',
     rows: figures.map((f) => ({
       stage: f.stage,
       'baseline µs': Math.round(f.baseUs),
