@@ -6,7 +6,7 @@
 // kept alive under sustained load (docs/performance.md, "A steady tail"), which a 1-document
 // page in short rounds barely makes. So is V8's allocation-site pretenuring, which the image's
 // command line turns off. The image's old-generation limit (three times what survived) is set
-// against V8's factor of two on 1000-document pages, where it pays, and on the mix.
+// against a factor of two on 1000-document pages, where it pays, and on the mix.
 import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
