@@ -1,5 +1,6 @@
-// This build against another (--baseline): the same flags, database and load, the mix and the
-// 1-document page, each in interleaved rounds.
+// This build against another (--baseline): the same flags, database and load, the mix, each of
+// its requests alone (where a change to the mix's ratio comes from), and the 1-document page,
+// each in interleaved rounds.
 import type { SectionContext } from './http-context.js'
 import type { BaselineFigure, RunFigure, Server } from './http-types.js'
 import { measure, warmUp } from './load.js'
@@ -7,7 +8,13 @@ import type { MixEntry } from './mix.js'
 import { median, spread } from './timing.js'
 
 export async function benchBaseline ({ options, service, mix, growth }: SectionContext, baseline: Server, baselineName: string): Promise<BaselineFigure[]> {
-  const loads = [{ name: 'the query mix', paths: mix.map((entry) => entry.path) }, { name: (growth.pageSize[0] as MixEntry).name, paths: [(growth.pageSize[0] as MixEntry).path] }]
+  const page = growth.pageSize[0] as MixEntry
+  // A request of the mix alone runs half the duration: five of them would otherwise triple the section.
+  const loads = [
+    { name: 'the query mix', paths: mix.map((entry) => entry.path), duration: options.duration },
+    ...mix.map((entry) => ({ name: `mix alone: ${entry.name}`, paths: [entry.path], duration: Math.max(2, options.duration / 2) })),
+    { name: page.name, paths: [page.path], duration: options.duration }
+  ]
   const figures: BaselineFigure[] = []
   for (const load of loads) {
     await warmUp(service, load.paths, options.connections)
@@ -15,7 +22,7 @@ export async function benchBaseline ({ options, service, mix, growth }: SectionC
     const pairs: Array<[RunFigure, RunFigure]> = []
     for (let round = 0; round < Math.max(3, options.rounds); round++) {
       const order = round % 2 === 0 ? [service, baseline] : [baseline, service]
-      const [first, second] = [await measure(order[0] as Server, load.paths, options.duration, options.connections), await measure(order[1] as Server, load.paths, options.duration, options.connections)]
+      const [first, second] = [await measure(order[0] as Server, load.paths, load.duration, options.connections), await measure(order[1] as Server, load.paths, load.duration, options.connections)]
       pairs.push(round % 2 === 0 ? [first, second] : [second, first])
     }
     figures.push({

@@ -111,7 +111,7 @@ export function httpTables (result: HttpResult): Table[] {
 export function baselineTable ({ baseline }: HttpResult): Table | undefined {
   if (baseline === undefined || baseline.length === 0) return undefined
   return {
-    title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds: CPU µs per request, and ratios this / that, median (min–max)`,
+    title: `This build against ${baseline[0]?.baselineName ?? 'another build'} (--baseline), interleaved rounds (a request of the mix alone: half the duration): CPU µs per request, and ratios this / that, median (min–max)`,
     rows: baseline.map((b) => ({ load: b.load, 'this µs': Math.round(b.serviceCpuUs), 'that µs': Math.round(b.baselineCpuUs), 'CPU ratio': spreadText(b.cpu), 'p99 ratio': spreadText(b.p99), 'rps ratio': spreadText(b.rps) }))
   }
 }

@@ -28,8 +28,9 @@ against two floors, on the demo data. Tables on stdout, JSON in bench/results/la
   --only LIST       only these parts of the HTTP benchmark, comma-separated: ${SECTIONS.join(', ')}
                     (e.g. --only mix --rounds 5 --duration 60: five long runs of the mix)
   --baseline DIR    also measure another build of the service side by side with this one: DIR is
-                    a checkout with its dist/ built (npm ci && npm run build there); the mix and
-                    the 1-document page, interleaved (--only baseline: nothing else)
+                    a checkout with its dist/ built (npm ci && npm run build there); the mix, each
+                    of its requests alone (half the duration) and the 1-document page,
+                    interleaved (--only baseline: nothing else)
   --write FILE      also write the tables into FILE, between its lines
                     <!-- npm run bench: begin --> and <!-- npm run bench: end -->; the table of
                     --baseline goes between <!-- npm run bench -- --baseline: begin --> and its end
