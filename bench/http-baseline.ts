@@ -2,7 +2,7 @@
 // its requests alone (where a change to the mix's ratio comes from), and the 1-document page,
 // each in interleaved rounds.
 import type { SectionContext } from './http-context.js'
-import type { BaselineFigure, RunFigure, Server } from './http-types.js'
+import { shortDuration, type BaselineFigure, type RunFigure, type Server } from './http-types.js'
 import { measure, warmUp } from './load.js'
 import type { MixEntry } from './mix.js'
 import { median, spread } from './timing.js'
@@ -12,7 +12,7 @@ export async function benchBaseline ({ options, service, mix, growth }: SectionC
   // A request of the mix alone runs half the duration: five of them would otherwise triple the section.
   const loads = [
     { name: 'the query mix', paths: mix.map((entry) => entry.path), duration: options.duration },
-    ...mix.map((entry) => ({ name: `mix alone: ${entry.name}`, paths: [entry.path], duration: Math.max(2, options.duration / 2) })),
+    ...mix.map((entry) => ({ name: `mix alone: ${entry.name}`, paths: [entry.path], duration: shortDuration(options) })),
     { name: page.name, paths: [page.path], duration: options.duration }
   ]
   const figures: BaselineFigure[] = []

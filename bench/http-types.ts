@@ -14,6 +14,9 @@ export type Section = typeof SECTIONS[number]
 
 export interface HttpOptions { rounds: number, duration: number, connections: number, scale: number, database: 'replay' | 'direct', sections: ReadonlySet<Section>, baseline?: { dist: string, name: string } }
 
+/** A short round, for loads measured many times over (the stages, the polls, each request of the mix alone): half the duration, at least 2 s. */
+export const shortDuration = ({ duration }: HttpOptions): number => Math.max(2, duration / 2)
+
 export type Target = 'service' | 'service in byte order' | 'floor' | 'raw floor' | 'baseline' | `stage: ${string}`
 
 export interface RunFigure { target: Target, requests: number, rps: number, p50: number, p99: number, cpuUsPerRequest: number, errors: number, duration: number, gc?: GcFigures }

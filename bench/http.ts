@@ -18,7 +18,7 @@ import type { SectionContext } from './http-context.js'
 import { benchEncodings } from './http-encodings.js'
 import { benchGrowth } from './http-growth.js'
 import { benchMix } from './http-mix.js'
-import type { HttpOptions, HttpResult, Server, Target } from './http-types.js'
+import { shortDuration, type HttpOptions, type HttpResult, type Server, type Target } from './http-types.js'
 import { body, cpuMicros, measure, pidOf, warmUp } from './load.js'
 import { benchConditional } from './http-conditional.js'
 import { benchLanguage, languagePairs } from './http-language.js'
@@ -135,7 +135,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       result.stages = await benchStages<Server>({
         service: async (name, extra, nodeArgs = []) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/, [...deployed, ...nodeArgs]),
         freePort,
-        measure: async (s, paths, headers, long) => await measure(s, paths, long === true ? options.duration : Math.max(2, options.duration / 2), options.connections, headers),
+        measure: async (s, paths, headers, long) => await measure(s, paths, long === true ? options.duration : shortDuration(options), options.connections, headers),
         warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
         rounds: Math.max(3, options.rounds)
       }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1`, large: growth.pageSize.find((entry) => entry.limit === 1000)?.path as string, mix: mix.map((entry) => entry.path) })
@@ -176,7 +176,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
         commandsSent,
         path,
         rounds: Math.max(3, options.rounds),
-        measure: async (headers) => await measure(pollService, [path], Math.max(2, options.duration / 2), options.connections, headers)
+        measure: async (headers) => await measure(pollService, [path], shortDuration(options), options.connections, headers)
       }).finally(async () => { await probe.close() })
     }
 
