@@ -4,7 +4,7 @@
 import { BSONRegExp, type Document } from 'mongodb'
 import type { FilterNode } from './filter-tree.js'
 import { MAX_BRANCHES, MAX_DEPTH } from './limits.js'
-import { ELEMENT_KIND, ELEMENT_OPERATORS, ELEM_MATCH, isOperator, type Operator } from './operators.js'
+import { BLOCKED_OPERATORS, ELEMENT_KIND, ELEMENT_OPERATORS, ELEM_MATCH, isOperator, type Operator } from './operators.js'
 import { convertOperand, type Converted } from './operands.js'
 import { childPointer, type Problems } from './problems.js'
 import type { FieldSpec, QuerySpec } from './query-spec.js'
@@ -136,6 +136,8 @@ function scalarBranches (field: FieldSpec, operator: string, node: FilterNode, p
 }
 
 function scalarAtoms (field: FieldSpec, key: string, operand: FilterNode, at: string, regexOptions: string, entries: Array<[string, FilterNode]>, problems: Problems): Atom[] | undefined {
+  // A blocked operator is reported once, as blocked, wherever it stands (compile-filter.ts).
+  if (BLOCKED_OPERATORS.has(key)) return undefined
   if (!isOperator(key) && key !== ELEM_MATCH) {
     problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `Unknown operator '${key}'; inside $elemMatch on '${field.path}': ${[...field.operators].join(' ')}`)
     return undefined

@@ -38,7 +38,8 @@ export interface ListQuery {
 
 export type CompileResult = { ok: true, query: ListQuery } | { ok: false, problems: ProblemItem[] }
 
-const DECIMAL = /^\d{1,16}$/
+// Leading zeros are still the number they pad; 16 digits stay within Number's exact integers.
+const DECIMAL = /^0*\d{1,16}$/
 
 function integer (text: string | undefined, fallback: number, min: number, max: number): number | undefined {
   if (text === undefined) return fallback

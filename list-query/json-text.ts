@@ -6,8 +6,9 @@ import { pointerToken, type Problems } from './problems.js'
 
 /**
  * Keys that poison prototypes when a parsed object is merged or cloned somewhere downstream.
- * `__proto__` is refused wherever it stands; at the top level `constructor` and `prototype` are
- * read as the field names they claim to be, and refused as unknown fields (query-spec.ts).
+ * No kind has a field of these names, so they are refused as unknown fields wherever they stand:
+ * `__proto__` here, before any object holds it; top-level `constructor` and `prototype` by the
+ * field rules (query-spec.ts), which name the field with a "did you mean".
  */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 const forbidden = (key: string, depth: number): boolean => FORBIDDEN_KEYS.has(key) && (depth > 0 || key === '__proto__')
@@ -108,7 +109,7 @@ class Reader {
       if (illFormed) {
         this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', 'The key holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text')
       } else if (refused) {
-        this.problems.add(this.param, this.pointer(), 'INVALID_JSON', `The key '${key}' is not allowed anywhere in a filter`)
+        this.problems.add(this.param, this.pointer(), 'UNKNOWN_FIELD', `No field is named '${key}': the key is refused anywhere in a filter`)
       } else if (duplicate) {
         this.problems.add(this.param, this.pointer(), 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
       }

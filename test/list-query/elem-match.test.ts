@@ -71,6 +71,8 @@ t.test('refusals, each with its code and pointer', async (t) => {
     [Activity, { tags: { $elemMatch: { $size: 2 } } }, 'OPERATOR_NOT_ALLOWED', '/tags/$elemMatch/$size'],
     [Activity, { tags: { $elemMatch: { $elemMatch: { $eq: 'x' } } } }, 'OPERATOR_NOT_ALLOWED', '/tags/$elemMatch/$elemMatch'],
     [Activity, { tags: { $elemMatch: { $regexp: 'x' } } }, 'UNKNOWN_OPERATOR', '/tags/$elemMatch/$regexp'],
+    [Activity, { tags: { $elemMatch: { $where: '1' } } }, 'BLOCKED_OPERATOR', '/tags/$elemMatch/$where'],
+    [Activity, { tags: { $elemMatch: { $or: [{ $near: [0, 0] }] } } }, 'BLOCKED_OPERATOR', '/tags/$elemMatch/$or/0/$near'],
     [Activity, { tags: { $elemMatch: { $regex: '(a+)+' } } }, 'UNSAFE_REGEX', '/tags/$elemMatch/$regex'],
     [Activity, { tags: { $elemMatch: { $options: 'i' } } }, 'INVALID_REGEX_OPTIONS', '/tags/$elemMatch/$options'],
     [Activity, { tags: { $elemMatch: { $or: [] } } }, 'INVALID_VALUE', '/tags/$elemMatch/$or'],

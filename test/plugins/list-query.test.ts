@@ -24,11 +24,13 @@ type Case = [string, string, string, string, string?]
 // [what, query string, code, pointer, param (default filter)]
 const cases: Case[] = [
   ['malformed JSON', 'filter={"name":', 'INVALID_JSON', ''],
-  ['a __proto__ key', jsonFilter('{"__proto__":{"name":"x"}}'), 'INVALID_JSON', '/__proto__'],
+  ['a __proto__ key', jsonFilter('{"__proto__":{"name":"x"}}'), 'UNKNOWN_FIELD', '/__proto__'],
+  ['a __proto__ key in a branch of $or, written with \\u escapes', jsonFilter('{"$or":[{"\\u005f_proto__":1}]}'), 'UNKNOWN_FIELD', '/$or/0/__proto__'],
+  ['a constructor key in a branch of $or', jsonFilter('{"$or":[{"constructor":1}]}'), 'UNKNOWN_FIELD', '/$or/0/constructor'],
   ['a top-level constructor key written with \\u escapes (a field name no kind has)', jsonFilter('{"\\u0063onstructor":1}'), 'UNKNOWN_FIELD', '/constructor'],
   ['a top-level prototype key', jsonFilter('{"prototype":{"$eq":1}}'), 'UNKNOWN_FIELD', '/prototype'],
-  ['a constructor key inside a field\'s operators', jsonFilter('{"name":{"constructor":1}}'), 'INVALID_JSON', '/name/constructor'],
-  ['a prototype key inside an operator', jsonFilter('{"name":{"$in":[{"prototype":1}]}}'), 'INVALID_JSON', '/name/$in/0/prototype'],
+  ['a constructor key inside a field\'s operators', jsonFilter('{"name":{"constructor":1}}'), 'UNKNOWN_FIELD', '/name/constructor'],
+  ['a prototype key inside an operator', jsonFilter('{"name":{"$in":[{"prototype":1}]}}'), 'UNKNOWN_FIELD', '/name/$in/0/prototype'],
   ['a duplicate key', jsonFilter('{"name":"a","name":"b"}'), 'DUPLICATE_KEY', '/name'],
   ['a JSON array', jsonFilter([{ name: 'a' }]), 'FILTER_NOT_OBJECT', ''],
   ['a JSON string', jsonFilter('"name"'), 'FILTER_NOT_OBJECT', ''],
