@@ -32,7 +32,8 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
     // head and body, an idle kept-alive connection; Node checks the first two every
     // connectionsCheckingInterval (30 s by default: a slowloris client would get up to that
     // much more). How long a written answer may wait to be read is plugins/lifecycle.ts's.
-    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, requestTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    // Without Host, Node would answer a bare 400 itself: plugins/errors.ts refuses it as a problem.
+    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, requestTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000, requireHostHeader: false },
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // Unset: X-Forwarded-* are ignored, so no caller chooses its address, scheme or host.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -74,6 +74,17 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   return send(request, reply, toProblem(error))
 }
 
+/** A problem written straight to a socket the HTTP layer gave up on, then the connection closed. */
+function endWithProblem (socket: Socket, status: number, code: ErrorCode, detail: string, headers = ''): void {
+  // The headers were not read (or not whole): the id is always a new one, sent in both places.
+  const requestId = randomUUID()
+  const body = JSON.stringify({ ...problem(status, code, detail), requestId })
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+  // A client that neither reads the answer nor closes (a slowloris one, say) would keep the
+  // half-closed socket: it has a second to take it.
+  setTimeout(() => { socket.destroy() }, 1000).unref()
+}
+
 /**
  * For Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (oversized URL or
  * headers, malformed requests) never reaches a route, so the answer is written here.
@@ -85,13 +96,25 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'BAD_REQUEST', 'The request took too long to arrive.']
       : [400, 'BAD_REQUEST', 'The request is not valid HTTP.']
-  // The headers were not read (or not whole): the id is always a new one, sent in both places.
-  const requestId = randomUUID()
-  const body = JSON.stringify({ ...problem(status, code, detail), requestId })
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
-  // A client that neither reads the answer nor closes (a slowloris one, say) would keep the
-  // half-closed socket: it has a second to take it.
-  setTimeout(() => { socket.destroy() }, 1000).unref()
+  endWithProblem(socket, status, code, detail)
+}
+
+/**
+ * Node's server answers two requests itself, without a body, unless told otherwise: a CONNECT
+ * (its socket is destroyed) and an `Expect` other than 100-continue (a bare 417). Both are
+ * problems here, as every refusal of the HTTP layer is.
+ */
+function refuseWhatNodeAnswers (server: Server): void {
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    endWithProblem(socket, 405, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: every route answers GET and HEAD.', 'Allow: GET, HEAD\r\n')
+  })
+  // RFC 9110, 10.1.1: a server may refuse an expectation it cannot meet with 417.
+  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const requestId = randomUUID()
+    const body = JSON.stringify({ ...problem(417, 'BAD_REQUEST', 'The only expectation this server meets is Expect: 100-continue.'), requestId })
+    response.shouldKeepAlive = false
+    response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': requestId }).end(body)
+  })
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {
@@ -111,8 +134,14 @@ async function errorsPlugin (fastify: FastifyInstance) {
     return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs`, [], 'path'))
   })
 
-  // A GET with a body is refused before anything runs (docs/errors.md): lists take no body.
+  refuseWhatNodeAnswers(fastify.server)
+  // A GET with a body is refused before anything runs (docs/errors.md): lists take no body. An
+  // HTTP/1.1 request without Host is refused too (RFC 9112, 3.2): app.ts lets Node pass it on.
   fastify.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {
+      done(new ProblemError(400, 'BAD_REQUEST', 'An HTTP/1.1 request carries a Host header.'))
+      return
+    }
     if (request.method === 'GET' || request.method === 'HEAD') {
       const { 'content-length': length, 'transfer-encoding': encoding } = request.headers
       if (encoding !== undefined || (length !== undefined && length !== '0')) {

@@ -44,7 +44,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: [405], meaning: 'A method other than GET or HEAD on a list or a feed.' },
   URI_TOO_LONG: { status: [414], meaning: 'A path segment over 100 characters.' },
   HEADERS_TOO_LARGE: { status: [431], meaning: 'The URL and headers exceed 16 KiB.' },
-  BAD_REQUEST: { status: [400, 408, 413, 415], meaning: 'A request the HTTP layer refuses: a GET with a body, broken percent-encoding, not HTTP, too slow to arrive.' },
+  BAD_REQUEST: { status: [400, 408, 413, 415, 417], meaning: 'A request the HTTP layer refuses: a GET with a body, broken percent-encoding, not HTTP, no `Host`, an expectation other than `100-continue`, too slow to arrive.' },
   UNAUTHENTICATED: { status: [401], meaning: 'With AUTH_MODE=jwt: no bearer token, or one refused (the reason is in `WWW-Authenticate` and the message).' },
   RATE_LIMITED: { status: [429], meaning: 'More list requests this minute than RATE_LIMIT_PER_MINUTE; retry after `Retry-After`.' },
   OVERLOADED: { status: [503], meaning: 'The replica is overloaded or shutting down; retry after `Retry-After` (another replica may answer).' },

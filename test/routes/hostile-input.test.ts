@@ -128,5 +128,21 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   t.equal(/^x-request-id: (.+)$/im.exec(smuggled)?.[1]?.trim(), /"requestId":"([^"]+)"/.exec(smuggled)?.[1], 'its X-Request-Id header is its body\'s requestId')
   const garbage = await raw('NOT HTTP AT ALL\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/, 'a request that is not HTTP')
+  // What Node's server would answer itself, with no body or no answer at all.
+  const noHost = await raw(`GET ${sessions} HTTP/1.1\r\n\r\n`)
+  t.match(noHost, /^HTTP\/1\.1 400 [\s\S]*application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/, 'an HTTP/1.1 request without Host')
+  const expectation = await raw(`GET ${sessions} HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n`)
+  t.match(expectation, /^HTTP\/1\.1 417 [\s\S]*application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/, 'an expectation other than 100-continue')
+  t.equal(/^x-request-id: (.+)$/im.exec(expectation)?.[1]?.trim(), /"requestId":"([^"]+)"/.exec(expectation)?.[1])
+  const tunnel = await raw(`CONNECT ${sessions} HTTP/1.1\r\nHost: x\r\n\r\n`)
+  t.match(tunnel, /^HTTP\/1\.1 405 [\s\S]*Allow: GET, HEAD[\s\S]*"code":"METHOD_NOT_ALLOWED"/, 'CONNECT')
   t.same(commands.names(), [], 'no database command')
+  // Written without ending the socket: Node drops a half-closed client's answer that is still being read.
+  const old = await new Promise<string>((resolve, reject) => {
+    const url = new URL(address)
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.write(`GET ${sessions}?limit=1 HTTP/1.0\r\n\r\n`))
+    let answer = ''
+    socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk }).on('end', () => resolve(answer)).on('error', reject)
+  })
+  t.match(old, /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host')
 })
