@@ -206,7 +206,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     const mine = requestDigest(request)
     const validator: Validator = { body: bodyDigest(mine, payload), request: mine, ...(point === null ? {} : { point }) }
     const header = request.headers['if-none-match']
-    if (header !== undefined && (namedBy.get(request) ?? validatorsIn(header)).some((v) => v.body === validator.body)) {
+    // `*` matches whatever answer there is (RFC 9110, 13.1.2): a list always has one.
+    if (header !== undefined && (header.trim() === '*' || (namedBy.get(request) ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
       send304(reply, validator)
       reply.removeHeader('content-type')
       done(null, '')
