@@ -3,11 +3,6 @@
 import { isUtf8 } from 'node:buffer'
 import { int32At, utf8 } from './bson-page.js'
 
-interface Writes { latin1Write: (text: string, offset: number) => number, utf8Write: (text: string, offset: number) => number }
-if (typeof (Buffer.prototype as unknown as Writes).latin1Write !== 'function' || typeof (Buffer.prototype as unknown as Writes).utf8Write !== 'function') {
-  throw new Error('json-out: this Node.js has no Buffer#latin1Write/utf8Write')
-}
-
 export const QUOTE = 0x22
 export const COMMA = 0x2c
 export const DIGIT = 0x30
@@ -36,12 +31,12 @@ export class Out {
   /** Text known to be ASCII. */
   ascii (text: string): void {
     this.room(text.length)
-    this.pos += (this.buf as unknown as Writes).latin1Write(text, this.pos)
+    this.pos += this.buf.write(text, this.pos, 'latin1')
   }
 
   utf8 (text: string): void {
     this.room(text.length * 3)
-    this.pos += (this.buf as unknown as Writes).utf8Write(text, this.pos)
+    this.pos += this.buf.write(text, this.pos, 'utf8')
   }
 
   /** Bytes `start`…`end` of `source`: copied in a loop when short (Buffer#copy's checks cost more than the copy). */
