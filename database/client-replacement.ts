@@ -1,10 +1,7 @@
-// Replaces a MongoClient that stopped recovering by itself. The fault-injection runs saw the
-// driver stay stuck after an outage, its last heartbeat never finished, so a service relying on
-// the driver alone could stay 503 for ever (test/faults/reproduce-driver-hang.ts describes the
-// hang: in mongodb 7.8 a write to a socket destroyed before it returns waits for a 'drain' that
-// never comes). Searched: mongodb/node-mongodb-native issues and pull requests (drain, heartbeat
-// or monitor hangs, recovery after outages); the nearest, NODE-6370 (#4245, a reply lost while
-// 'drain' was awaited, fixed in 6.10), is another race. This hang is unreported upstream.
+// Replaces a MongoClient stuck after an outage: in mongodb 7.8.0 a heartbeat's write to a
+// socket destroyed under it waits for a 'drain' that never comes, so the driver alone could leave
+// the service 503 for ever (test/faults/reproduce-driver-hang.ts). No upstream issue reports it;
+// NODE-6370 (fixed in 6.10) is another race.
 import net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MongoClient } from 'mongodb'

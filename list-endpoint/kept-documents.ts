@@ -6,8 +6,8 @@
 //
 // The entries lie one after the other in a single block, written round like a ring: the oldest
 // are written over first, and nothing is allocated per document (an object per entry, as a
-// general cache keeps, made a page whose documents were all new twice as costly to write:
-// docs/performance.md).
+// general cache keeps, makes a page of new documents much costlier to write; docs/performance.md,
+// the table "BSON to JSON body", column "new / without keeping", has what the ring costs them).
 import { int32At } from './bson-page.js'
 import { leadingObjectIdAt } from './bson-plan.js'
 import type { Out } from './json-out.js'

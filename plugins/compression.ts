@@ -7,12 +7,11 @@ import fp from 'fastify-plugin'
 export const COMPRESSION_THRESHOLD = 1024
 
 /**
- * The levels, chosen with `npm run bench` (its table of bytes and µs per page for each encoding at
- * several levels, on 20-, 100- and 1,000-document pages). On list pages zstd 1 is as small as
- * zstd 3 and faster; br 1 sends a few per cent more than br 2 or 4 for a fraction of their CPU;
- * gzip 3 sends as few bytes as gzip 4 for two thirds of its CPU on a 100-document page (gzip 4
- * switches to lazy matching), where gzip 1 and 2 sit at a fifth of identity's bytes. Higher
- * levels cost several times the CPU for a few per cent fewer bytes.
+ * The levels, chosen with `npm run bench` on 20-, 100- and 1,000-document pages (docs/performance.md,
+ * the table "Compression levels": bytes and µs per page for each encoding and level). On list pages
+ * zstd 1 is as small as zstd 3 and faster; br 1 sends somewhat more than br 2 or 4 for much less
+ * CPU; gzip 3 sends as few bytes as gzip 4 for less CPU (gzip 4 switches to lazy matching). Higher
+ * levels cost much more CPU for few fewer bytes.
  */
 export const LEVELS = { zstd: 1, br: 1, gzip: 3 } as const
 

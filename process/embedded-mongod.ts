@@ -87,7 +87,7 @@ async function findMongod (options: MongodOptions, version: string): Promise<Fou
   const system = env.MONGOMS_SYSTEM_BINARY
   // Within the hour after a failed download nothing is looked for, not even a binary put in
   // mongodb-memory-server's cache meanwhile (MONGOMS_SYSTEM_BINARY names one, or delete the
-  // mark): loading mongodb-memory-server to look costs every test process half a second of CPU.
+  // mark): loading mongodb-memory-server just to look would slow the start of every test process.
   if ((system === undefined || system === '') && options.insist !== true) {
     const [at, ...message] = (await readFile(failureMark, 'utf8').catch(() => '')).split('\n')
     if (Date.now() - Number(at) < RETRY_DOWNLOAD_AFTER_MS) return { why: `download failed recently: ${message.join(' ')}` }

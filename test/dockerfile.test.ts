@@ -114,7 +114,7 @@ t.test('the copied files start with production dependencies only, and serve', as
   // The build stage's `npm run build`, into a directory of our own. Without source maps: the
   // coverage of this process would otherwise be mapped onto the sources and merged, wrongly,
   // with the coverage of the TypeScript run (c8 follows child processes). Without the type
-  // check, which emits nothing and is `npm run build`'s and `npm run lint`'s (half the time).
+  // check, which emits nothing, is much of tsc's time, and is `npm run build`'s and `npm run lint`'s.
   await run(NODE, nodeArgs([path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', ROOT, '--outDir', path.join(work, 'build', 'dist'), '--sourceMap', 'false', '--noCheck'], { coverage: false }), { cwd: ROOT })
   const app = path.join(work, 'app')
   for (const file of ['package.json', 'package-lock.json']) await cp(path.join(ROOT, file), path.join(app, file))

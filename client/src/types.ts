@@ -141,7 +141,7 @@ export type ChangeEvent<L extends ListName, F> =
   | { type: 'upsert', _id: string, document: Picked<L, F> }
   | { type: 'remove', _id: string, reason: RemoveReason }
 
-/** Why a document left a feed, as it is when the answer is read (docs/changes.md, "Why a document left"). */
+/** Why a document left a feed, as it is when the answer is read (docs/changes.md, "What the events mean"). */
 export type RemoveReason = 'deleted' | 'unmatched' | 'moved'
 
 /** One answer of a feed, as the service sends it. */

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url'
 import tap from 'tap'
 import { isTestFile } from '../../tools/run-tests.js'
 
-// A test process spends seconds of CPU before its first test: node, the TypeScript loader, tap's
+// A test process spends much CPU before its first test: node, the TypeScript loader, tap's
 // hooks, the embedded database and the app's modules. Most test files share one process, a
 // group, and that cost: each group is a file here named after it, which tap runs as it runs any
 // test file. A group's files are imported one after the other, so what a file starts at its top

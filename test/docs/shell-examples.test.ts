@@ -52,7 +52,8 @@ import { AUDIENCE, ISSUER } from '../helpers/tokens.js'
 import { documents, extract, key, unquoted, type Example } from './doc-examples.js'
 import { CONCURRENCY, pool, run, type Outcome } from './run-example.js'
 const ROOT = path.join(import.meta.dirname, '..', '..')
-// Two services start; on a busy machine that alone can take most of tap's default 30 s.
+// Two services start before the examples run: with the rest of the suite running, the file can outlast
+// the 90 s a file is given (package.json's tap `timeout`, FILE_TIMEOUT_MS in test/_groups/groups.ts).
 t.setTimeout(120_000)
 
 /** At least this many examples per file (what they hold today): an extraction that finds nothing fails. */

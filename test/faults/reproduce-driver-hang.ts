@@ -1,10 +1,10 @@
-// Manual reproduction, with the driver alone (no service), of the hang the fault-injection run
-// reported: `npx tsx test/faults/reproduce-driver-hang.ts [mongodb-uri]` puts the fault proxy
+// Manual reproduction, with the driver alone (no service), of the hang database/client-replacement.ts
+// works around: `npx tsx test/faults/reproduce-driver-hang.ts [mongodb-uri]` puts the fault proxy
 // between a bare MongoClient and a database (the stand-in by default, or the URI given), cuts
 // it off for 7 s three times, and says how long the client takes to answer a ping again.
 //
-// What reading mongodb 7.8.0 (and 7.9.0, unchanged) shows: Connection.writeCommand writes, and
-// when socket.write() returns false waits for 'drain' with only the operation's AbortSignal and
+// The cause, in mongodb 7.8.0 (7.9.0 is the same): Connection.writeCommand writes, and when
+// socket.write() returns false waits for 'drain' with only the operation's AbortSignal and
 // CSOT's timeout to stop it (src/cmap/connection.ts, around line 731). A socket that was
 // destroyed before the write returns false and emits neither 'drain' nor another 'error', so a
 // heartbeat, which has no signal (and CSOT is ignored in 7.x), waits for ever. Against the

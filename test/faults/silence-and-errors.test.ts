@@ -137,8 +137,8 @@ t.test('a refusal caused by the query is a 400; an unknown server error a 500 wi
 
 t.test('a page larger than one batch whose cursor is lost between batches (CursorNotFound) is read again from the start, once', async (t) => {
   const { ObjectId } = await import('mongodb')
-  // 18 MiB through the proxy takes longer than the fault app's one-second query limit when the
-  // whole suite shares the machine: the subject here is the lost cursor, so the app has ten.
+  // 18 MiB through the proxy can take longer than the fault app's one-second query limit while
+  // the rest of the suite runs: the subject here is the lost cursor, so the app has ten.
   const fastify = await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS: 10_000 } })
   const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
   // 18 documents of 1 MiB: more than the 16 MiB of a first batch, so the page needs a getMore.

@@ -6,7 +6,8 @@ import t from 'tap'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
-// Twelve processes, each starting tsx: more than tap's 30 s on a busy machine.
+// Twelve processes, each starting tsx: they can outlast the 90 s a file is given (package.json's tap
+// `timeout`, FILE_TIMEOUT_MS in test/_groups/groups.ts) while the rest of the suite runs.
 t.setTimeout(120_000)
 const SCRIPTS: Array<[string, string, string[]]> = [
   ['npm run bench', 'bench/run.ts', ['--database', 'nowhere']],

@@ -32,7 +32,7 @@ t.test('an EMBEDDED_DATABASE it does not know stops the choice, naming the varia
 })
 
 t.test('without MONGODB_URI an embedded database is started: a replica set whose changes can be watched', async (t) => {
-  // The one this machine is set up for (CI's stand-in runs ask for the stand-in).
+  // The one the environment asks for (EMBEDDED_DATABASE; CI's stand-in runs ask for the stand-in).
   const db = await chooseDatabase({ env: { EMBEDDED_DATABASE: process.env.EMBEDDED_DATABASE } })
   t.teardown(db.close)
   t.ok(db.embedded)
@@ -62,7 +62,7 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
   const heard: Array<{ at: number, message: string }> = []
   const started = Date.now()
   const env = { MONGOMS_DOWNLOAD_MIRROR: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}` }
-  // No mongod binary, whatever this machine has: mongodb-memory-server is a fake that finds none.
+  // No mongod binary, whatever is installed: mongodb-memory-server is a fake that finds none.
   const { memoryServer, calls } = fakeMemoryServer({ binary: undefined })
   const db = await chooseDatabase({ env, memoryServer, probeTimeoutMs: 500, failureMark, onProgress: (message) => heard.push({ at: Date.now() - started, message }) })
   t.teardown(db.close)
