@@ -7,7 +7,7 @@ import { CommandError } from './errors.js'
 
 /**
  * Like PCRE2's match limit, a bound on the backtracking of one test: beyond it the test is a
- * non-match, as in mongod, instead of blocking the event loop (≈ tens of ms at most).
+ * non-match, as in mongod, instead of blocking the event loop.
  */
 export const BACKTRACK_LIMIT = 1_000_000
 

@@ -142,7 +142,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   }
 
   // The last body of each request lately answered, with its digest: a poll or a popular page is
-  // often answered with the same bytes again, and comparing them costs a fraction of the digest.
+  // often answered with the same bytes again, and comparing them costs less than the digest.
   // The digest is the body's alone, so only byte equality decides (the request is where to look).
   // A Buffer is copied: the kept bytes are never anyone else's to change.
   const lastBodies = new LRUCache<string, { body: string | Buffer, digest: string }>({ max: BODIES_KEPT, maxSize: BODIES_KEPT_SIZE, sizeCalculation: ({ body }) => Math.max(body.length, 1) })

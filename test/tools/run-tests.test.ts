@@ -27,7 +27,7 @@ t.test('a folder: its test files, one by one, which tap runs although its exclud
   t.notOk(client.some((file) => file.includes('node_modules')), 'none from its node_modules')
 })
 
-t.test('nothing, or options alone: tap\'s run, then the files that need the machine, with the options', async (t) => {
+t.test('nothing, or options alone: tap\'s run, then the files that need a core to themselves, with the options', async (t) => {
   t.same(tapRuns([]), [[], ['--jobs=2', '--serial=test/rehearsal', ...RUN_AFTER]])
   t.same(tapRuns(['--grep', 'cursor'], () => false), [['--grep', 'cursor'], ['--jobs=2', '--serial=test/rehearsal', '--grep', 'cursor', ...RUN_AFTER]], 'an option\'s value is no file')
 })
