@@ -84,6 +84,8 @@ t.test('errors raised before a route runs are problem+json too', async (t) => {
   await check('POST on a list', post, 405, 'METHOD_NOT_ALLOWED')
   t.equal(post.headers.allow, 'GET, HEAD')
   await check('DELETE on /projects', await fastify.inject({ method: 'DELETE', url: '/projects' }), 405, 'METHOD_NOT_ALLOWED')
+  await check('PUT on a list, its project id malformed', await fastify.inject({ method: 'PUT', url: '/projects/not-an-id/sessions' }), 405, 'METHOD_NOT_ALLOWED')
+  await check('the same with GET', await fastify.inject('/projects/not-an-id/sessions'), 400, 'INVALID_PROJECT_ID')
   const { METHODS } = await import('node:http')
   for (const method of METHODS.filter((m) => !['GET', 'HEAD', 'CONNECT'].includes(m))) {
     const res = await fastify.inject({ method: method as 'GET', url: sessions })

@@ -21,7 +21,9 @@ export default async function projectScope (fastify: FastifyInstance) {
   fastify.addHook('onRequest', (request, _reply, done) => {
     const { projectId } = request.params as { projectId: string }
     if (!OBJECT_ID.test(projectId)) {
-      done(ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID', `'${projectId}' is not a project id: expected 24 hexadecimal characters`))
+      // Another method is refused as such (405, list-endpoint/get-only.ts), whatever the id.
+      if (request.method !== 'GET' && request.method !== 'HEAD') done()
+      else done(ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID', `'${projectId}' is not a project id: expected 24 hexadecimal characters`))
       return
     }
     request.projectId = ObjectId.createFromHexString(projectId)
