@@ -17,7 +17,15 @@ export interface DemoWriter {
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T
 
-export async function startDemoWriter (uri: string, dbName: string, log: (message: string) => void, intervalMs = DEMO_WRITE_INTERVAL_MS): Promise<DemoWriter> {
+/** Calls `tick` every `ms` until the function it returns is called. */
+export type Every = (tick: () => void, ms: number) => () => void
+const every: Every = (tick, ms) => {
+  const timer = setInterval(tick, ms)
+  return () => { clearInterval(timer) }
+}
+
+// `schedule` is the writer's clock: a test passes its own, to make the writes one at a time.
+export async function startDemoWriter (uri: string, dbName: string, log: (message: string) => void, intervalMs = DEMO_WRITE_INTERVAL_MS, schedule: Every = every): Promise<DemoWriter> {
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000 }).connect()
   const db = client.db(dbName)
   const project = (await db.collection('projects').find({}, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(1).toArray())[0]?._id as ObjectId | undefined
@@ -60,13 +68,17 @@ export async function startDemoWriter (uri: string, dbName: string, log: (messag
     }
   }
   let running: Promise<void> = Promise.resolve()
-  const timer = setInterval(() => {
-    running = write().then((what) => { log(`demo writer: ${what}`) }, (error: Error) => { log(`demo writer: ${error.message}`) })
+  // One write at a time: a tick that finds one under way is skipped, so stop() waits for all.
+  let busy = false
+  const cancel = schedule(() => {
+    if (busy) return
+    busy = true
+    running = write().then((what) => { log(`demo writer: ${what}`) }, (error: Error) => { log(`demo writer: ${error.message}`) }).finally(() => { busy = false })
   }, intervalMs)
   return {
     project: project.toHexString(),
     stop: async () => {
-      clearInterval(timer)
+      cancel()
       await running
       await client.close()
     }
