@@ -94,12 +94,24 @@ t.test('through mongos, empty batches are not "caught up" until the stream reach
 
 t.test('a read that cannot catch up before its request ends says so, never "nothing happened"', async (t) => {
   const answeredAt = new Timestamp({ t: 100, i: 1 })
-  let polls = 0
-  const hub = hubOf((_options, session) => scriptedStream([], () => { session.operationTime = answeredAt }), answeredAt)
+  let emptyBatches = 0
+  const hub = hubOf((_options, session) => {
+    const stream = scriptedStream([], () => { session.operationTime = answeredAt })
+    const tryNext = stream.tryNext
+    stream.tryNext = async () => {
+      const event = await tryNext()
+      if (event === null) emptyBatches++
+      return event
+    }
+    return stream
+  }, answeredAt)
   const controller = new AbortController()
   const reading = hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all, controller.signal)
-  // Empty batches at an old time until the request's budget ends.
-  t.ok(await until(() => { polls++; return polls > 3 }, 5000))
+  let settled = false
+  reading.then(() => { settled = true }, () => { settled = true })
+  // Empty batches at an old time until the request's budget ends: the read keeps asking, and does not answer.
+  t.ok(await until(() => emptyBatches > 3, 5000), 'the stream is read again after empty batches behind the read\'s time')
+  t.notOk(settled, 'and the read has not answered')
   controller.abort(new DOMException('budget spent', 'TimeoutError'))
   await t.rejects(reading, { name: 'TimeoutError' })
 })
