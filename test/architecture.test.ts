@@ -31,6 +31,30 @@ async function sources (dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => path.join(e.parentPath, e.name))
 }
 
+/**
+ * The relative specifiers `text` imports: `import … from`, `export … from`, `import '…'` and
+ * `import('…')` with a literal, type-only ones too; none in a comment or inside another string.
+ */
+function relativeImports (text: string): string[] {
+  const specifiers: string[] = []
+  const tokens = /\/\/[^\n]*|\/\*[\s\S]*?\*\/|^[ \t]*(?:import|export)\s(?:[^'"]*?from\s*)?(['"])(\.{1,2}\/[^'"]+)\1|\bimport\s*\(\s*(?:(['"])(\.{1,2}\/[^'"]+)\3|`(\.{1,2}\/[^`$]+)`)\s*\)|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm
+  for (const [, , statement, , dynamic, template] of text.matchAll(tokens)) {
+    const specifier = statement ?? dynamic ?? template
+    if (specifier !== undefined) specifiers.push(specifier)
+  }
+  return specifiers
+}
+
+t.test('the imports read: static, re-exported, side-effect and dynamic ones; none in a comment or a string', async (t) => {
+  const text = [
+    "import { a } from './a.js'", "import type { B } from '../b.js'", "export * from './c.js'", "import './d.js'",
+    "const { e } = await import('./e.js')", 'const f = await import(`../f.js`)', "import {\n  g\n} from './g.js'",
+    "// import('./comment.js')", '/* import \'./block.js\' */', 'const text = "await import(\'./string.js\')"',
+    'await import(`./` + name + `.js`)', 'await import(name)', "import { h } from 'h'"
+  ].join('\n')
+  t.same(relativeImports(text), ['./a.js', '../b.js', './c.js', './d.js', './e.js', '../f.js', './g.js'])
+})
+
 t.test('no import runs back up a floor', async (t) => {
   const files = [...FLOORS.flat().filter((room) => room.endsWith('.ts')).map((room) => path.join(ROOT, room))]
   for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) files.push(...await sources(path.join(ROOT, room)))
@@ -38,21 +62,19 @@ t.test('no import runs back up a floor', async (t) => {
   for (const file of files) {
     const from = floorOf(roomOf(file))
     const text = await readFile(file, 'utf8')
-    for (const [, specifier] of text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'(\.{1,2}\/[^']+)'/gm)) {
-      const target = roomOf(path.resolve(path.dirname(file), specifier as string).replace(/\.js$/, '.ts'))
+    for (const specifier of relativeImports(text)) {
+      const target = roomOf(path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'))
       const to = floorOf(target)
       imports++
-      t.ok(to === -1 ? from === 0 : to >= from, `${path.relative(ROOT, file)} → ${specifier as string}`)
+      t.ok(to === -1 ? from === 0 : to >= from, `${path.relative(ROOT, file)} → ${specifier}`)
     }
   }
   t.ok(imports > 100, `${imports} imports checked`)
 })
 
-/** The relative imports of `file` (type-only ones too), as the files they name. */
+/** The relative imports of `file` (type-only, side-effect and dynamic ones too), as the files they name. */
 async function importsOf (file: string): Promise<string[]> {
-  const text = await readFile(file, 'utf8')
-  return [...text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'(\.{1,2}\/[^']+)'/gm)]
-    .map(([, specifier]) => path.resolve(path.dirname(file), specifier as string).replace(/\.js$/, '.ts'))
+  return relativeImports(await readFile(file, 'utf8')).map((specifier) => path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'))
 }
 
 t.test('a list knows nothing of its feed: list-endpoint/ imports nothing from changes/', async (t) => {
