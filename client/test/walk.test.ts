@@ -11,6 +11,7 @@ import { seedDemoData } from '../../demo-data/seed.js'
 import { proxiedDatabase } from '../../test/faults/fault-app.js'
 import { startService } from '../../test/faults/service-process.js'
 import { uniqueDatabaseName } from '../../test/helpers/database.js'
+import { NESTED_LISTS } from '../../test/helpers/lists.js'
 import { createClient, type ListName, type RetryEvent } from '../src/index.js'
 import { NODE, nodeArgs } from '../../test/helpers/node-child.js'
 
@@ -40,6 +41,7 @@ const { data: projects } = await client.list('projects', { sort: '+name', fields
 const NESTED = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations'] as const satisfies ListName[]
 
 t.test('a walk of each list, page by page, equals the unpaged list', async (t) => {
+  t.same([...NESTED].sort(), NESTED_LISTS, 'every list of a project')
   t.equal(projects.length, 3)
   for (const project of projects) {
     for (const list of NESTED) {

@@ -6,6 +6,7 @@ import t from 'tap'
 import { fieldKind, type FieldKind } from '../../schemas/fields.js'
 import * as kinds from '../../schemas/kinds.js'
 import { build } from '../helpers/build.js'
+import { ALL_LISTS } from '../helpers/lists.js'
 
 const MISFITS: Record<FieldKind, unknown[]> = {
   string: [12345, { a: 1 }, null, ['x'], new Date(0)],
@@ -34,6 +35,10 @@ const fastify = await build(t)
 const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
 const project = new ObjectId()
 await db.collection('projects').insertOne({ _id: project, name: 'Scope' })
+
+t.test('every list is here', async (t) => {
+  t.same(Object.keys(COLLECTIONS).sort(), [...ALL_LISTS].sort())
+})
 
 for (const [collection, [path, schema]] of Object.entries(COLLECTIONS)) {
   t.test(`${collection}: every misfit of every declared field is left out, the rest of the page served`, async (t) => {

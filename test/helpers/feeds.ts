@@ -1,9 +1,10 @@
 import { MongoClient, type Db, type Document } from 'mongodb'
 import type { Test } from 'tap'
 import { testDatabase } from './database.js'
+import { ALL_LISTS } from './lists.js'
 
 /** The collections of the kinds, as a deployment prepares them for change feeds: with pre- and post-images. */
-export const FEED_COLLECTIONS = ['projects', 'activities', 'categories', 'places', 'registrations', 'sessions', 'stewards', 'teams']
+export const FEED_COLLECTIONS = ALL_LISTS
 
 /** A sharded cluster answers hello through mongos with this `msg` (the manual's "hello" command page). */
 const isMongos = (hello: Document): boolean => hello.msg === 'isdbgrid'

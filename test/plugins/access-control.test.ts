@@ -8,6 +8,7 @@ import { watchCommands } from '../helpers/commands.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
 import { requireChangeStreams } from '../helpers/feeds.js'
 import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer } from '../helpers/tokens.js'
+import { NESTED_LISTS } from '../helpers/lists.js'
 import { KEY_SET_COOLDOWN_MS, KEY_SET_RETRY_MS, quietKeyBuilder, tokenVerifier } from '../../access-control/verify-token.js'
 
 const rsa = makeKey('rsa-1', 'RS256')
@@ -26,7 +27,7 @@ const { publicIds, privateIds } = await projectIds(open)
 const [a, b] = publicIds as [string, string]
 const c = privateIds[0] as string
 const feeds = await requireChangeStreams(t)
-const KINDS = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']
+const KINDS = NESTED_LISTS
 
 const get = async (app: FastifyInstance, url: string, token?: string) =>
   await app.inject({ url, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })

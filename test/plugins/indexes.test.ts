@@ -2,6 +2,7 @@ import t from 'tap'
 import { INDEXES } from '../../plugins/indexes.js'
 import { build } from '../helpers/build.js'
 import { until } from '../helpers/until.js'
+import { NESTED_LISTS } from '../helpers/lists.js'
 
 t.test('the list indexes exist after start-up, and a second start-up is a no-op', async (t) => {
   const fastify = await build(t)
@@ -12,7 +13,7 @@ t.test('the list indexes exist after start-up, and a second start-up is a no-op'
   t.ok((await keysOf('sessions')).includes(JSON.stringify({ project: 1, start: 1, _id: 1 })), 'sessions by project and start')
   t.ok((await keysOf('registrations')).includes(JSON.stringify({ project: 1, 'sessionsSubscriptions.session': 1, _id: 1 })), 'registrations by subscribed session')
   t.ok((await keysOf('projects')).includes(JSON.stringify({ public: 1, _id: 1 })), 'public projects')
-  for (const collection of ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']) {
+  for (const collection of NESTED_LISTS) {
     t.ok((await keysOf(collection)).includes(JSON.stringify({ project: 1, _id: 1 })), `${collection} by project`)
   }
   const before = await keysOf('activities')

@@ -5,6 +5,7 @@ import t from 'tap'
 import { buildWithDemoData } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
+import { NESTED_LISTS } from '../helpers/lists.js'
 
 /** The event-loop delay at which the first test's service sheds. */
 const SHEDS_AT_MS = 100
@@ -84,7 +85,7 @@ t.test('RATE_LIMIT_PER_MINUTE: per caller (the token subject, else the address),
 t.test('RATE_LIMIT_PER_MINUTE is one budget per caller for all the lists together, whatever lists they are', async (t) => {
   const fastify = await buildWithDemoData(t, { config: { RATE_LIMIT_PER_MINUTE: 20 } })
   const project = '65cd7e3007370d3300000000'
-  const lists = ['/projects', '/projects/public', ...['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations'].map((kind) => `/projects/${project}/${kind}?limit=1`)]
+  const lists = ['/projects', '/projects/public', ...NESTED_LISTS.map((kind) => `/projects/${project}/${kind}?limit=1`)]
   const statuses: number[] = []
   for (let i = 0; i < 27; i++) {
     const res = await fastify.inject({ url: lists[i % lists.length] as string, method: i % 4 === 3 ? 'HEAD' : 'GET' })

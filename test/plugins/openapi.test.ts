@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'
+import { NESTED_LISTS } from '../helpers/lists.js'
 
 t.test('GET /docs/json is a valid OpenAPI 3 document', async (t) => {
   const fastify = await build(t)
@@ -26,7 +27,7 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
   const fastify = await build(t, { config: { MAX_LIMIT: 250 } })
   const document = (await fastify.inject('/docs/json')).json()
   const paths = Object.keys(document.paths)
-  for (const collection of ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']) {
+  for (const collection of NESTED_LISTS) {
     t.ok(paths.includes(`/projects/{projectId}/${collection}`), collection)
   }
   t.ok(paths.includes('/projects') && paths.includes('/projects/public'))

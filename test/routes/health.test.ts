@@ -5,6 +5,7 @@ import { start } from '../../offline-mongodb/server.js'
 import { build } from '../helpers/build.js'
 import { prepareFeeds } from '../helpers/feeds.js'
 import { timeUntil } from '../helpers/until.js'
+import { NESTED_LISTS } from '../helpers/lists.js'
 
 t.test('GET /health answers while the process lives', async (t) => {
   const fastify = await build(t)
@@ -68,8 +69,7 @@ t.test('GET / points to the docs, the OpenAPI document, the lists, the probes an
     const target = await fastify.inject(link)
     t.equal(target.statusCode, 200, `${name}: ${link} answers`)
   }
-  const kinds = ['activities', 'categories', 'places', 'registrations', 'sessions', 'stewards', 'teams']
-  t.same(index.feeds, ['/projects/changes', ...kinds.map((kind) => `/projects/{projectId}/${kind}/changes`)], 'the eight change feeds')
+  t.same(index.feeds, ['/projects/changes', ...NESTED_LISTS.map((kind) => `/projects/{projectId}/${kind}/changes`)], 'a change feed for every list')
   const db = fastify.mongo.db as Db
   await prepareFeeds(db)
   const { insertedId: project } = await db.collection('projects').insertOne({ name: 'P' })

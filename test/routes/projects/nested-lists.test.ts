@@ -3,11 +3,12 @@
 import t from 'tap'
 import { ObjectId } from 'mongodb'
 import { buildWithDemoData, list, projectIds, q } from '../../helpers/demo-app.js'
+import { NESTED_LISTS } from '../../helpers/lists.js'
 
 const fastify = await buildWithDemoData(t)
 const { publicIds, privateIds } = await projectIds(fastify)
 const [first, second] = publicIds as [string, string]
-const COLLECTIONS = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations']
+const COLLECTIONS = NESTED_LISTS
 const PER_PROJECT: Record<string, number> = { categories: 8, activities: 60, places: 20, sessions: 300, stewards: 40, teams: 10, registrations: 1000 }
 
 for (const collection of COLLECTIONS) {
