@@ -7,6 +7,7 @@
 import type { AST } from '@eslint-community/regexpp'
 import { getFirstCharAfter, getFirstConsumedChar, isPotentiallyZeroLength, toCharSet, type ReadonlyFlags } from 'regexp-ast-analysis'
 import { analyse } from 'scslre'
+import { spellOutCaseless } from './caseless.js'
 
 /** A bounded repetition this small cannot blow up, whatever it holds (`(\d{1,3}\.){3}`). */
 const SMALL_PRODUCT = 64
@@ -113,7 +114,7 @@ function firstChars (element: AST.Element, flags: ReadonlyFlags): ReturnType<typ
 }
 
 /** A run of variable repetitions (`x?`, `x{0,3}`, `(a|b)?`) that all share a character. */
-function optionalChain (node: AST.Node, flags: ReadonlyFlags): string | undefined {
+function optionalChain (node: AST.Node, flags: ReadonlyFlags, written: Written): string | undefined {
   if (node.type === 'Alternative') {
     let chain: AST.Quantifier[] = []
     let shared: ReturnType<typeof toCharSet> | undefined
@@ -128,7 +129,7 @@ function optionalChain (node: AST.Node, flags: ReadonlyFlags): string | undefine
           chain.push(element)
           shared = common
         }
-        if (chain.length > MAX_OPTIONAL_CHAIN) return `'${chain.map((q) => q.raw).join('')}' can split the same text in many ways`
+        if (chain.length > MAX_OPTIONAL_CHAIN) return `'${chain.map(written).join('')}' can split the same text in many ways`
       } else if (!isPotentiallyZeroLength(element, flags)) {
         chain = []
         shared = undefined
@@ -137,27 +138,32 @@ function optionalChain (node: AST.Node, flags: ReadonlyFlags): string | undefine
   }
   const children = node.type === 'Alternative' ? node.elements : 'alternatives' in node ? node.alternatives : node.type === 'Quantifier' ? [node.element] : []
   for (const child of children) {
-    const found = optionalChain(child, flags)
+    const found = optionalChain(child, flags, written)
     if (found !== undefined) return found
   }
   return undefined
 }
 
+/** A node's text in the pattern as its sender wrote it. */
+type Written = (node: AST.Node) => string
+
 /** Names the ambiguous repetition in a pattern, or undefined when there is none. */
-export function findAmbiguity (pattern: AST.Pattern, flags: ReadonlyFlags): string | undefined {
+export function findAmbiguity (read: AST.Pattern, flags: ReadonlyFlags): string | undefined {
+  // JavaScript's `i` is narrower than PCRE2's: the equivalents it would miss are spelled out.
+  const { pattern, written } = flags.ignoreCase === true ? spellOutCaseless(read) : { pattern: read, written: (node: AST.Node) => node.raw }
   for (const q of innerQuantifiers(pattern)) {
     if (!repeats(q)) continue
-    if (isPotentiallyZeroLength(q.element, flags)) return `'${q.raw}' repeats something that can match nothing`
-    if (overlappingAlternatives(q, flags)) return `'${q.raw}' repeats alternatives that can match the same text`
-    if (nestedRepetition(q, flags)) return `'${q.raw}' nests repetitions that can split the same text in many ways`
-    if (adjacentTrade(q, flags)) return `'${q.raw}' is followed by a repetition that can take the same characters`
+    if (isPotentiallyZeroLength(q.element, flags)) return `'${written(q)}' repeats something that can match nothing`
+    if (overlappingAlternatives(q, flags)) return `'${written(q)}' repeats alternatives that can match the same text`
+    if (nestedRepetition(q, flags)) return `'${written(q)}' nests repetitions that can split the same text in many ways`
+    if (adjacentTrade(q, flags)) return `'${written(q)}' is followed by a repetition that can take the same characters`
   }
-  const chain = optionalChain(pattern, flags)
+  const chain = optionalChain(pattern, flags, written)
   if (chain !== undefined) return chain
   const literal = { type: 'RegExpLiteral', pattern, flags, parent: null, start: 0, end: pattern.end, raw: pattern.raw } as unknown as AST.RegExpLiteral
   const { reports } = analyse(literal, { maxReports: 1, reportTypes: { Move: false } })
   const report = reports[0]
   if (report === undefined) return undefined
-  const where = report.type === 'Trade' ? report.startQuant.raw : report.quant.raw
-  return `'${where}' can exchange characters with ${report.type === 'Trade' ? `'${report.endQuant.raw}'` : 'itself'}, so failing matches backtrack without bound`
+  const where = written(report.type === 'Trade' ? report.startQuant : report.quant)
+  return `'${where}' can exchange characters with ${report.type === 'Trade' ? `'${written(report.endQuant)}'` : 'itself'}, so failing matches backtrack without bound`
 }

@@ -33,6 +33,19 @@ export const MUST_ACCEPT = [
   '[\\s\\S]', '[^\\s]', '\\v', '[\\v]', '\\cA', '\\0', '\\n\\r\\f', '(?:a|b|c)', 'a??', 'a*?b', 'a{2,3}?', '^$', '\\B', '[\\b]'
 ]
 
+/**
+ * Ambiguous only with `i`, through PCRE2's case-equivalents in UTF mode (Unicode simple case folding)
+ * that JavaScript's `i` without the u flag does not know: the Kelvin sign with k, ſ with s, ẞ with ß,
+ * the Ohm sign with ω, the Angstrom sign with å, Deseret 𐐀 with 𐐨 (each written as the character).
+ */
+export const UNSAFE_ONLY_CASELESS = [
+  '(\u212a|k)+$', '(\u017f|s)+$', '(ß|\u1e9e)+$', '(\u2126|ω)+$', '(\u212b|å)+$', '(\\x{212A}|k)+$', '([k]|\u212a)+$',
+  '(\u017f|[a-z])+$', '([\u017f]|[a-z])+$', '(\\W|s)+$', '^(?:\\W|k)+$', '(\u{10400}|\u{10428})+$'
+]
+
+/** Safe with `i` as PCRE2 reads it: what its case-equivalents keep apart stays apart. */
+export const SAFE_CASELESS = ['^(?:k|x)+$', '[a-z]+', 'yoga', 'Straße', 'kiosk|ski', '\\bΩmega\\b', '^[^k]+\\x{212A}+$', '^(?:\\W|x)+$', '(\u{10400}|x)+$']
+
 const ATOMS = ['a', 'b', 'ab', '.', '\\d', '\\D', '\\w', '\\W', '\\s', '\\S', '[ab]', '[^a]', '[a-c]', '[\\d_]', '\\x41', '\\x{263A}', '\\n', '\\r', '\\v', 'é', '\\.', ' ',
   '^', '$', '\\b', '\\B', '(?=a)', '(?!b)', '(?<=a)', '(?<!ab)', '\\u0041', '[]', '\\z', '\\A', '\\h', '(?i)', '(?#c)', '\\p{L}', '[[:alpha:]]', '\\1', '\\k<n>', '(?<n>a)', '\\Q.\\E', '\\x{ffffff}', '\\e', '\\a']
 const QUANTIFIERS = ['', '', '', '*', '+', '?', '{2}', '{1,3}', '{2,}', '*?', '+?', '{65536}', '++', '{,2}']

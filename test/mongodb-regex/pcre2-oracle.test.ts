@@ -3,7 +3,12 @@
 import t from 'tap'
 import { readPattern } from '../../mongodb-regex/read-pattern.js'
 import { pcre2OracleOrSkip } from '../helpers/pcre2-oracle.js'
+import { analysedChars } from './analysed-chars.js'
 import { FLAG_SETS, MUST_ACCEPT, OWN_RULE, PCRE2_REFUSES, generatedPatterns } from './corpus.js'
+
+/** Literals and classes, some with case-equivalents that JavaScript's `i` without u leaves out, some without. */
+const CASELESS_ELEMENTS = ['k', 'K', '\u212a', 's', '\u017f', 'ß', '\u1e9e', 'å', '\u212b', 'ω', '\u2126', 'θ', '\u03f4', 'σ', 'µ', 'é', '\u1f80',
+  '[a-z]', '[k-s]', '[^k]', '[^a-z]', '[\\x{2120}-\\x{2130}]', '[^\\x{2126}]', '\\W', '[\\W]', '[^\\W]', '\\w', '[\\Wk]', '[^\\Ws]', '\\S', '\\d']
 
 const oracle = pcre2OracleOrSkip(t, 'PCRE2 oracle')
 if (oracle !== undefined) {
@@ -42,6 +47,21 @@ if (oracle !== undefined) {
     // service refuses by its own rule may hold something PCRE2 refuses too.
     t.comment(`refusals by the service's own rule: ${own}, of which PCRE2 compiles ${ownCompiled}`)
     t.ok(own > 0 && ownCompiled > 0, 'the corpus exercises the service\'s own rules')
+  })
+
+  t.test('with i, each literal and class stands in the analysis for the characters PCRE2 matches', async (t) => {
+    // Every character whose equivalents differ between PCRE2 and JavaScript's i without u, and ASCII.
+    const subjects = [...'\u212a\u017f\u212b\u2126\u1e9e\u03f4\u03d1\u1f80\u1f88\u1fb3\u1fbc\u00b5\u039c\u03bc\u03c2\u03a3\u00e9\u00c9ßåÅωΩθΘσ']
+    for (let code = 0x20; code < 0x7f; code++) subjects.push(String.fromCharCode(code))
+    const disagreements: string[] = []
+    for (const element of CASELESS_ELEMENTS) {
+      const ours = analysedChars(element)
+      for (const subject of subjects) {
+        const theirs = await oracle.match(`^${element}$`, 'i', subject)
+        if (theirs !== ours(subject)) disagreements.push(`${element} and U+${subject.charCodeAt(0).toString(16)}: PCRE2 ${theirs === true ? 'matches' : 'does not match'}`)
+      }
+    }
+    t.same(disagreements, [], `${CASELESS_ELEMENTS.length} elements × ${subjects.length} characters`)
   })
 
   t.test('the patterns clients write (accepted and safe: rules.test.ts) compile in PCRE2', async (t) => {

@@ -6,7 +6,7 @@ import t from 'tap'
 import { SeededRandom } from '../../demo-data/random.js'
 import { checkPattern } from '../../mongodb-regex/check-pattern.js'
 import { pcre2OracleOrSkip, type Pcre2Oracle } from '../helpers/pcre2-oracle.js'
-import { MUST_ACCEPT } from './corpus.js'
+import { MUST_ACCEPT, SAFE_CASELESS, UNSAFE_ONLY_CASELESS } from './corpus.js'
 
 const CAP = 2_000_000
 const SIZES = [16, 32, 64]
@@ -32,13 +32,27 @@ function pumpsFor (pattern: string): string[] {
   return [...letters.slice(0, 2), '0', ' ', 'ab'].slice(0, 4)
 }
 
+/** JSON with non-ASCII escaped, so that a test's name shows which character it is about. */
+const show = (text: string): string => JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+/** Pumps for caseless patterns: each letter written, and the two that PCRE2 alone folds with ASCII ones. */
+function caselessPumpsFor (pattern: string): string[] {
+  return [...new Set([...pattern.replace(/\\[a-z]/gi, '').matchAll(/\p{L}/gu)].map(([letter]) => letter).concat(['\u017f', '\u212a']))]
+}
+
+/** Attacks on a caseless pattern: a digit fails where `\W` would take the usual '!'. */
+const caselessGrowth = async (oracle: Pcre2Oracle, pattern: string, flags: string): ReturnType<typeof worstGrowth> =>
+  await worstGrowth(oracle, pattern, flags, caselessPumpsFor(pattern), ['!', '0'])
+
 /** The worst growth of PCRE2's backtracking over the attack strings for a pattern: counts per size. */
-async function worstGrowth (oracle: Pcre2Oracle, pattern: string): Promise<{ counts: Array<number | null>, attack: string }> {
+async function worstGrowth (
+  oracle: Pcre2Oracle, pattern: string, flags = '', pumps = pumpsFor(pattern), suffixes = ['!', '\n!']
+): Promise<{ counts: Array<number | null>, attack: string }> {
   let worst = { counts: [] as Array<number | null>, attack: '', ratio: 0 }
-  for (const pump of pumpsFor(pattern)) {
-    for (const suffix of ['!', '\n!']) {
+  for (const pump of pumps) {
+    for (const suffix of suffixes) {
       const counts: Array<number | null> = []
-      for (const size of SIZES) counts.push(await oracle.steps(pattern, '', pump.repeat(size) + suffix, CAP))
+      for (const size of SIZES) counts.push(await oracle.steps(pattern, flags, pump.repeat(size) + suffix, CAP))
       const ratio = counts.includes(null) ? Infinity : Math.max(...counts.slice(1).map((c, i) => (c as number) / ((counts[i] as number) + SLACK)))
       if (ratio > worst.ratio) worst = { counts, attack: `${JSON.stringify(pump)}×n + ${JSON.stringify(suffix)}`, ratio }
     }
@@ -71,5 +85,19 @@ if (oracle !== undefined) {
     t.comment(`${candidates.length} candidates, ${accepted} accepted and measured`)
     t.ok(accepted >= 150, 'enough accepted patterns to mean something')
     t.same(failures, [], 'no accepted pattern backtracks explosively')
+  })
+
+  t.test('with i, what PCRE2 alone folds together explodes in PCRE2 and is refused; what it keeps apart is accepted', async (t) => {
+    for (const pattern of UNSAFE_ONLY_CASELESS) {
+      const name = show(pattern)
+      t.equal(checkPattern(pattern, 'i').ok, false, `we refuse ${name} with i`)
+      t.ok(explodes(await caselessGrowth(oracle, pattern, 'i')), `PCRE2's backtracking explodes on ${name} with i`)
+      t.equal(checkPattern(pattern).ok, true, `we accept ${name} without i`)
+      t.notOk(explodes(await caselessGrowth(oracle, pattern, '')), 'and PCRE2\'s does not explode on it without i')
+    }
+    for (const pattern of SAFE_CASELESS) {
+      t.equal(checkPattern(pattern, 'i').ok, true, `we accept ${show(pattern)} with i`)
+      t.notOk(explodes(await caselessGrowth(oracle, pattern, 'i')), `PCRE2's backtracking does not explode on ${show(pattern)} with i`)
+    }
   })
 }

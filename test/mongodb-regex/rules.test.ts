@@ -3,7 +3,10 @@
 import t from 'tap'
 import { checkPattern } from '../../mongodb-regex/check-pattern.js'
 import { readPattern } from '../../mongodb-regex/read-pattern.js'
-import { MONGODB_REFUSES, MUST_ACCEPT, OWN_RULE, PCRE2_REFUSES } from './corpus.js'
+import { MONGODB_REFUSES, MUST_ACCEPT, OWN_RULE, PCRE2_REFUSES, SAFE_CASELESS, UNSAFE_ONLY_CASELESS } from './corpus.js'
+
+/** JSON with non-ASCII escaped, so that a test's name shows which character it is about. */
+const show = (text: string): string => JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 t.test('the patterns PCRE2 refuses are refused, as INVALID_REGEX', async (t) => {
   for (const pattern of PCRE2_REFUSES) t.match(checkPattern(pattern), { ok: false, code: 'INVALID_REGEX' }, JSON.stringify(pattern))
@@ -27,4 +30,18 @@ t.test('ambiguous repetition is UNSAFE_REGEX', async (t) => {
   for (const pattern of ['^(a|aa)+$', '(\\w|\\d)+$', '(.|.)*z', '(.*a){20}', '(a+)+']) {
     t.match(checkPattern(pattern), { ok: false, code: 'UNSAFE_REGEX' }, pattern)
   }
+})
+
+t.test('with $options i, characters are compared as PCRE2 compares them caselessly in UTF mode', async (t) => {
+  for (const pattern of UNSAFE_ONLY_CASELESS) {
+    t.match(checkPattern(pattern, 'i'), { ok: false, code: 'UNSAFE_REGEX' }, `${show(pattern)} with i`)
+    t.same(checkPattern(pattern), { ok: true }, `${show(pattern)} without i`)
+  }
+  for (const pattern of SAFE_CASELESS) t.same(checkPattern(pattern, 'i'), { ok: true }, `${show(pattern)} with i`)
+  for (const pattern of MUST_ACCEPT) t.same(checkPattern(pattern, 'i'), { ok: true }, `${show(pattern)} with i`)
+})
+
+t.test('an UNSAFE_REGEX reason quotes the repetition as the client wrote it, with i too', async (t) => {
+  t.match(checkPattern('(\u212a|k)+$', 'i'), { reason: /^'\(\u212a\|k\)\+' repeats alternatives/ })
+  t.match(checkPattern('^x(?:\u017f|[a-z]){2,}$', 'i'), { reason: /^'\(\?:\u017f\|\[a-z\]\)\{2,\}'/ })
 })
