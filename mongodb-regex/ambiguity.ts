@@ -7,7 +7,8 @@
 import type { AST } from '@eslint-community/regexpp'
 import { getFirstCharAfter, getFirstConsumedChar, isPotentiallyZeroLength, toCharSet, type ReadonlyFlags } from 'regexp-ast-analysis'
 import { analyse } from 'scslre'
-import { spellOutCaseless } from './caseless.js'
+import { analysedPattern } from './analysed-pattern.js'
+import type { Quote } from './text-edits.js'
 
 /** A bounded repetition this small cannot blow up, whatever it holds (`(\d{1,3}\.){3}`). */
 const SMALL_PRODUCT = 64
@@ -147,10 +148,9 @@ function optionalChain (node: AST.Node, flags: ReadonlyFlags, written: Written):
 /** A node's text in the pattern as its sender wrote it. */
 type Written = (node: AST.Node) => string
 
-/** Names the ambiguous repetition in a pattern, or undefined when there is none. */
-export function findAmbiguity (read: AST.Pattern, flags: ReadonlyFlags): string | undefined {
-  // JavaScript's `i` is narrower than PCRE2's: the equivalents it would miss are spelled out.
-  const { pattern, written } = flags.ignoreCase === true ? spellOutCaseless(read) : { pattern: read, written: (node: AST.Node) => node.raw }
+/** Names the ambiguous repetition in a pattern (`quote`: its text as written, read-pattern.ts), or undefined when there is none. */
+export function findAmbiguity (read: AST.Pattern, flags: ReadonlyFlags, quote: Quote): string | undefined {
+  const { pattern, written } = analysedPattern(read, flags, quote)
   for (const q of innerQuantifiers(pattern)) {
     if (!repeats(q)) continue
     if (isPotentiallyZeroLength(q.element, flags)) return `'${written(q)}' repeats something that can match nothing`

@@ -4,6 +4,11 @@
 // (PCRE2's syntax: https://pcre.org/current/doc/html/pcre2pattern.html)
 import { RegExpParser, type AST } from '@eslint-community/regexpp'
 import { stripExtended } from './extended.js'
+import { lex, own, refuse, Refusal, type RefusedBy } from './lex-pattern.js'
+import { quoteThrough, type Quote } from './text-edits.js'
+import { isHigh, isLow } from './utf16.js'
+
+export type { RefusedBy }
 
 export interface RegexFlags {
   ignoreCase: boolean
@@ -11,15 +16,9 @@ export interface RegexFlags {
   dotAll: boolean
 }
 
-/**
- * Who refuses a pattern: `pcre2`, MongoDB's engine itself (MongoDB would answer 51091 or 2), or
- * `service`, this service's own rule for syntax whose meaning differs between PCRE2 and the
- * JavaScript reading it is analysed in (the reason then says how to write it so that it passes).
- */
-export type RefusedBy = 'pcre2' | 'service'
-
 export type PatternReading =
-  | { ok: true, pattern: AST.Pattern, flags: RegexFlags }
+  /** `quote`: the text of a node's span as the client wrote it, for messages. */
+  | { ok: true, pattern: AST.Pattern, flags: RegexFlags, quote: Quote }
   | { ok: false, reason: string, by: RefusedBy, nul?: boolean }
 
 /** PCRE2's limits: quantifier bounds, parenthesis nesting, group names, lookbehind length. */
@@ -30,40 +29,6 @@ const GROUP_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/
 const MAX_COMPILED_UNITS = 30_000
 
 const parser = new RegExpParser({ ecmaVersion: 2024 })
-/** Letter escapes that mean the same in PCRE2 and JavaScript (`\v` is translated, `\x` and `\c` are read below). */
-const SAME_LETTER_ESCAPES = new Set(['d', 'D', 'w', 'W', 's', 'S', 'b', 'B', 'n', 'r', 't', 'f', 'v', 'k'])
-
-class Refusal extends Error {
-  constructor (reason: string, readonly by: RefusedBy) {
-    super(reason)
-  }
-}
-/** PCRE2 would not compile this. */
-const refuse = (reason: string): never => { throw new Refusal(reason, 'pcre2') }
-/** PCRE2 may well compile this; the service refuses it by its own rule. */
-const own = (reason: string): never => { throw new Refusal(reason, 'service') }
-
-/** Letters PCRE2 knows no escape for ("unrecognized character follows \\"). */
-const UNKNOWN_TO_PCRE2 = new Set(['i', 'j', 'l', 'm', 'q', 'y', 'F', 'I', 'J', 'L', 'M', 'O', 'T', 'U', 'Y'])
-/** PCRE2 escapes the service does not accept, and how to write the same thing so that it passes. */
-const ESCAPE_HINTS: Record<string, string> = {
-  A: 'write ^ (without the m option)',
-  z: 'write $ (without the m option; it also matches before a final newline)',
-  Z: 'write $ (without the m option)',
-  h: 'write the horizontal spaces you mean as a class, such as [ \\t]',
-  H: 'write a negated class, such as [^ \\t]',
-  R: 'write (?:\\r\\n|\\n|\\r)',
-  N: 'write [^\\n]',
-  V: 'write [^\\n\\v\\f\\r]',
-  p: 'name the characters in a class, such as [a-zA-Zà-ÿ]',
-  P: 'name the characters in a negated class',
-  Q: 'escape each special character with \\ instead',
-  E: 'escape each special character with \\ instead of \\Q…\\E',
-  a: 'write \\x{07}',
-  e: 'write \\x{1b}',
-  o: 'write \\x{hh}',
-  g: 'write \\1 or \\k<name>'
-}
 
 /** PCRE2 syntax that JavaScript lacks, found in a pattern JavaScript's parser refused, and how to write it instead. */
 const PCRE2_ONLY: Array<[RegExp, string]> = [
@@ -80,94 +45,15 @@ const PCRE2_ONLY: Array<[RegExp, string]> = [
   [/\(\?<[=!](?:[^()]|\([^()]*\))*\)[*+?{]/, 'a quantifier on a lookbehind is not accepted: it repeats nothing, remove it']
 ]
 
-/** `\x{h…}` and `\xh`: PCRE2's forms, rewritten as the `\uhhhh` JavaScript reads identically. */
-function hexEscape (source: string, at: number): { value: number, length: number } {
-  if (source[at] === '{') {
-    const close = source.indexOf('}', at)
-    const digits = close < 0 ? '' : source.slice(at + 1, close)
-    if (!/^[0-9a-fA-F]{1,8}$/.test(digits)) refuse('\\x{…} needs hexadecimal digits and a closing }')
-    const value = parseInt(digits, 16)
-    if (value > 0x10ffff) refuse(`\\x{${digits}} is beyond the last Unicode code point`)
-    if (value >= 0xd800 && value <= 0xdfff) refuse(`\\x{${digits}} is a surrogate, which UTF mode does not allow`)
-    return { value, length: close - at + 1 }
-  }
-  const digits = /^[0-9a-fA-F]{0,2}/.exec(source.slice(at))?.[0] ?? ''
-  return { value: digits === '' ? 0 : parseInt(digits, 16), length: digits.length }
-}
-
-const asJavaScriptEscape = (value: number): string =>
-  String.fromCodePoint(value).split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
-
-/**
- * Reads escapes and classes as PCRE2 does and rewrites the few PCRE2 spellings that JavaScript
- * lacks; refuses the escapes whose meaning differs (`\u`, `\z`, `\h`, octal, POSIX classes…).
- */
-function lex (source: string): string {
-  let out = ''
-  let inClass = false
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i] as string
-    if (c === '\\') {
-      const next = source[i + 1]
-      if (next === undefined) refuse('the pattern ends with a lone backslash')
-      if (next === 'x') {
-        const { value, length } = hexEscape(source, i + 2)
-        out += asJavaScriptEscape(value)
-        i += 1 + length
-        continue
-      }
-      if (next === 'u') refuse("\\u escapes do not exist in MongoDB's regex dialect (PCRE2): write \\x{hhhh}")
-      if (next === 'c') {
-        if (!/[A-Za-z]/.test(source[i + 2] ?? '')) {
-          if (/[\x20-\x7e]/.test(source[i + 2] ?? '')) own('\\c followed by anything but a letter is not accepted: write the control character as \\x{hh}')
-          refuse('\\c must be followed by a printable ASCII character')
-        }
-        out += source.slice(i, i + 3)
-        i += 2
-        continue
-      }
-      if (next === '0' && /[0-9]/.test(source[i + 2] ?? '')) own('octal escapes are not accepted: write \\x{hh}')
-      if (/[1-9]/.test(next) && inClass) own(`\\${next} in a character class is an octal escape in PCRE2, not accepted: write \\x{hh}`)
-      if (/[A-Za-z]/.test(next) && !SAME_LETTER_ESCAPES.has(next)) {
-        if (UNKNOWN_TO_PCRE2.has(next)) refuse(`\\${next} is no escape PCRE2 knows`)
-        own(`\\${next} is not accepted, since it means something else (or nothing) in JavaScript: ${ESCAPE_HINTS[next] ?? 'write what it matches without it'}`)
-      }
-      if (next === 'B' && inClass) refuse('\\B is not allowed in a character class')
-      if (next === 'k' && source[i + 2] !== '<') {
-        if (source[i + 2] === "'" || source[i + 2] === '{') own("\\k'name' and \\k{name} are not accepted: write \\k<name>")
-        refuse('\\k must name a group: \\k<name>')
-      }
-      out += c + next
-      i++
-      continue
-    }
-    if (inClass) {
-      if (c === '[' && source[i + 1] === ':') own('POSIX classes such as [[:alpha:]] are not accepted: write the characters, e.g. [a-zA-Z]')
-      if (c === '[' && /[.=]/.test(source[i + 1] ?? '')) refuse('POSIX collating elements such as [[.a.]] are not supported by PCRE2')
-      if (c === ']') inClass = false
-      out += c
-      continue
-    }
-    if (c === '[') {
-      inClass = true
-      const first = source[i + 1] === '^' ? i + 2 : i + 1
-      if (source[first] === ']') {
-        // PCRE2 reads a ']' there as a member, so `[]` and `[^]` alone never end.
-        if (!/(?:^|[^\\])\]/.test(source.slice(first + 1))) refuse('a character class is not closed: PCRE2 reads a \']\' right after \'[\' or \'[^\' as a member')
-        own("a class cannot start with ']' ([] and [^] mean different things to MongoDB and JavaScript): escape it as \\]")
-      }
-    }
-    out += c
-  }
-  return out
-}
-
 function checkClass (node: AST.CharacterClass): void {
   const elements = node.elements
   elements.forEach((element, index) => {
+    // PCRE2 reads \v as a set of characters (vertical space), which cannot end a range.
+    if (element.type === 'CharacterClassRange' && (element.min.raw === '\\v' || element.max.raw === '\\v')) refuse(`'${node.raw}' has a range ending with \\v, a set of characters, which PCRE2 refuses`)
     if (element.type !== 'Character' || element.raw !== '-' || index === 0 || index === elements.length - 1) return
-    const around = [elements[index - 1], elements[index + 1]]
-    if (around.some((e) => e?.type === 'CharacterSet')) refuse(`'${node.raw}' has a range next to a class escape such as \\d, which PCRE2 refuses: put '-' first or last`)
+    const [before, after] = [elements[index - 1], elements[index + 1]]
+    // Right after a range, '-' is a member for PCRE2 ([a-c-\d]); elsewhere beside a class escape it makes a range it refuses.
+    if (before?.type === 'CharacterSet' || (after?.type === 'CharacterSet' && before?.type !== 'CharacterClassRange')) refuse(`'${node.raw}' has a range next to a class escape such as \\d, which PCRE2 refuses: put '-' first or last`)
   })
 }
 
@@ -183,7 +69,10 @@ function fixedLength (node: AST.Node): number | undefined {
     }
     case 'Alternative': {
       let total = 0
-      for (const element of node.elements) {
+      for (const [index, element] of node.elements.entries()) {
+        // A character beyond U+FFFF is two code units here and one for PCRE2: its low surrogate counts it.
+        const next = node.elements[index + 1]
+        if (isHigh(element) && isLow(next?.type === 'Quantifier' ? next.element : next)) continue
         const length = fixedLength(element)
         if (length === undefined) return undefined
         total += length
@@ -269,10 +158,11 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
 export function readPattern (source: string, options = ''): PatternReading {
   if (source.includes('\0')) return { ok: false, reason: 'the pattern contains a NUL character, which MongoDB refuses', by: 'pcre2', nul: true }
   try {
-    const lexed = lex(options.includes('x') ? stripExtended(source) : source)
+    const written = options.includes('x') ? stripExtended(source) : source
+    const lexed = lex(written)
     let pattern: AST.Pattern
     try {
-      pattern = parser.parsePattern(lexed, 0, lexed.length, { unicode: false, unicodeSets: false })
+      pattern = parser.parsePattern(lexed.text, 0, lexed.text.length, { unicode: false, unicodeSets: false })
     } catch (error) {
       // JavaScript's syntax is narrower than PCRE2's: a construct only PCRE2 has is the service's refusal.
       const pcre2Only = PCRE2_ONLY.find(([construct]) => construct.test(source))
@@ -282,7 +172,8 @@ export function readPattern (source: string, options = ''): PatternReading {
     }
     walk(pattern, 0, false)
     if (compiledUnits(pattern) > MAX_COMPILED_UNITS) refuse('the pattern repeats groups so often that PCRE2 would refuse it as too large')
-    return { ok: true, pattern, flags: { ignoreCase: options.includes('i'), multiline: options.includes('m'), dotAll: options.includes('s') } }
+    const flags = { ignoreCase: options.includes('i'), multiline: options.includes('m'), dotAll: options.includes('s') }
+    return { ok: true, pattern, flags, quote: quoteThrough(written, lexed.edits) }
   } catch (error) {
     if (error instanceof Refusal) return { ok: false, reason: error.message, by: error.by }
     throw error

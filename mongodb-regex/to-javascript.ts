@@ -5,13 +5,11 @@
 // `\s` is ASCII white space; `\v` is vertical white space. `x` was stripped while reading.
 import type { AST } from '@eslint-community/regexpp'
 import type { RegexFlags } from './read-pattern.js'
+import { classMembers, isHigh, isLow, pairValue } from './utf16.js'
 
 const SPACE = '\\t\\n\\v\\f\\r '
 const VERTICAL_SPACE = '[\\n\\v\\f\\r\\u{85}\\u{2028}\\u{2029}]'
 
-const isHigh = (n: AST.Node | undefined): n is AST.Character => n?.type === 'Character' && n.value >= 0xd800 && n.value <= 0xdbff
-const isLow = (n: AST.Node | undefined): n is AST.Character => n?.type === 'Character' && n.value >= 0xdc00 && n.value <= 0xdfff
-const pairValue = (high: number, low: number): number => (high - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000
 const codePoint = (value: number): string => `\\u{${value.toString(16)}}`
 
 function character (node: AST.Character): string {
@@ -29,17 +27,15 @@ function characterSet (node: AST.CharacterSet, flags: RegexFlags): string {
 }
 
 function classElements (elements: AST.CharacterClass['elements'], flags: RegexFlags): string {
+  // Members beyond U+FFFF are runs of surrogates (utf16.ts); `v` mode reads the characters they pair into.
+  const { astral, rest } = classMembers(elements)
   let out = ''
-  for (let i = 0; i < elements.length; i++) {
-    const element = elements[i] as AST.CharacterClassElement
-    const next = elements[i + 1]
-    if (isHigh(element) && isLow(next)) {
-      out += codePoint(pairValue(element.value, next.value))
-      i++
-    } else if (element.type === 'Character') out += character(element)
+  for (const element of rest) {
+    if (element.type === 'Character') out += character(element)
     else if (element.type === 'CharacterClassRange') out += `${codePoint(element.min.value)}-${codePoint(element.max.value)}`
     else out += emit(element as AST.Node, flags)
   }
+  for (const { min, max } of astral) out += min === max ? codePoint(min) : `${codePoint(min)}-${codePoint(max)}`
   return out
 }
 

@@ -6,7 +6,7 @@ import t from 'tap'
 import { SeededRandom } from '../../demo-data/random.js'
 import { checkPattern } from '../../mongodb-regex/check-pattern.js'
 import { pcre2OracleOrSkip, type Pcre2Oracle } from '../helpers/pcre2-oracle.js'
-import { MUST_ACCEPT, SAFE_CASELESS, UNSAFE_ONLY_CASELESS } from './corpus.js'
+import { ASTRAL_CLASSES, MUST_ACCEPT, SAFE_CASELESS, UNSAFE_ASTRAL, UNSAFE_AS_PCRE2_READS, UNSAFE_ONLY_CASELESS } from './corpus.js'
 
 const CAP = 2_000_000
 const SIZES = [16, 32, 64]
@@ -85,6 +85,26 @@ if (oracle !== undefined) {
     t.comment(`${candidates.length} candidates, ${accepted} accepted and measured`)
     t.ok(accepted >= 150, 'enough accepted patterns to mean something')
     t.same(failures, [], 'no accepted pattern backtracks explosively')
+  })
+
+  t.test('beyond U+FFFF, what PCRE2 takes as one character alike explodes in PCRE2 and is refused', async (t) => {
+    // The second suffix fails where a negated class would take the '!'.
+    const suffixes = ['!', '😀']
+    for (const [pattern, pump] of UNSAFE_ASTRAL) {
+      t.equal(checkPattern(pattern).ok, false, `we refuse ${show(pattern)}`)
+      t.ok(explodes(await worstGrowth(oracle, pattern, '', [pump], suffixes)), `PCRE2's backtracking explodes on ${show(pattern)}`)
+    }
+    for (const pattern of ASTRAL_CLASSES) {
+      t.equal(checkPattern(pattern).ok, true, `we accept ${show(pattern)}`)
+      t.notOk(explodes(await worstGrowth(oracle, pattern, '', ['😃', '🚀', 'x', '😃x'], suffixes)), `PCRE2's backtracking does not explode on ${show(pattern)}`)
+    }
+  })
+
+  t.test('what PCRE2 reads more widely than JavaScript (`.`, `\\v`) explodes in PCRE2 and is refused', async (t) => {
+    for (const [pattern, pump, suffix] of UNSAFE_AS_PCRE2_READS) {
+      t.equal(checkPattern(pattern).ok, false, `we refuse ${show(pattern)}`)
+      t.ok(explodes(await worstGrowth(oracle, pattern, '', [pump], [suffix])), `PCRE2's backtracking explodes on ${show(pattern)}`)
+    }
   })
 
   t.test('with i, what PCRE2 alone folds together explodes in PCRE2 and is refused; what it keeps apart is accepted', async (t) => {
