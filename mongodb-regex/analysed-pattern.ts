@@ -5,8 +5,8 @@
 // (which still tells 😀 from 😃), and a negated class keeps every surrogate. With `i`, a literal or
 // class also lists the case-equivalents PCRE2 adds and JavaScript's `i` without u leaves out (the
 // Kelvin sign and k, ſ and s, ẞ and ß, astral letters), so that `(\x{212A}|k)+$` is found.
-// `.` and `\v` stand for what PCRE2 reads there (`.` stops at \n alone, `\v` is every vertical
-// space), so that `(.|\r)+$` and `(\v|\n)+$` are found.
+// `.`, `\v` and `\s` stand for what PCRE2 reads there (`.` stops at \n alone, `\v` is every vertical
+// space, `\s` ASCII white space only), so that `(.|\r)+$`, `(\v|\n)+$` and `(\S|\x{a0})+$` are found.
 import { RegExpParser, visitRegExpAST, type AST } from '@eslint-community/regexpp'
 import { CharSet, JS, type CharRange } from 'refa'
 import type { ReadonlyFlags } from 'regexp-ast-analysis'
@@ -71,12 +71,17 @@ function literal (node: AST.Character, ignoreCase: boolean): string | undefined 
 /** PCRE2's `\v`: vertical space, where JavaScript's is U+000B alone (pcre2pattern, "Generic character types"). */
 const VERTICAL_SPACE: CharRange[] = [{ min: 0x0a, max: 0x0d }, { min: 0x85, max: 0x85 }, { min: 0x2028, max: 0x2029 }]
 const isVerticalSpace = (node: AST.Node): boolean => node.type === 'Character' && node.raw === '\\v'
+/** PCRE2's `\s` without UCP: ASCII white space, where JavaScript's also takes U+00A0, U+2003… (and `\S` leaves them out). */
+const SPACE: CharRange[] = [{ min: 0x09, max: 0x0d }, { min: 0x20, max: 0x20 }]
+const NOT_SPACE: CharRange[] = [{ min: 0, max: 0x08 }, { min: 0x0e, max: 0x1f }, { min: 0x21, max: 0x10ffff }]
+const isSpace = (node: AST.Node): node is AST.EscapeCharacterSet & { kind: 'space' } => node.type === 'CharacterSet' && node.kind === 'space'
 
 /** A class as the analysis reads it (`\w`, `\d`, `\s` keep their own characters, as in PCRE2), or undefined when it reads it as it is. */
 function characterClass (node: AST.CharacterClass, ignoreCase: boolean): string | undefined {
   const { astral, rest } = classMembers(node.elements)
-  const vertical = rest.some(isVerticalSpace)
-  if (astral.length === 0 && !ignoreCase && !vertical) return undefined
+  // Members JavaScript reads otherwise than PCRE2 does: the class is always written out.
+  const differ = astral.length > 0 || rest.some((element) => isVerticalSpace(element) || isSpace(element))
+  if (!differ && !ignoreCase) return undefined
   // What PCRE2 reads in the class, and what JavaScript does.
   const codePoints: CharRange[] = [...astral]
   const written: CharRange[] = []
@@ -88,11 +93,12 @@ function characterClass (node: AST.CharacterClass, ignoreCase: boolean): string 
     } else if (element.type === 'CharacterClassRange') {
       written.push({ min: element.min.value, max: element.max.value })
       codePoints.push({ min: element.min.value, max: element.max.value })
-    } else escapes.push(element.raw)
+    } else if (isSpace(element)) codePoints.push(...(element.negate ? NOT_SPACE : SPACE))
+    else escapes.push(element.raw)
   }
   const chars = ignoreCase ? caseEquivalents(codePoints) : CharSet.empty(0x10ffff).union(codePoints)
   const units = analysedUnits(chars, node.negate)
-  if (astral.length === 0 && units.isSubsetOf(ignoreCase ? javaScriptEquivalents(written) : CharSet.empty(0xffff).union(written))) return undefined
+  if (!differ && units.isSubsetOf(javaScriptEquivalents(written))) return undefined
   return `[${node.negate ? '^' : ''}${escapes.join('')}${spell(units)}]`
 }
 
@@ -107,7 +113,7 @@ const SURROGATES = /[\ud800-\udfff]|\\ud[89a-f]/i
  */
 export function analysedPattern (read: AST.Pattern, { ignoreCase, dotAll }: ReadonlyFlags, quote: Quote): { pattern: AST.Pattern, written: (node: AST.Node) => string } {
   const untouched = { pattern: read, written: (node: AST.Node) => quote(node.start, node.end) }
-  if (ignoreCase !== true && !SURROGATES.test(read.raw) && (dotAll === true || !read.raw.includes('.')) && !read.raw.includes('\\v')) return untouched
+  if (ignoreCase !== true && !SURROGATES.test(read.raw) && (dotAll === true || !read.raw.includes('.')) && !/\\[vsS]/.test(read.raw)) return untouched
   const edits: Array<{ start: number, end: number, text: string }> = []
   visitRegExpAST(read, {
     onCharacterEnter (node) {
@@ -118,6 +124,7 @@ export function analysedPattern (read: AST.Pattern, { ignoreCase, dotAll }: Read
     // PCRE2's `.` stops at \n alone (its newline convention), JavaScript's also at \r, U+2028 and U+2029.
     onCharacterSetEnter (node) {
       if (node.kind === 'any' && dotAll !== true) edits.push({ start: node.start, end: node.end, text: '[^\\n]' })
+      if (node.kind === 'space' && node.parent.type !== 'CharacterClass') edits.push({ start: node.start, end: node.end, text: `[${node.negate ? '^' : ''}\\t-\\r ]` })
     },
     onCharacterClassEnter (node) {
       if (node.unicodeSets) return

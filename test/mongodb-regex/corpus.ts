@@ -26,11 +26,13 @@ export const UNSAFE_ASTRAL: Array<[string, string]> = [
 ]
 
 /**
- * Ambiguous because PCRE2 reads `.` and `\v` more widely than JavaScript does (`.` stops at \n
- * only, `\v` is every vertical space), each with a pump and a suffix that make PCRE2 backtrack.
+ * Ambiguous because PCRE2 reads `.`, `\v` and `\S` more widely than JavaScript does (`.` stops at
+ * \n only, `\v` is every vertical space, `\s` is ASCII white space only), each with a pump and a
+ * suffix that make PCRE2 backtrack.
  */
 export const UNSAFE_AS_PCRE2_READS: Array<[string, string, string]> = [
-  ['(.|\\r)+$', '\r', '\n\n'], ['(.|\\x{2028})+$', '\u2028', '\n\n'], ['(\\v|\\n)+$', '\n', 'x'], ['([\\v]|\\x{85})+$', '\u0085', 'x'], ['(?:\\v|\\r)+$', '\r', 'x']
+  ['(.|\\r)+$', '\r', '\n\n'], ['(.|\\x{2028})+$', '\u2028', '\n\n'], ['(\\v|\\n)+$', '\n', 'x'], ['([\\v]|\\x{85})+$', '\u0085', 'x'], ['(?:\\v|\\r)+$', '\r', 'x'],
+  ['(\\S|\\x{a0})+$', '\u00a0', ' '], ['([^\\s]|\\x{2003})+$', '\u2003', ' '], ['([\\S]|\\x{a0})+$', '\u00a0', ' ']
 ]
 
 /** Patterns PCRE2 10.42 refuses (MongoDB answers 51091 or 2): we must refuse them all. */
@@ -64,7 +66,7 @@ export const MUST_ACCEPT = [
   '(?<year>\\d{4})-\\k<year>', '(a)\\1', '(?=a)a', '(?!b)a', '(?<=ab|c)d', '(?<!x)y', '[\\]]', '[\\-]', '[-a]', '[a-]', '\\.', '\\/', '\\-', 'a{,3}', 'a{', 'x{2,}',
   'colou?r', 'https?://', '-?\\d+(\\.\\d+)?', '^\\+?\\d{1,3}?[- ]?\\d{3}[- ]?\\d{4}$', '\\d?\\d?\\d?', 'a?b?c?d?e?',
   '[\\s\\S]', '[^\\s]', '\\v', '[\\v]', '\\cA', '\\0', '\\n\\r\\f', '(?:a|b|c)', 'a??', 'a*?b', 'a{2,3}?', '^$', '\\B', '[\\b]',
-  '[a-c-\\d]', '[a-c-\\w]x', '(?<=(😀|a))b', '(?<=😀{2})b',
+  '[a-c-\\d]', '[a-c-\\w]x', '(\\s|\\x{a0})+$', '^(?:[\\s]|\\x{2003})+$', '(?<=(😀|a))b', '(?<=😀{2})b',
   ...ASTRAL_CLASSES
 ]
 
