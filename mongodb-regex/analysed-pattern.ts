@@ -11,7 +11,8 @@ import { RegExpParser, visitRegExpAST, type AST } from '@eslint-community/regexp
 import { CharSet, JS, type CharRange } from 'refa'
 import type { ReadonlyFlags } from 'regexp-ast-analysis'
 import { originalPosition, type PlacedEdit, type Quote } from './text-edits.js'
-import { classMembers, highOf, isHigh, isLow, lowOf, pairValue } from './utf16.js'
+import { SPACE, VERTICAL_SPACE } from './pcre2-sets.js'
+import { classMembers, highOf, isHigh, isLow, lowOf, pairValue, unitRanges } from './utf16.js'
 
 // PCRE2's caseless sets: Unicode simple case folding (pcre2pattern "Characters and metacharacters"; maint/GenerateUcd.py).
 /** A character's equivalents in PCRE2: JavaScript's with the u flag, which fold by the same table. */
@@ -32,8 +33,7 @@ function analysedUnits (set: CharSet, negate: boolean): CharSet {
   return CharSet.empty(0xffff).union(units)
 }
 
-const unit = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`
-const spell = (set: CharSet): string => set.ranges.map(({ min, max }) => min === max ? unit(min) : `${unit(min)}-${unit(max)}`).join('')
+const spell = (set: CharSet): string => unitRanges(set.ranges)
 
 /** The astral character a surrogate outside a class belongs to, paired as to-javascript.ts pairs it. */
 function astral (node: AST.Character): number | undefined {
@@ -68,12 +68,8 @@ function literal (node: AST.Character, ignoreCase: boolean): string | undefined 
   return text === '' ? undefined : text
 }
 
-/** PCRE2's `\v`: vertical space, where JavaScript's is U+000B alone (pcre2pattern, "Generic character types"). */
-const VERTICAL_SPACE: CharRange[] = [{ min: 0x0a, max: 0x0d }, { min: 0x85, max: 0x85 }, { min: 0x2028, max: 0x2029 }]
 const isVerticalSpace = (node: AST.Node): boolean => node.type === 'Character' && node.raw === '\\v'
-/** PCRE2's `\s` without UCP: ASCII white space, where JavaScript's also takes U+00A0, U+2003… (and `\S` leaves them out). */
-const SPACE: CharRange[] = [{ min: 0x09, max: 0x0d }, { min: 0x20, max: 0x20 }]
-const NOT_SPACE: CharRange[] = [{ min: 0, max: 0x08 }, { min: 0x0e, max: 0x1f }, { min: 0x21, max: 0x10ffff }]
+const NOT_SPACE = CharSet.empty(0x10ffff).union(SPACE).negate().ranges
 const isSpace = (node: AST.Node): node is AST.EscapeCharacterSet & { kind: 'space' } => node.type === 'CharacterSet' && node.kind === 'space'
 
 /** A class as the analysis reads it (`\w`, `\d`, `\s` keep their own characters, as in PCRE2), or undefined when it reads it as it is. */
@@ -118,13 +114,13 @@ export function analysedPattern (read: AST.Pattern, { ignoreCase, dotAll }: Read
   visitRegExpAST(read, {
     onCharacterEnter (node) {
       if (node.parent.type === 'CharacterClass' || node.parent.type === 'CharacterClassRange') return
-      const text = isVerticalSpace(node) ? `[${spell(CharSet.empty(0xffff).union(VERTICAL_SPACE))}]` : literal(node, ignoreCase === true)
+      const text = isVerticalSpace(node) ? `[${unitRanges(VERTICAL_SPACE)}]` : literal(node, ignoreCase === true)
       if (text !== undefined) edits.push({ start: node.start, end: node.end, text })
     },
     // PCRE2's `.` stops at \n alone (its newline convention), JavaScript's also at \r, U+2028 and U+2029.
     onCharacterSetEnter (node) {
       if (node.kind === 'any' && dotAll !== true) edits.push({ start: node.start, end: node.end, text: '[^\\n]' })
-      if (node.kind === 'space' && node.parent.type !== 'CharacterClass') edits.push({ start: node.start, end: node.end, text: `[${node.negate ? '^' : ''}\\t-\\r ]` })
+      if (node.kind === 'space' && node.parent.type !== 'CharacterClass') edits.push({ start: node.start, end: node.end, text: `[${node.negate ? '^' : ''}${unitRanges(SPACE)}]` })
     },
     onCharacterClassEnter (node) {
       if (node.unicodeSets) return

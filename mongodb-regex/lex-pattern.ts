@@ -2,7 +2,7 @@
 // written as the JavaScript text regexpp parses (without the u flag), or refused with the
 // construct named.
 import { type PlacedEdit } from './text-edits.js'
-import { classRange } from './utf16.js'
+import { classRange, unit } from './utf16.js'
 
 /**
  * Who refuses a pattern: `pcre2`, MongoDB's engine itself (MongoDB would answer 51091 or 2), or
@@ -62,7 +62,7 @@ function hexEscape (source: string, at: number): { value: number, length: number
 }
 
 const asJavaScriptEscape = (value: number): string =>
-  String.fromCodePoint(value).split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
+  String.fromCodePoint(value).split('').map((half) => unit(half.charCodeAt(0))).join('')
 
 /** A class member being read: its JavaScript text, where it was written, and the character it is (none for `\d`, `\v`…). */
 interface Member { text: string, start: number, end: number, value: number | undefined }

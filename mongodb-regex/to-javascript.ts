@@ -5,21 +5,22 @@
 // `\s` is ASCII white space; `\v` is vertical white space. `x` was stripped while reading.
 import type { AST } from '@eslint-community/regexpp'
 import type { RegexFlags } from './read-pattern.js'
+import type { CharRange } from 'refa'
+import { SPACE, VERTICAL_SPACE } from './pcre2-sets.js'
 import { classMembers, isHigh, isLow, pairValue } from './utf16.js'
 
-const SPACE = '\\t\\n\\v\\f\\r '
-const VERTICAL_SPACE = '[\\n\\v\\f\\r\\u{85}\\u{2028}\\u{2029}]'
-
 const codePoint = (value: number): string => `\\u{${value.toString(16)}}`
+/** Ranges of code points as the members of a `v`-mode class. */
+const codePoints = (ranges: readonly CharRange[]): string => ranges.map(({ min, max }) => min === max ? codePoint(min) : `${codePoint(min)}-${codePoint(max)}`).join('')
 
 function character (node: AST.Character): string {
-  return node.raw === '\\v' ? VERTICAL_SPACE : codePoint(node.value)
+  return node.raw === '\\v' ? `[${codePoints(VERTICAL_SPACE)}]` : codePoint(node.value)
 }
 
 function characterSet (node: AST.CharacterSet, flags: RegexFlags): string {
   switch (node.kind) {
     case 'any': return flags.dotAll ? '.' : '[^\\n]'
-    case 'space': return node.negate ? `[^${SPACE}]` : `[${SPACE}]`
+    case 'space': return `[${node.negate ? '^' : ''}${codePoints(SPACE)}]`
     case 'digit': return node.negate ? '\\D' : '\\d'
     case 'word': return node.negate ? '\\W' : '\\w'
     default: throw new Error(`unexpected character set ${node.raw}`)
@@ -32,11 +33,10 @@ function classElements (elements: AST.CharacterClass['elements'], flags: RegexFl
   let out = ''
   for (const element of rest) {
     if (element.type === 'Character') out += character(element)
-    else if (element.type === 'CharacterClassRange') out += `${codePoint(element.min.value)}-${codePoint(element.max.value)}`
+    else if (element.type === 'CharacterClassRange') out += codePoints([{ min: element.min.value, max: element.max.value }])
     else out += emit(element as AST.Node, flags)
   }
-  for (const { min, max } of astral) out += min === max ? codePoint(min) : `${codePoint(min)}-${codePoint(max)}`
-  return out
+  return out + codePoints(astral)
 }
 
 function alternative (node: AST.Alternative, flags: RegexFlags): string {

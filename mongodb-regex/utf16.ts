@@ -12,8 +12,11 @@ export const pairValue = (high: number, low: number): number => (high - 0xd800) 
 export const highOf = (c: number): number => 0xd800 + ((c - 0x10000) >> 10)
 export const lowOf = (c: number): number => 0xdc00 + ((c - 0x10000) & 0x3ff)
 
-const unit = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`
+/** A code unit as the escape a pattern read without the u flag takes. */
+export const unit = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`
 const units = (min: number, max: number): string => min === max ? unit(min) : `${unit(min)}-${unit(max)}`
+/** Ranges of code units as the members of a class. */
+export const unitRanges = (ranges: readonly CharRange[]): string => ranges.map(({ min, max }) => units(min, max)).join('')
 
 /** The class text for the characters `min`–`max`, `max` beyond U+FFFF: the part below without surrogates, then UTF-16's runs. */
 export function classRange (min: number, max: number): string {
