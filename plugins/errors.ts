@@ -74,11 +74,18 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   return send(request, reply, toProblem(error))
 }
 
+/**
+ * The body of a problem answered before Fastify made a request (its headers not read, or not
+ * whole): the id is always a new one, sent in the body and in X-Request-Id.
+ */
+function unroutedProblem (status: number, code: ErrorCode, detail: string): { requestId: string, body: string } {
+  const requestId = randomUUID()
+  return { requestId, body: JSON.stringify({ ...problem(status, code, detail), requestId }) }
+}
+
 /** A problem written straight to a socket the HTTP layer gave up on, then the connection closed. */
 function endWithProblem (socket: Socket, status: number, code: ErrorCode, detail: string, headers = ''): void {
-  // The headers were not read (or not whole): the id is always a new one, sent in both places.
-  const requestId = randomUUID()
-  const body = JSON.stringify({ ...problem(status, code, detail), requestId })
+  const { requestId, body } = unroutedProblem(status, code, detail)
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
   // A client that neither reads the answer nor closes (a slowloris one, say) would keep the
   // half-closed socket: it has a second to take it.
@@ -110,8 +117,7 @@ function refuseWhatNodeAnswers (server: Server): void {
   })
   // RFC 9110, 10.1.1: a server may refuse an expectation it cannot meet with 417.
   server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
-    const requestId = randomUUID()
-    const body = JSON.stringify({ ...problem(417, 'BAD_REQUEST', 'The only expectation this server meets is Expect: 100-continue.'), requestId })
+    const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST', 'The only expectation this server meets is Expect: 100-continue.')
     response.shouldKeepAlive = false
     response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': requestId }).end(body)
   })

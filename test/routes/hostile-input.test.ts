@@ -118,9 +118,11 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   t.match(hugeBody, { status: 431, code: 'HEADERS_TOO_LARGE', errors: [{ code: 'HEADERS_TOO_LARGE' }], requestId: String })
   t.equal(huge.headers.get('x-request-id'), hugeBody.requestId, 'the X-Request-Id header is the body\'s requestId')
 
-  const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
+  // `open`: the request is written without ending the socket (Node drops a half-closed client's
+  // answer that is still being read); the answer ends when the server closes.
+  const raw = async (request: string, { open = false } = {}): Promise<string> => await new Promise((resolve, reject) => {
     const url = new URL(address)
-    const socket = net.connect(Number(url.port), url.hostname, () => socket.end(request))
+    const socket = net.connect(Number(url.port), url.hostname, () => open ? socket.write(request) : socket.end(request))
     let answer = ''
     socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk }).on('end', () => resolve(answer)).on('error', reject)
   })
@@ -139,12 +141,5 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   const tunnel = await raw(`CONNECT ${sessions} HTTP/1.1\r\nHost: x\r\n\r\n`)
   t.match(tunnel, /^HTTP\/1\.1 405 [\s\S]*Allow: GET, HEAD[\s\S]*"code":"METHOD_NOT_ALLOWED"/, 'CONNECT')
   t.same(commands.names(), [], 'no database command')
-  // Written without ending the socket: Node drops a half-closed client's answer that is still being read.
-  const old = await new Promise<string>((resolve, reject) => {
-    const url = new URL(address)
-    const socket = net.connect(Number(url.port), url.hostname, () => socket.write(`GET ${sessions}?limit=1 HTTP/1.0\r\n\r\n`))
-    let answer = ''
-    socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk }).on('end', () => resolve(answer)).on('error', reject)
-  })
-  t.match(old, /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host')
+  t.match(await raw(`GET ${sessions}?limit=1 HTTP/1.0\r\n\r\n`, { open: true }), /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host')
 })
