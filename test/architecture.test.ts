@@ -5,6 +5,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { filesOf, GROUPS } from './_groups/groups.js'
+import { importsIn } from './helpers/imports.js'
 import { NODE, nodeArgs } from './helpers/node-child.js'
 import { isTestFile, tapRuns } from '../tools/run-tests.js'
 
@@ -36,13 +37,7 @@ async function sources (dir: string): Promise<string[]> {
  * `import('…')` with a literal, type-only ones too; none in a comment or inside another string.
  */
 function relativeImports (text: string): string[] {
-  const specifiers: string[] = []
-  const tokens = /\/\/[^\n]*|\/\*[\s\S]*?\*\/|^[ \t]*(?:import|export)\s(?:[^'"]*?from\s*)?(['"])(\.{1,2}\/[^'"]+)\1|\bimport\s*\(\s*(?:(['"])(\.{1,2}\/[^'"]+)\3|`(\.{1,2}\/[^`$]+)`)\s*\)|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm
-  for (const [, , statement, , dynamic, template] of text.matchAll(tokens)) {
-    const specifier = statement ?? dynamic ?? template
-    if (specifier !== undefined) specifiers.push(specifier)
-  }
-  return specifiers
+  return importsIn(text).map(({ specifier }) => specifier).filter((specifier): specifier is string => specifier !== undefined && /^\.{1,2}\//.test(specifier))
 }
 
 t.test('the imports read: static, re-exported, side-effect and dynamic ones; none in a comment or a string', async (t) => {

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { UNIT_FILES } from '../_groups/groups.js'
+import { importsIn } from '../helpers/imports.js'
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..')
 
@@ -71,13 +72,15 @@ function lex (text: string): { code: string, strings: string[] } {
   return { code, strings }
 }
 
-/** The imports of `code` that load something at run time (type-only imports are erased), and dynamic ones it cannot read. */
-function importsOf (code: string): { imports: Import[], unreadable: string[] } {
+/** The imports of `text` that load something at run time (type-only ones are erased), and dynamic ones it cannot read. */
+function importsOf (text: string): { imports: Import[], unreadable: string[] } {
   const imports: Import[] = []
-  const statement = /^\s*(import|export)\s+(?!type\s)(?:([^'"]*?)\s*from\s*)?(['"])([^'"]+)\3/gm
-  for (const [, , clause = '', , specifier = ''] of code.matchAll(statement)) {
+  const unreadable: string[] = []
+  for (const { specifier, clause, typeOnly, call } of importsIn(text)) {
+    if (typeOnly) continue
+    if (specifier === undefined) { unreadable.push(call ?? ''); continue }
     const named = /^\{([^}]*)\}$/.exec(clause.trim())
-    // A default, a namespace or `export *` binds all the module offers.
+    // A default, a namespace, `export *` or a dynamic import binds all the module offers.
     const names = clause === ''
       ? []
       : named === null
@@ -85,12 +88,6 @@ function importsOf (code: string): { imports: Import[], unreadable: string[] } {
         : (named[1] ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '' && !name.startsWith('type '))
             .map((name) => name.split(/\s+as\s+/)[0] as string)
     imports.push({ specifier, names })
-  }
-  const unreadable: string[] = []
-  for (const [call, argument = ''] of code.matchAll(/(?<![\w$.])import\s*\(\s*([^,)]*)/g)) {
-    const literal = /^(['"])([^'"]+)\1$|^`([^`$]+)`$/.exec(argument.trim())
-    if (literal === null) unreadable.push(call)
-    else imports.push({ specifier: literal[2] ?? literal[3] ?? '', names: '*' })
   }
   return { imports, unreadable }
 }
@@ -116,7 +113,7 @@ async function violations (file: string, read: Source = repository): Promise<str
     if (text === undefined) { found.push(`${next} is not in the repository`); continue }
     if (FORBIDDEN[next] !== undefined) found.push(`${next}: ${FORBIDDEN[next]}`)
     const { code, strings } = lex(text)
-    const { imports, unreadable } = importsOf(code)
+    const { imports, unreadable } = importsOf(text)
     for (const call of unreadable) found.push(`${next}: ${call}…, an import this check cannot follow`)
     const isTest = next.startsWith('test/') || next.includes('/test/')
     for (const { code: pattern, what, testsOnly = false, unless } of FORBIDDEN_CODE) {
