@@ -2,8 +2,8 @@
 // a change feed as an async iterator, retries that honour Retry-After, and problem+json errors as
 // ListingProblem. Its types (types.ts) come from the service's OpenAPI document; the runtime
 // needs nothing but `fetch`.
-import { ListingProblem, problemOf, startsAgain } from './problem.js'
-import { RETRIED, Retryable, path, queryString, sleep } from './requests.js'
+import { ListingProblem, jsonOf, problemOf, startsAgain } from './problem.js'
+import { MAX_WAIT_MS, RETRIED, Retryable, TokenFailure, path, queryString, sleep } from './requests.js'
 import type { CallOptions, ChangeEvent, ChangesOptions, ClientOptions, Counts, CountsOptions, FeedAnswer, FeedName, FieldName, ListName, ListOptions, Page, Picked, RawQuery, WalkOptions } from './types.js'
 
 export * from './types.js'
@@ -14,7 +14,7 @@ export class ListingClient {
   readonly #options: ClientOptions
   readonly #fetch: typeof fetch
   /** The last answer per URL, with its ETag, when asked to revalidate (ClientOptions.revalidate); oldest first. */
-  readonly #kept = new Map<string, { etag: string, body: unknown }>()
+  readonly #kept = new Map<string, { etag: string, text: string }>()
 
   constructor (options: ClientOptions) {
     this.#base = String(options.baseUrl).replace(/\/+$/, '')
@@ -85,7 +85,12 @@ export class ListingClient {
         since = undefined
         continue
       }
-      for (const event of answer.events) yield event
+      // After the caller's abort nothing more is yielded, and no token is saved past events not taken.
+      for (const event of answer.events) {
+        call.signal?.throwIfAborted()
+        yield event
+      }
+      call.signal?.throwIfAborted()
       since = answer.next
       await options.onToken?.(answer.next, answer.synced)
     }
@@ -93,35 +98,52 @@ export class ListingClient {
 
   async #get (url: string, signal: AbortSignal, call: CallOptions, revalidate = false): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json' }
-    const token = await this.#options.token?.()
-    if (token !== undefined) headers.authorization = `Bearer ${token}`
     const requestId = call.requestId ?? this.#options.requestId?.()
     if (requestId !== undefined) headers['x-request-id'] = requestId
     const kept = revalidate ? this.#kept.get(url) : undefined
     if (kept !== undefined) headers['if-none-match'] = kept.etag
     let response: Response
-    let body: unknown
+    let text: string | ListingProblem
     try {
+      // The token provider's own failure is the caller's; its wait ends with the attempt's signal.
+      const token = await this.#token(signal)
+      if (token !== undefined) headers.authorization = `Bearer ${token}`
       response = await this.#fetch(url, { headers, signal })
-      // Not modified: the body kept with that ETag is the answer (RFC 9110 §15.4.5).
-      if (response.status === 304 && kept !== undefined) return kept.body
-      body = response.ok ? await response.json() : await problemOf(response)
-      const etag = response.headers.get('etag')
-      if (revalidate && response.ok && etag !== null) this.#keep(url, etag, body)
+      // Not modified: the answer kept with that ETag, read anew so that no caller holds another's copy (RFC 9110 §15.4.5).
+      if (response.status === 304 && kept !== undefined) return JSON.parse(kept.text)
+      text = response.ok ? await response.text() : await problemOf(response)
     } catch (error) {
+      if (error instanceof TokenFailure) throw error.failure
       // The caller's abort ends the call; a refused or reset connection, or a timed-out attempt, is retried.
       if (call.signal?.aborted === true) throw call.signal.reason
       throw new Retryable(error)
     }
-    if (!(body instanceof ListingProblem)) return body
-    if (RETRIED.has(body.status)) throw new Retryable(body, body.retryAfterMs)
-    throw body
+    if (text instanceof ListingProblem) {
+      if (RETRIED.has(text.status)) throw new Retryable(text, text.retryAfterMs)
+      throw text
+    }
+    const body = jsonOf(response, text)
+    const etag = response.headers.get('etag')
+    if (revalidate && etag !== null) this.#keep(url, etag, text)
+    return body
   }
 
-  #keep (url: string, etag: string, body: unknown): void {
+  async #token (signal: AbortSignal): Promise<string | undefined> {
+    const provider = this.#options.token
+    if (provider === undefined) return undefined
+    signal.throwIfAborted()
+    return await new Promise<string | undefined>((resolve, reject) => {
+      const aborted = (): void => { reject(signal.reason) }
+      signal.addEventListener('abort', aborted, { once: true })
+      Promise.resolve().then(provider).then(resolve, (error: unknown) => { reject(new TokenFailure(error)) })
+        .finally(() => { signal.removeEventListener('abort', aborted) })
+    })
+  }
+
+  #keep (url: string, etag: string, text: string): void {
     const max = typeof this.#options.revalidate === 'object' ? this.#options.revalidate.maxKept ?? 100 : 100
     this.#kept.delete(url)
-    this.#kept.set(url, { etag, body })
+    this.#kept.set(url, { etag, text })
     while (this.#kept.size > max) this.#kept.delete(this.#kept.keys().next().value as string)
   }
 
@@ -143,7 +165,8 @@ export class ListingClient {
         const delayMs = error.retryAfterMs !== undefined
           ? Math.round(error.retryAfterMs * (1 + Math.random() / 4))
           : Math.round(Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1)))
-        if (n >= attempts || Date.now() - started + delayMs > totalMs) throw failure
+        // A wait longer than the total time, or than a timer can hold, is not started: the answer stands.
+        if (n >= attempts || delayMs > MAX_WAIT_MS || Date.now() - started + delayMs > totalMs) throw failure
         this.#options.onRetry?.({ attempt: n, delayMs, reason: failure instanceof ListingProblem ? `${failure.status} ${failure.code}` : String((failure as Error).cause ?? failure) })
         await sleep(delayMs, callerSignal)
       } finally {

@@ -23,10 +23,15 @@ export class ListingProblem extends Error {
   }
 }
 
+/** IMF-fixdate, RFC 850 and asctime dates (RFC 9110 §5.6.7) begin with the day's name. */
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? [\dA-Za-z :-]+$/
+
 /** Retry-After in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
 export function retryAfterMs (value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+  // Date.parse takes almost anything ("1.5" is a day of 2001): only the three HTTP-date forms are dates.
+  if (!HTTP_DATE.test(value.trim())) return undefined
   const date = Date.parse(value)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
@@ -50,4 +55,14 @@ export async function problemOf (response: Response): Promise<ListingProblem> {
   } catch {}
   // Not the service's own answer (an ingress's error page, say).
   return new ListingProblem({ status: response.status, code: `HTTP_${response.status}`, detail: text.slice(0, 200), requestId, retryAfterMs: retryAfter })
+}
+
+/** A 2xx answer's JSON; a body that is not JSON (a proxy's sign-in page, say) is a problem not worth retrying. */
+export function jsonOf (response: Response, text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    const requestId = response.headers.get('x-request-id') ?? undefined
+    throw new ListingProblem({ status: response.status, code: 'INVALID_RESPONSE', detail: `not JSON: ${text.slice(0, 200)}`, requestId })
+  }
 }

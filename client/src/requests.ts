@@ -10,6 +10,16 @@ export class Retryable extends Error {
   }
 }
 
+/** The longest wait a timer holds (setTimeout's 2^31 - 1 ms); a longer Retry-After is not waited for. */
+export const MAX_WAIT_MS = 2 ** 31 - 1
+
+/** The token provider's own failure: the caller's to see, not retried. */
+export class TokenFailure extends Error {
+  constructor (readonly failure: unknown) {
+    super('token provider failed')
+  }
+}
+
 export async function sleep (ms: number, signal?: AbortSignal): Promise<void> {
   signal?.throwIfAborted()
   await new Promise<void>((resolve, reject) => {

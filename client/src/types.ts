@@ -44,9 +44,8 @@ export type Filter<L extends ListName, D extends 0 | 1 | 2 | 3 = 3> = Conditions
 /** The condition a custom field takes: a string, number or boolean, or any of the thirteen operators. */
 export type CustomFieldCondition = IndexValue<GeneratedFilter<'activities'>>
 
-type Returnable<L extends ListName> = Exclude<keyof Document<L>, '_id'> & string
-/** What `fields` may name: declared fields, and custom fields one by one. */
-export type FieldName<L extends ListName> = Returnable<L> | `customFields.${string}`
+/** What `fields` may name: declared fields (`_id` too: ids only), and custom fields one by one. */
+export type FieldName<L extends ListName> = (keyof Document<L> & string) | `customFields.${string}`
 type Sortable<L extends ListName> = {
   [P in keyof Document<L>]-?: NonNullable<Document<L>[P]> extends readonly unknown[] | Record<string, unknown> ? never : P
 }[keyof Document<L>] & string
@@ -104,7 +103,7 @@ export interface RetryEvent { attempt: number, delayMs: number, reason: string }
 export interface ClientOptions {
   /** Where the service answers, such as `https://api.example.org/listing`. */
   baseUrl: string | URL
-  /** Called for every attempt, so that tokens can rotate; no header when it gives undefined. */
+  /** Called for every attempt, so that tokens can rotate; no header when it gives undefined. Its wait counts toward the attempt's time limit. */
   token?: () => string | undefined | Promise<string | undefined>
   /** The caller's request id (say, from its own request context), sent as X-Request-Id. */
   requestId?: () => string | undefined

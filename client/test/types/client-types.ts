@@ -85,6 +85,10 @@ export async function scopeSortAndFields (): Promise<void> {
   const whole = await client.list('sessions', { projectId })
   same<typeof whole.data[number], Document<'sessions'>>(true)
   used(whole)
+  // Ids only: `_id` may be named, and is all a page then holds.
+  const ids = await client.list('registrations', { projectId, fields: ['_id'] })
+  same<typeof ids.data[number], Pick<Document<'registrations'>, '_id'>>(true)
+  used(ids)
   const custom = await client.list('stewards', { projectId, fields: ['customFields.shirtSize'] })
   same<typeof custom.data[number], Picked<'stewards', ['customFields.shirtSize']>>(true)
   used(custom)
