@@ -1,6 +1,6 @@
 // What a database failure means to the client, read from what the driver says (error
 // classes, server codes and labels), never from error names alone (docs/errors.md).
-import { BSON, MongoDecompressionError, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoParseError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError } from 'mongodb'
+import { BSON, MongoDecompressionError, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoParseError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError, MongoUnexpectedServerResponseError } from 'mongodb'
 import type { ErrorCode } from '../schemas/problem.js'
 
 export interface DatabaseProblem {
@@ -70,12 +70,15 @@ const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: '
  * not decode (the driver's BSONError, or the page reader's MalformedBson, which is one), a
  * message whose length is negative (MongoParseError) or whose body does not match its header
  * (MongoDecompressionError), or one shorter than its own header, which the driver's bounds check
- * (src/bson.ts, validateBufferInputs) refuses with a RangeError of this text. What the service
- * sends is checked before it is encoded, so none of them comes from a request.
+ * (src/bson.ts, validateBufferInputs) refuses with a RangeError of this text, or a cursor reply
+ * without its `cursor` or batch, which the driver's cursors refuse as MongoUnexpectedServerResponseError
+ * (src/cmap/wire_protocol/responses.ts). What the service sends is checked before it is encoded,
+ * so none of them comes from a request.
  */
 function isDamagedReply (error: Error): boolean {
   // (Passed as unknown: the guard would otherwise narrow every Error after it to never.)
   return BSON.BSONError.isBSONError(error as unknown) || error instanceof MongoParseError || error instanceof MongoDecompressionError ||
+    error instanceof MongoUnexpectedServerResponseError ||
     (error instanceof RangeError && error.message.startsWith('Attempt to access memory outside buffer bounds'))
 }
 

@@ -1,7 +1,8 @@
-// A change stream's reply damaged on the way (a getMore's reply that does not decode): the shared
-// stream's. Feed requests answer within the bound with the change (they read on their own while
+// A change stream's reply damaged on the way. The shared stream's getMore reply that does not
+// decode: feed requests answer within the bound with the change (they read on their own while
 // the stream is down), the shared stream follows again from its last token, and a follower
-// converges on its list without a change lost.
+// converges on its list without a change lost. A request's own stream opened on a reply without
+// its cursor: a 503, as for a list.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { FeedCopy, listAll, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
@@ -79,4 +80,23 @@ t.test('a damaged getMore reply of the shared change stream: answers with the ch
   }, RECOVERY_BOUND_MS)
   t.ok(converged < Infinity, 'the feed answers again')
   t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/sessions`), 'the copy equals the list')
+})
+
+t.test('a feed\'s own change stream opened on a reply without its cursor: a 503 within the bound, never a 500', feeds, async (t) => {
+  const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
+  await sessions.insertOne({ project, name: 's' })
+  const get = async (url: string) => await fastify.inject(url)
+  const copy = new FeedCopy(path)
+  await copy.catchUp(get)
+  let damaged = 0
+  proxy.rewriteReply((command) => command.aggregate === 'sessions', (frame) => {
+    frame[frame.indexOf('cursor\0')] ^= 0x20
+    damaged++
+  })
+  const polled = await answer(fastify, copy.url())
+  proxy.heal()
+  t.ok(damaged >= 1, 'the reply that opens the feed\'s change stream was damaged')
+  t.match(polled, { status: 503, code: 'DATABASE_UNAVAILABLE' })
+  t.ok(polled.ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${polled.ms} ms`)
+  t.equal((await answer(fastify, copy.url())).status, 200, 'then served')
 })

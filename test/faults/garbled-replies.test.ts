@@ -89,3 +89,25 @@ for (const [name, { damage, code, outOfStep }] of Object.entries(damages)) {
     t.equal((page.json() as { data: Array<{ name: string }> }).data[0]?.name, 'Garbled', 'the page as stored')
   })
 }
+
+// Counts read through the driver's cursor, which refuses a reply without its cursor or batch.
+const counts = `/projects/counts?by=name&filter=${encodeURIComponent(JSON.stringify({ _id: String(project) }))}`
+for (const name of ['cursor', 'firstBatch']) {
+  t.test(`counts: a reply whose ${name} lost its name is a 503, as for a list`, async (t) => {
+    let damaged = 0
+    proxy.rewriteReply((command) => command.aggregate === 'projects', (frame) => {
+      frame[frame.indexOf(`${name}\0`)] ^= 0x20
+      damaged++
+    })
+    logLines.length = 0
+    const started = Date.now()
+    const res = await fastify.inject(counts)
+    const ms = Date.now() - started
+    proxy.heal()
+    t.equal(damaged, 1, 'the reply to the counts\' aggregate was damaged')
+    t.match({ status: res.statusCode, ...res.json() as object }, { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
+    t.ok(ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${ms} ms`)
+    t.match(logLines.find((line) => line.msg === 'database fault'), { err: 'MongoUnexpectedServerResponseError' }, 'logged as a database fault')
+    t.same((await fastify.inject(counts)).json(), { groups: [{ value: 'Garbled', count: 1 }], total: 1, more: false }, 'then counted as stored')
+  })
+}
