@@ -11,7 +11,7 @@ import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChang
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 import { RecentChanges, idText, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
 import { Waiters } from './waiters.js'
-import { pause } from '../lib/pause.js'
+import { pause, within } from '../lib/pause.js'
 
 export interface HubOptions {
   collection: () => Collection<Document>
@@ -37,6 +37,8 @@ class StreamInvalidated extends Error {}
 
 /** The longest a stream's getMore waits on the server: the stream's position moves at least this often. */
 const AWAIT_MS = 1000
+/** A getMore the server has not answered this long after its wait and time limit is on a silent connection. */
+const SILENT_AFTER_MS = 2000
 /** After a failure, the stream is opened again this much later. */
 const RETRY_MS = 1000
 /** A stream read of its own waits this long on the server for events, then looks whether it has caught up. */
@@ -229,7 +231,8 @@ export class ChangeHub {
       })
       try {
         while (!this.stopped) {
-          let event = await stream.tryNext()
+          // No socket timeout would end it: the stream is opened anew.
+          let event = await within(stream.tryNext(), AWAIT_MS + this.options.maxTimeMS + SILENT_AFTER_MS, () => new Error('the change stream\'s getMore went unanswered'))
           if (this.stopped) break
           const added: Entry[] = []
           let invalidated = false
@@ -278,7 +281,8 @@ export class ChangeHub {
         clearTimeout(this.retryTimer)
       } finally {
         this.stream = undefined
-        await stream.close().catch(() => {})
+        // Its killCursors too may meet a silent connection.
+        await within(stream.close(), this.options.maxTimeMS, () => new Error('close')).catch(() => {})
       }
     }
   }

@@ -93,9 +93,13 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     try {
       const reason = await fastify.changes.unavailable(collection, scoped)
       if (reason !== undefined) throw unavailable(reason)
-      if (scoped && !await options.projectExists(request, projectKey, projectId as ObjectId)) throw notFound(projectId as ObjectId)
+      // The project and the collection's identity side by side, within the request's one budget.
+      const [exists, identity] = await Promise.all([
+        scoped ? options.projectExists(request, projectKey, projectId as ObjectId) : true,
+        fastify.database.bounded(async (signal) => await fastify.changes.identities.of(collection, signal), request)
+      ])
+      if (!exists) throw notFound(projectId as ObjectId)
       // A token of another history (a replaced database, a collection created again) is 410 at once.
-      const identity = await fastify.database.bounded(async (signal) => await fastify.changes.identities.of(collection, signal))
       if (issuedIn !== null && issuedIn !== identity) throw expired()
       const hub = fastify.changes.hub(collection, scoped)
       if (position === undefined) {
@@ -106,7 +110,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
             if (fastify.changes.stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
             throw feedError(error)
           })
-        })
+        }, request)
         position = { phase: 'listing', start: hub.position() }
       } else if (!hub.isRunning) {
         // Started for the waits and the next answers; this one reads on its own meanwhile.
@@ -114,14 +118,21 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       }
       const { projection: read } = pageProjection(projection, fields, [])
       const project = scoped ? projectKey : undefined
-      const next = (from: FeedPosition): Promise<FeedStep> => step(request, hub, where, read, from, limit, project, admit)
+      // The first step shares the request's budget with the reads above; one after a wait, or in a stream, has its own.
+      let budget: FastifyRequest | undefined = request
+      const next = (from: FeedPosition): Promise<FeedStep> => {
+        const shared = budget
+        budget = undefined
+        return step(request, hub, where, read, from, limit, project, admit, shared)
+      }
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
       if (streaming) {
         return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered, moved })
       }
       let answer = await next(position)
       if (answer.events.length === 0 && wait > 0) {
-        answer = await waitForChanges(reply, hub, project, answer, Date.now() + wait * 1000, next)
+        // N seconds from the request's arrival, not from the end of its first read.
+        answer = await waitForChanges(reply, hub, project, answer, Date.now() - reply.elapsedTime + wait * 1000, next)
       }
       delivered(answer)
       const token = encode(answer.position)
@@ -141,7 +152,12 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     reply.raw.once('close', leave)
     while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {
       const point = (current.position as { point: StreamPoint }).point
-      if (!moved(hub, point)) await hub.nextWake(project, deadline, fastify.changes.onStop, reply.raw)
+      if (!moved(hub, point)) {
+        await hub.nextWake(project, deadline, fastify.changes.onStop, reply.raw)
+        // The wait ran out and the stream, following from the point, brought nothing after it:
+        // nothing to read again, and the answer comes at the end of its wait, not one read later.
+        if (Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined && !moved(hub, point)) break
+      }
       // Stopping: the answer is what it has, not another read of a database that may be stopping too (Ctrl-C stops the embedded one).
       if (state.gone || fastify.changes.stopping) break
       current = await next(current.position)

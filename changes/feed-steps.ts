@@ -55,8 +55,8 @@ export function readTime (point: StreamPoint): bigint | undefined {
   return last !== undefined && last > time - 1n ? last : time - 1n
 }
 
-/** Reads one answer's worth from a position of the feed of `collection`, whose kind is `schema`. */
-export type FeedStepper = (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean) => Promise<FeedStep>
+/** Reads one answer's worth from a position of the feed of `collection`, whose kind is `schema`; within `budget`'s deadline when given, else its own. */
+export type FeedStepper = (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest) => Promise<FeedStep>
 
 export function feedSteps (fastify: FastifyInstance, { collection, schema }: { collection: string, schema: TObject }): FeedStepper {
   const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
@@ -138,7 +138,7 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
   }
 
   /** Reads one answer's worth from `position`: a page of the listing, or the changes after its point. */
-  async function step (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean): Promise<FeedStep> {
+  async function step (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest): Promise<FeedStep> {
     return await fastify.database.bounded(async (signal) => {
       if (position.phase === 'listing') {
         const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
@@ -153,8 +153,9 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
       const from = hub.locate(position.point)
       let gathered: Gathered
       try {
-        // A read of its own leaves half the request's time to read the documents again.
-        const soft = Date.now() + QUERY_TIMEOUT_MS / 2
+        // A read of its own leaves half the time left to read the documents again.
+        const left = budget === undefined ? QUERY_TIMEOUT_MS : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
+        const soft = Date.now() + Math.max(0, left) / 2
         gathered = from === undefined ? await hub.readFrom(position.point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
         // The shared stream brings a change a moment after its commit: before an answer says
         // "nothing", what it has not brought yet is read directly, so that an answer without
@@ -168,7 +169,7 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
       const found = await readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
       const events = gathered.ids.map((id) => found.get(idText(id)) as string)
       return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
-    })
+    }, budget)
   }
 
   return step

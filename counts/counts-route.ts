@@ -75,7 +75,7 @@ export function countsRoute (fastify: FastifyInstance, list: ListParts): void {
       const grouping = fastify.database.timed('aggregate', () => fastify.database.collection(collection).aggregate(countPipeline(where, by, limit), options).toArray())
       const counting = fastify.database.timed('aggregate', () => countMatching(fastify.database.db(), collection, where, options))
       return await Promise.all([grouping, counting])
-    })
+    }, request)
     return { ...groupsOf(documents, limit), total }
   })
   getAndHeadOnly(fastify, countsUrl, 'counts')

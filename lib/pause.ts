@@ -1,4 +1,4 @@
-// A wait that a request's or a service's AbortSignal can cut short.
+// A wait that a request's or a service's AbortSignal can cut short, and one that gives up on a promise.
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export async function pause (ms: number, signal: AbortSignal): Promise<void> {
@@ -7,4 +7,15 @@ export async function pause (ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms)
     signal.addEventListener('abort', done, { once: true })
   })
+}
+
+/** `work`'s result, or `late()`'s error once `ms` have passed without one (`work` is left to itself). */
+export async function within<T> (work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(late()) }, ms) })
+  try {
+    return await Promise.race([work, expired])
+  } finally {
+    clearTimeout(timer)
+  }
 }

@@ -161,7 +161,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     // What is read: the fields asked for, and the sort keys a cursor needs (`extra`, not answered).
     const { projection: read, extra } = pageProjection(projection, query.fields, sortKeys)
     if (varies) varyOnEncoding(reply)
-    const { page, total } = await readList(projectId, projectKey, query, read, where, pageWhere)
+    const { page, total } = await readList(request, projectId, projectKey, query, read, where, pageWhere)
     let next: string | undefined
     if (page.starts.length > limit) {
       page.starts.length = limit
@@ -184,17 +184,17 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
   function unchanged (request: FastifyRequest, reply: FastifyReply, projectKey: string): false | Promise<boolean> {
     const scope = { collection, scoped, project: scoped ? projectKey : undefined }
     if (!scoped || request.headers['if-none-match'] === undefined) return fastify.conditional.notModified(request, reply, scope)
-    return projectExistsNow(projectKey, request.projectId as ObjectId).then(async (exists) => {
+    return projectExistsNow(request, projectKey, request.projectId as ObjectId).then(async (exists) => {
       if (!exists) throw projectNotFound(request.projectId as ObjectId)
       return await fastify.conditional.notModified(request, reply, scope)
     })
   }
 
   /** Whether a project exists, remembered in the project cache. */
-  async function projectExistsNow (projectKey: string, id: ObjectId): Promise<boolean> {
+  async function projectExistsNow (request: FastifyRequest, projectKey: string, id: ObjectId): Promise<boolean> {
     const known = fastify.projectCache.get(projectKey)
     if (known !== undefined) return known
-    const exists = await fastify.database.bounded(async (signal) => await projectExists(fastify, id, { maxTimeMS: QUERY_TIMEOUT_MS, signal }))
+    const exists = await fastify.database.bounded(async (signal) => await projectExists(fastify, id, { maxTimeMS: QUERY_TIMEOUT_MS, signal }), request)
     fastify.projectCache.set(projectKey, exists)
     return exists
   }
@@ -226,7 +226,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
    * none), and the count when asked, within the query's time; 404 when the project does not
    * exist. A project remembered as existing costs no query, one remembered as absent none either.
    */
-  async function readList (projectId: ObjectId, projectKey: string, query: ListQuery, read: Document, where: Document, pageWhere: Document): Promise<PageRead> {
+  async function readList (request: FastifyRequest, projectId: ObjectId, projectKey: string, query: ListQuery, read: Document, where: Document, pageWhere: Document): Promise<PageRead> {
     const { sort, skip, limit, count } = query
     const known = scoped ? fastify.projectCache.get(projectKey) : true
     if (known === false) throw projectNotFound(projectId)
@@ -238,7 +238,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
       if (!count) return reading
       const counting = fastify.database.timed('aggregate', () => countMatching(fastify.database.db(), collection, where, collation === undefined ? options : { ...options, collation }))
       return Promise.all([reading, counting]).then(([pageRead, counted]) => ({ ...pageRead, total: counted }))
-    })
+    }, request)
     if (known === undefined) fastify.projectCache.set(projectKey, result.exists)
     if (!result.exists) throw projectNotFound(projectId)
     return result
@@ -295,6 +295,6 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     where: whereOf,
     projectKey: readableProjectKey,
     notFound: projectNotFound,
-    projectExists: async (_request, projectKey, id) => await projectExistsNow(projectKey, id)
+    projectExists: async (request, projectKey, id) => await projectExistsNow(request, projectKey, id)
   }
 }

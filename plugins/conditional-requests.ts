@@ -186,7 +186,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       // Every change committed before now, after the point, for this project: none, the same body.
       const point = asked.point
       const key = `${collection} ${String(project)} ${JSON.stringify(point.resumeToken)} ${String(point.after)}`
-      const gathered = await probes.run(key, async () => await fastify.database.bounded(async (signal) => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)))
+      // Within the request's own budget, which its query shares when this cannot decide.
+      const gathered = await fastify.database.bounded(async (signal) => await probes.run(key, async () => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)), request)
       if (gathered.lost || gathered.ids.length > 0) return false
       send304(reply, { body: asked.body, request: asked.request, point: { resumeToken: gathered.point.resumeToken, ...(gathered.point.after === undefined ? {} : { after: gathered.point.after }) } })
       return true

@@ -14,6 +14,10 @@ declare module 'fastify' {
     /** The database as it stands now: the client may be replaced (database/client-replacement.ts). */
     database: Database
   }
+  interface FastifyRequest {
+    /** When the request's database work must end (Database#bounded); 0 until it starts. */
+    databaseDeadline: number
+  }
 }
 
 /** How much longer than QUERY_TIMEOUT_MS the client waits for an answer before giving up itself. */
@@ -21,6 +25,9 @@ export const CLIENT_MARGIN_MS = 500
 
 /** Hears of a timed command: its name, how it ended, and how long it took. */
 export type CommandListener = (command: string, outcome: 'success' | 'failure', seconds: number) => void
+
+/** What shares one database deadline (a request): 0 until its first bounded call. */
+export interface SharedBudget { databaseDeadline: number }
 
 export interface Database {
   /** The current client: read it here, never from `fastify.mongo`, which keeps the first. */
@@ -33,8 +40,10 @@ export interface Database {
    * Runs a request's database work with a signal that aborts it once the request has had its
    * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies. An
    * operation the server refuses leaves the others running; any other failure aborts them.
+   * Calls given the same `budget` (the request) share one deadline, set by the first: a request
+   * that reads in steps (its project, then its page) answers within one budget, not one per step.
    */
-  bounded: <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T>
+  bounded: <T>(work: (signal: AbortSignal) => Promise<T>, budget?: SharedBudget) => Promise<T>
   /**
    * Runs one database command, timed for the listeners (the metrics): from the driver call to
    * its answer, server selection and pool checkout included.
@@ -188,6 +197,8 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     }
   })
   const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
+  // Every request carries the deadline of its database work, set by its first bounded call.
+  fastify.decorateRequest('databaseDeadline', 0)
   fastify.decorate('database', {
     client: () => current.client,
     collection: (name: string) => {
@@ -200,12 +211,18 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     },
     db: () => current.db,
     // The request's deadline reaches every operation as the driver's public `signal` option.
-    bounded: (work) => {
+    bounded: (work, shared) => {
       // Every member refuses connections (/ready says so): the request would wait out server
       // selection, the whole budget, for the same 503. An election still gets the budget.
       if (readiness.refusesConnections()) return Promise.reject(refusing())
+      let ms = budget
+      if (shared !== undefined) {
+        if (shared.databaseDeadline === 0) shared.databaseDeadline = Date.now() + budget
+        else ms = shared.databaseDeadline - Date.now()
+        if (ms <= 0) return Promise.reject(new DOMException('The database did not answer in time', 'TimeoutError'))
+      }
       const deadline = new AbortController()
-      const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, budget)
+      const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, ms)
       return attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)
         readiness.answered()

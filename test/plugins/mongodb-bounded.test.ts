@@ -49,3 +49,24 @@ t.test('a database out of reach: the others of the request stop at once', async 
   await t.rejects(request, reset)
   t.equal(await other, reset, 'the other operation rejected with the failure as the abort\'s reason')
 })
+
+t.test('calls given the same budget (a request) share one deadline, set by the first', async (t) => {
+  const fastify = await build(t, { config: { QUERY_TIMEOUT_MS: 60_000 } })
+  const things = fastify.database.collection('things')
+  const budget = { databaseDeadline: 0 }
+  const before = Date.now()
+  await fastify.database.bounded(async (signal) => await things.findOne({}, { signal }), budget)
+  const after = Date.now()
+  t.ok(budget.databaseDeadline >= before + 60_500 && budget.databaseDeadline <= after + 60_500, 'the first call sets the deadline: QUERY_TIMEOUT_MS and the margin from its start')
+
+  // A budget with 50 ms left: the next call is aborted then, not after another whole budget.
+  budget.databaseDeadline = Date.now() + 50
+  const reason = await fastify.database.bounded(async (signal) => await new Promise((resolve) => { signal.addEventListener('abort', () => { resolve(signal.reason) }) }), budget)
+  t.match(reason, { name: 'TimeoutError' }, 'aborted at the shared deadline')
+  t.ok(Date.now() - budget.databaseDeadline < 30_000, 'long before a budget of its own would have ended')
+
+  let ran = false
+  await t.rejects(fastify.database.bounded(async () => { ran = true }, budget), { name: 'TimeoutError' }, 'a budget spent: a timeout at once')
+  t.notOk(ran, 'and no database work')
+  t.equal(await fastify.database.bounded(async () => 'own'), 'own', 'without a budget, a call has its own')
+})

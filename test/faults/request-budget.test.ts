@@ -1,0 +1,117 @@
+// One budget per request, whatever it reads in steps: a revalidation, a project's check and the
+// query share QUERY_TIMEOUT_MS plus the margin; a feed's wait counts from the request's arrival;
+// and the shared change stream gives up a getMore the server never answers, so that waiting
+// requests hear of changes again.
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { ObjectId } from 'mongodb'
+import t from 'tap'
+import { requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+import { timeUntil } from '../helpers/until.js'
+import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, feedFaultApp } from './fault-app.js'
+
+const feeds = await requireChangeStreams(t)
+t.setTimeout(120_000)
+
+interface Timed { status: number, code?: string, ms: number, body: string }
+
+async function timed (fastify: FastifyInstance, options: InjectOptions): Promise<Timed> {
+  const started = Date.now()
+  const res = await fastify.inject(options)
+  const ms = Date.now() - started
+  return { status: res.statusCode, code: res.statusCode >= 400 && res.body !== '' ? (res.json() as { code?: string }).code : undefined, ms, body: res.body }
+}
+
+/** The project is no longer remembered: as if learnt an hour ago. */
+function forget (fastify: FastifyInstance, project: ObjectId): void {
+  fastify.projectCache.set(project.toHexString(), true, Date.now() - 3_600_000)
+}
+
+/** The ETag of `url` once a request naming it is answered 304 (the collection's stream then follows). */
+async function revalidating (fastify: FastifyInstance, url: string): Promise<string> {
+  let etag = ''
+  const took = await timeUntil(async () => {
+    const res = await fastify.inject({ url, headers: etag === '' ? {} : { 'if-none-match': etag } })
+    if (res.statusCode === 304) return true
+    etag = res.headers.etag as string
+    return false
+  }, RECOVERY_BOUND_MS, 50)
+  if (took === Infinity) throw new Error(`${url} never answered 304`)
+  return etag
+}
+
+t.test('If-None-Match under a silent database: one budget for the revalidation and the query', feeds, async (t) => {
+  const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
+  await sessions.insertMany([{ project, name: 'a' }, { project, name: 'b' }])
+  const list = path.replace(/changes$/, '?count=true')
+  const counts = path.replace(/changes$/, 'counts?by=name')
+  const tags = { list: await revalidating(fastify, list), counts: await revalidating(fastify, counts) }
+  proxy.blackhole()
+  t.teardown(() => { proxy.heal() })
+  const answers = {
+    list: await timed(fastify, { url: list, headers: { 'if-none-match': tags.list } }),
+    counts: await timed(fastify, { url: counts, headers: { 'if-none-match': tags.counts } }),
+    head: await timed(fastify, { method: 'HEAD', url: list, headers: { 'if-none-match': tags.list } })
+  }
+  for (const [name, answer] of Object.entries(answers)) {
+    t.equal(answer.status, 503, `${name}: 503`)
+    t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `${name}: answered in ${answer.ms} ms, within one budget (${ANSWER_BOUND_MS} ms) and the slack`)
+  }
+})
+
+t.test('a slow database: counts\' project check, revalidation and aggregation share one budget', feeds, async (t) => {
+  const { proxy, fastify, db, sessions } = await feedFaultApp(t)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'Q' })
+  await sessions.insertOne({ project, name: 'a' })
+  const counts = `/projects/${String(project)}/sessions/counts?by=name`
+  const etag = await revalidating(fastify, counts)
+  // Each reply takes most of the budget: the project's check (no longer remembered) and the
+  // revalidation take it all, and nothing is left for the aggregation.
+  forget(fastify, project)
+  proxy.slow(QUERY_TIMEOUT_MS * 0.9)
+  t.teardown(() => { proxy.heal() })
+  const answer = await timed(fastify, { url: counts, headers: { 'if-none-match': etag } })
+  t.match(answer, { status: 503, code: 'QUERY_TIMEOUT' })
+  t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${answer.ms} ms, within one budget and the slack`)
+})
+
+t.test('a feed\'s wait counts from the request\'s arrival, not from the end of its first reads', feeds, async (t) => {
+  const { proxy, fastify, sessions, db } = await feedFaultApp(t)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'W' })
+  await sessions.insertOne({ project, name: 'a' })
+  const feed = `/projects/${String(project)}/sessions/changes`
+  const listed = (await fastify.inject(feed)).json() as FeedAnswer
+  t.ok(listed.synced)
+  proxy.slow(300)
+  t.teardown(() => { proxy.heal() })
+  forget(fastify, project)
+  const answer = await timed(fastify, { url: `${feed}?wait=2&since=${listed.next}` })
+  t.equal(answer.status, 200)
+  t.same((JSON.parse(answer.body) as FeedAnswer).events, [], 'nothing changed')
+  t.ok(answer.ms >= 2000, `it waited its two seconds (${answer.ms} ms)`)
+  t.ok(answer.ms <= 2000 + SLACK_MS, `and answered at their end (${answer.ms} ms), not a project check, a read and another read later`)
+})
+
+t.test('the shared stream\'s getMore never answered: the stream is opened anew, and a waiting request gets its change', feeds, async (t) => {
+  const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
+  await sessions.insertOne({ project, name: 'a' })
+  const listed = (await fastify.inject(path)).json() as FeedAnswer
+  const hub = fastify.changes.hub('sessions', true)
+  // The database answers everything but the stream's next getMore, whose reply is held: a
+  // connection gone silent under one command, while pings and other reads go on.
+  const held = proxy.holdReply((command) => command.getMore !== undefined && command.collection === 'sessions')
+  t.teardown(() => { held.release() })
+  await held.held
+  const started = Date.now()
+  const waiting = timed(fastify, { url: `${path}?wait=30&since=${listed.next}` })
+  t.ok(await timeUntil(() => hub.waiting === 1, ANSWER_BOUND_MS + SLACK_MS) < Infinity, 'a request waits on the stream')
+  const changed = String((await sessions.insertOne({ project, name: 'while the stream was stuck' })).insertedId)
+  const answer = await waiting
+  t.equal(answer.status, 200)
+  t.same((JSON.parse(answer.body) as FeedAnswer).events.map((event) => event._id), [changed], 'the change')
+  // The getMore's wait (1 s), its time limit and the silence allowed, then a reopening a second later.
+  const bound = 1000 + QUERY_TIMEOUT_MS + 2000 + 1000 + SLACK_MS
+  t.ok(Date.now() - started <= bound, `within ${Date.now() - started} ms of the stall (bound ${bound} ms), not at the end of its 30 s wait`)
+  t.ok(await timeUntil(() => hub.isRunning, RECOVERY_BOUND_MS) < Infinity, 'the stream follows again')
+})

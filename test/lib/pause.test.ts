@@ -1,0 +1,21 @@
+// within(): a promise's result, or an error once its time has passed; the promise is left to itself.
+import { mock } from 'node:test'
+import t from 'tap'
+import { within } from '../../lib/pause.js'
+
+t.test('within: the result in time, the error after it', async (t) => {
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => { mock.timers.reset() })
+  t.equal(await within(Promise.resolve('answered'), 1000, () => new Error('late')), 'answered')
+  await t.rejects(within(Promise.reject(new Error('refused')), 1000, () => new Error('late')), { message: 'refused' }, 'a failure in time is the failure')
+
+  const never = new Promise<string>(() => {})
+  let outcome: unknown
+  const waiting = within(never, 1000, () => new Error('late')).catch((error: unknown) => { outcome = error })
+  mock.timers.tick(999)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(outcome, undefined, 'still waiting a millisecond before its time')
+  mock.timers.tick(1)
+  await waiting
+  t.match(outcome, { message: 'late' }, 'given up at its time')
+})
