@@ -16,12 +16,33 @@ const TYPES: Record<GroupBy['kind'], string[]> = {
   custom: ['string', 'double', 'int', 'long', 'decimal', 'bool']
 }
 
-/** The group's key of one document (or array element): null when missing or of a type the field does not declare. */
+const NUMBERS = TYPES.number
+
+/**
+ * The group's key of one document (or array element): null when missing or of a type the field
+ * does not declare, or a number that is not finite, as the list leaves those out (off-schema.ts).
+ */
 function keyExpression ({ path, kind, unit }: GroupBy): Document {
   const value = `$${path}`
   // $dateTrunc (MongoDB 5.0) refuses what is not a date: the type is checked first.
   const key = unit === undefined ? value : { $dateTrunc: { date: value, unit, timezone: 'UTC' } }
-  return { $cond: [{ $in: [{ $type: value }, TYPES[kind]] }, key, null] }
+  const declared = { $in: [{ $type: value }, TYPES[kind]] }
+  if (!TYPES[kind].some((type) => NUMBERS.includes(type))) return { $cond: [declared, key, null] }
+  // NaN sorts below every number and ±Infinity at the ends (manual, "Comparison/Sort Order").
+  const finite = { $and: [{ $gt: [value, -Infinity] }, { $lt: [value, Infinity] }] }
+  return { $cond: [declared, { $cond: [{ $in: [{ $type: value }, NUMBERS] }, { $cond: [finite, key, null] }, key] }, null] }
+}
+
+/**
+ * The array unwound, as the list reads it: every element of its declared type (a document for
+ * the elements of `sessionsSubscriptions`), else no value at all. `$unwind` alone would count a
+ * single value stored where an array is declared as an array of it.
+ */
+function declaredArray ({ path, kind, unwind }: GroupBy & { unwind: string }): Document {
+  const array = `$${unwind}`
+  const types = unwind === path ? TYPES[kind] : ['object']
+  // Nested $cond: $map is only reached with an array.
+  return { $cond: [{ $isArray: array }, { $cond: [{ $allElementsTrue: [{ $map: { input: array, in: { $in: [{ $type: '$$this' }, types] } } }] }, array, null] }, null] }
 }
 
 /** The pipeline: groups by descending count, then ascending key (null first), `limit` + 1 of them. */
@@ -29,7 +50,7 @@ export function countPipeline (where: Document, by: GroupBy, limit: number): Doc
   return [
     { $match: where },
     // Each element is counted: an empty or missing array, one document without a value.
-    ...(by.unwind === undefined ? [] : [{ $unwind: { path: `$${by.unwind}`, preserveNullAndEmptyArrays: true } }]),
+    ...(by.unwind === undefined ? [] : [{ $set: { [by.unwind]: declaredArray({ ...by, unwind: by.unwind }) } }, { $unwind: { path: `$${by.unwind}`, preserveNullAndEmptyArrays: true } }]),
     { $group: { _id: keyExpression(by), count: { $sum: 1 } } },
     { $sort: { count: -1, _id: 1 } },
     { $limit: limit + 1 }

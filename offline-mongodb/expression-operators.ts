@@ -1,9 +1,11 @@
 // Aggregation expressions the stand-in computes itself, where mingo's answer is not mongod's:
-// `$type` (mingo names an ObjectId "objectid" and knows no BSON number types) and `$dateTrunc`
-// (mingo refuses the time zone "UTC"). Manual: aggregation/type/, aggregation/dateTrunc/.
+// `$type` (mingo names an ObjectId "objectid" and knows no BSON number types), `$dateTrunc`
+// (mingo refuses the time zone "UTC"), and `$gt`, `$gte`, `$lt`, `$lte` (mingo orders values of
+// two types as JavaScript does: "a" > -Infinity is false, where a string sorts after every
+// number). Manual: aggregation/type/, aggregation/dateTrunc/, bson-type-comparison-order/.
 import { evalExpr } from 'mingo/core'
 import type { Any, AnyObject, Options } from 'mingo/types'
-import { isDocument } from './bson-order.js'
+import { compareValues, isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
 import { bsonTypeName } from './query-types.js'
 
@@ -42,4 +44,20 @@ function $dateTrunc (obj: AnyObject, expr: Any, options: Options): Date | null {
   }
 }
 
-export const EXPRESSION_OPERATORS = { $type, $dateTrunc }
+/** An order of two values in BSON's comparison order (strings in binary: under a collation, pipeline-collation.ts refuses two strings). */
+function ordered (holds: (order: number) => boolean) {
+  return (obj: AnyObject, expr: Any, options: Options): boolean => {
+    const operands: unknown = evalExpr(obj, expr, options)
+    if (!Array.isArray(operands) || operands.length !== 2) throw new CommandError(16020, 'Location16020', 'Expression takes exactly 2 arguments.')
+    return holds(compareValues(operands[0], operands[1]))
+  }
+}
+
+export const EXPRESSION_OPERATORS = {
+  $type,
+  $dateTrunc,
+  $gt: ordered((order) => order > 0),
+  $gte: ordered((order) => order >= 0),
+  $lt: ordered((order) => order < 0),
+  $lte: ordered((order) => order <= 0)
+}

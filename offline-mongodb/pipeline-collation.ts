@@ -34,6 +34,18 @@ function comparesTypeNames (operator: string, operands: unknown): boolean {
   return operator === '$in' ? Array.isArray(names) && names.every((name) => typeof name === 'string') : typeof names === 'string'
 }
 
+/**
+ * `{$gt: [<expression>, -Infinity]}`: an order against a number or boolean constant. Values of
+ * another type compare by their type's place in the sort order (expression-operators.ts), numbers
+ * by value: two strings never meet, so the collation cannot change the answer (manual:
+ * "Comparison/Sort Order").
+ */
+function comparesWithConstant (operator: string, operands: unknown): boolean {
+  if (!['$gt', '$gte', '$lt', '$lte'].includes(operator) || !Array.isArray(operands) || operands.length !== 2) return false
+  const constant = operands.findIndex((operand) => typeof operand === 'number' || typeof operand === 'boolean')
+  return constant >= 0 && comparingOperator(operands[1 - constant]) === undefined
+}
+
 /** The first operator of `expression` (at any depth) that compares values, if any. */
 function comparingOperator (expression: unknown): string | undefined {
   if (Array.isArray(expression)) {
@@ -45,7 +57,7 @@ function comparingOperator (expression: unknown): string | undefined {
   }
   if (!isDocument(expression)) return undefined
   for (const [key, value] of Object.entries(expression)) {
-    if (COMPARING.has(key) && !comparesTypeNames(key, value)) return key
+    if (COMPARING.has(key) && !comparesTypeNames(key, value) && !comparesWithConstant(key, value)) return key
     const found = comparingOperator(value)
     if (found !== undefined) return found
   }

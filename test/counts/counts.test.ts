@@ -131,3 +131,26 @@ t.test('a group without its count came damaged: MalformedBson (a 503), never a c
   t.strictSame(groupsOf([{ _id: 'a', count: 2 }, { _id: null, count: 1 }], 5), { groups: [{ value: 'a', count: 2 }, { value: null, count: 1 }], more: false })
   for (const count of [undefined, 'two', 0, 1.5, Number.NaN]) t.throws(() => groupsOf([{ _id: 'a', count }], 5), { name: 'MalformedBson' }, String(count))
 })
+
+t.test('a value the list leaves out (off-schema) is counted as no value, never as a group of its own', async (t) => {
+  const p = new ObjectId()
+  const session = new ObjectId()
+  await db.collection('projects').insertOne({ _id: p, name: 'off-schema' })
+  await db.collection('activities').insertMany([
+    { project: p, tags: ['yoga'] }, { project: p, tags: 'yoga' }, { project: p, tags: [5, 'yoga'] }, { project: p, tags: [] }
+  ])
+  await db.collection('places').insertMany([10, Number.NaN, Infinity, -Infinity, '10'].map((maxNumberOfParticipants) => ({ project: p, maxNumberOfParticipants })))
+  await db.collection('sessions').insertMany([{ project: p, places: [session] }, { project: p, places: session }])
+  await db.collection('registrations').insertMany([
+    { project: p, sessionsSubscriptions: [{ session }] }, { project: p, sessionsSubscriptions: { session } }, { project: p, sessionsSubscriptions: [{ session: session.toHexString() }] }
+  ])
+  const counts = async (list: string, by: string): Promise<unknown> => (await fastify.inject(`/projects/${p.toHexString()}/${list}/counts?by=${by}`)).json()
+  const id = session.toHexString()
+  t.same(await counts('activities', 'tags'), { groups: [{ value: null, count: 3 }, { value: 'yoga', count: 1 }], total: 4, more: false }, 'a string where an array is declared, an element of another type')
+  t.same(await counts('places', 'maxNumberOfParticipants'), { groups: [{ value: null, count: 4 }, { value: 10, count: 1 }], total: 5, more: false }, 'numbers that are not finite, a string')
+  t.same(await counts('sessions', 'places'), { groups: [{ value: null, count: 1 }, { value: id, count: 1 }], total: 2, more: false }, 'one id where an array is declared')
+  t.same(await counts('registrations', 'sessionsSubscriptions.session'), { groups: [{ value: null, count: 2 }, { value: id, count: 1 }], total: 3, more: false }, 'one subscription where an array is declared, a session that is not an id')
+  // What the lists say of the same documents: the values counted as none are not in them.
+  const tags = (await fastify.inject(`/projects/${p.toHexString()}/activities?fields=tags`)).json<{ data: Document[] }>().data
+  t.same(tags.map((d) => d.tags), [['yoga'], undefined, undefined, []])
+})

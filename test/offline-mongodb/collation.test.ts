@@ -161,9 +161,28 @@ t.test('what the offline database refuses rather than approximate under a collat
   t.equal(await aggregate([{ $addFields: { same: { $eq: ['$v', 'A'] } } }]), 2, 'an expression that compares strings')
   t.equal(await aggregate([{ $bucketAuto: { groupBy: '$v', buckets: 2 } }]), 2, 'a stage mingo runs that orders values')
   t.same(await collection.aggregate([{ $match: { _id: 1 } }, { $addFields: { w: { $concat: ['$v', '!'] } } }], { collation: { locale: 'en' } }).toArray(), [{ _id: 1, v: 'a', w: 'a!' }], 'an expression that compares nothing runs')
+  t.equal(await aggregate([{ $addFields: { same: { $gt: [{ $concat: ['$v'] }, { $toString: 5 }] } } }]), 2, 'two expressions compared: refused')
   await collection.createIndex({ v: 1 }, { collation: { locale: 'en', strength: 4, alternate: 'shifted' } }, {})
   t.equal((await collection.listIndexes().toArray()).find((index) => index.name === 'v_1')?.collation?.strength, 4, 'an index only records its collation: any valid one')
   t.equal(await codeOf(collection.updateOne({ v: 'A' }, { $set: { w: 1 } }, { collation: { locale: 'en', strength: 2 } })), 2, 'update keeps refusing collation')
   t.equal(await codeOf(collection.deleteOne({ v: 'A' }, { collation: { locale: 'en', strength: 2 } })), 2, 'delete keeps refusing collation')
   t.equal(await codeOf(collection.findOneAndDelete({ v: 'A' }, { collation: { locale: 'en', strength: 2 } })), 2, 'findAndModify keeps refusing collation')
+})
+
+t.test(`an order against a number in an expression, under a collation: BSON's order across types (${M}bson-type-comparison-order/)`, async (t) => {
+  const collection = db.collection<{ _id: number, v?: unknown }>('collation_expression_order')
+  await collection.insertMany([{ _id: 1, v: 'a' }, { _id: 2, v: 3 }, { _id: 3, v: Number.NaN }, { _id: 4, v: Infinity }, { _id: 5 }, { _id: 6, v: null }, { _id: 7, v: [1] }])
+  const rows = await collection.aggregate([
+    { $project: { above: { $gt: ['$v', -Infinity] }, below: { $lt: ['$v', Infinity] }, atMost: { $lte: [5, '$v'] } } },
+    { $sort: { _id: 1 } }
+  ], { collation: { locale: 'fr' } }).toArray()
+  t.same(rows, [
+    { _id: 1, above: true, below: false, atMost: true },
+    { _id: 2, above: true, below: true, atMost: false },
+    { _id: 3, above: false, below: true, atMost: false },
+    { _id: 4, above: true, below: false, atMost: true },
+    { _id: 5, above: false, below: true, atMost: false },
+    { _id: 6, above: false, below: true, atMost: false },
+    { _id: 7, above: true, below: false, atMost: true }
+  ], 'a string and an array sort after every number, NaN before, missing and null before all numbers')
 })
