@@ -213,7 +213,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
     const cursor = fastify.cursors.decode(query.after as string, binding)
     if (!cursor.ok) throw cursorProblem(cursor.code, cursor.message)
     if (cursor.values.length !== sortKeys.length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
-    return keysetFilter(query.sort, cursor.values)
+    return keysetFilter(query.sort, cursor.values, collation)
   }
 
   function varyOnEncoding (reply: FastifyReply): void {
