@@ -17,7 +17,7 @@ import type { StreamPoint } from './recent-changes.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
 import { expired, feedError, unavailable } from './feed-problems.js'
 import { feedSteps, type FeedStep } from './feed-steps.js'
-import { NDJSON, streamFeed } from './feed-stream.js'
+import { asksForStream, streamFeed } from './feed-stream.js'
 import { feedOpenApi, type FeedDescription } from './feed-openapi.js'
 
 export interface FeedRouteOptions extends FeedDescription {
@@ -88,7 +88,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       issuedIn = token.identity
     }
     // HEAD asks for the headers of one answer, never for a stream.
-    const streaming = request.method === 'GET' && (request.headers.accept ?? '').includes(NDJSON)
+    const streaming = request.method === 'GET' && asksForStream(request.headers.accept)
     const release = streaming ? fastify.changes.admit('stream') : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
       const reason = await fastify.changes.unavailable(collection, scoped)

@@ -5,12 +5,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, type Problem } from '../schemas/problem.js'
+import { weightOf } from '../lib/accept-header.js'
 import type { ChangeHub } from './change-hub.js'
 import type { StreamPoint } from './recent-changes.js'
 import type { FeedPosition } from './feed-token.js'
 import type { FeedStep } from './feed-steps.js'
 
 export const NDJSON = 'application/x-ndjson'
+
+/**
+ * Whether Accept asks for the stream (RFC 9110 §12.5.1, docs/changes.md): NDJSON acceptable, with a higher q than
+ * JSON, or the same q when named itself (a wildcard alone is JSON's).
+ */
+export function asksForStream (accept: string | undefined): boolean {
+  const ndjson = weightOf(accept, NDJSON)
+  const json = weightOf(accept, 'application/json')
+  return ndjson.q > 0 && (ndjson.q > json.q || (ndjson.q === json.q && ndjson.specificity === 2))
+}
 
 /** A checkpoint comes at least this often on a quiet stream (proxies' read timeouts are 60 s by default). */
 export const CHECKPOINT_MS = 15_000

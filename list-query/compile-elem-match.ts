@@ -31,7 +31,9 @@ const EXAMPLES: Record<string, string> = {
 export function compileElemMatch (field: FieldSpec, node: FilterNode, pointer: string, spec: QuerySpec, enclosing: Enclosing, problems: Problems): Converted | undefined {
   const element = ELEMENT_KIND[field.kind]
   if (element === undefined) {
-    problems.add(PARAM, pointer, 'OPERATOR_NOT_ALLOWED', `'$elemMatch' applies to arrays; '${field.path}' is a ${field.kind} field${field.path.includes('.') ? ' inside an array: use $elemMatch on the array itself' : ''}`)
+    // A dotted path other than a custom field's is a field of an array's elements.
+    const inside = field.kind !== 'custom' && field.path.includes('.') ? ' inside an array: use $elemMatch on the array itself' : ''
+    problems.add(PARAM, pointer, 'OPERATOR_NOT_ALLOWED', `'$elemMatch' applies to array fields only; '${field.path}' is a ${field.kind} field${inside}`)
     return undefined
   }
   if (node.type !== 'object' || node.entries.length === 0) {

@@ -30,10 +30,13 @@ export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
 /** The array kinds `$elemMatch` applies to, and for arrays of scalars the kind of their elements. */
 export const ELEMENT_KIND: Partial<Record<FieldKind, FieldKind>> = { 'string[]': 'string', 'ref[]': 'ref', 'object[]': 'object[]' }
 
-/** Inside `$elemMatch` on an array of scalars: the element type's operators that test one value. */
+/**
+ * Inside `$elemMatch` on an array of scalars: the element type's own operators. Its `$exists` holds for every
+ * element, as in MongoDB (ExistsMatchExpression): true asks for one element, false matches nothing.
+ */
 export const ELEMENT_OPERATORS: Partial<Record<FieldKind, ReadonlySet<Operator>>> = {
-  string: new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options']),
-  ref: new Set(['$eq', '$ne', '$in', '$nin'])
+  string: OPERATORS_BY_KIND.string,
+  ref: OPERATORS_BY_KIND.ref
 }
 
 /** docs/query-language.md: `_id` also takes the range operators (ObjectIds order by creation time). */

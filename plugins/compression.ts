@@ -1,7 +1,8 @@
 import zlib from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { routeHooks } from '../lib/route-hooks.js'
 
 /** Answers smaller than this are sent as they are: compressing them saves less than it costs. */
 export const COMPRESSION_THRESHOLD = 1024
@@ -34,8 +35,12 @@ async function compressionPlugin (fastify: FastifyInstance) {
   if (fastify.config.COMPRESSION === 'off') return
   const zstdLevel = (zlib.constants as Record<string, number>).ZSTD_c_compressionLevel
   // Request bodies are never read (a GET with a body is refused): no route decompresses one.
-  // (Before the plugin's own onRoute hook, which reads the setting.)
-  fastify.addHook('onRoute', (route) => { route.decompress = false })
+  // (Before the plugin's own onRoute hook, which reads the setting; so is a HEAD route's count of onSend hooks.)
+  const headHooks = new WeakMap<RouteOptions, number>()
+  fastify.addHook('onRoute', (route) => {
+    route.decompress = false
+    if (route.method === 'HEAD') headHooks.set(route, routeHooks(route.onSend).length)
+  })
   await fastify.register(fastifyCompress, {
     global: true,
     encodings: [...ENCODINGS],
@@ -44,6 +49,15 @@ async function compressionPlugin (fastify: FastifyInstance) {
     brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: LEVELS.br } },
     // The same options reach gzip (level) and zstd (params), as @fastify/compress hands them to both.
     zlibOptions: { level: LEVELS.gzip, ...(zstdLevel === undefined ? {} : { params: { [zstdLevel]: LEVELS.zstd } }) }
+  })
+  // HEAD answers like GET (RFC 9110 §9.3.2): a HEAD route's last onSend hook, Fastify's own
+  // (exposeHeadRoutes, its lib/head-route.js), measures and drops the body, so it must see it compressed.
+  // Moved only when that hook is found where assumed; else the order stays Fastify's.
+  fastify.addHook('onRoute', (route) => {
+    const own = headHooks.get(route) ?? 0
+    const hooks = routeHooks(route.onSend)
+    if (own === 0 || hooks[own - 1]?.name !== 'headRouteOnSendHandler') return
+    route.onSend = [...hooks.slice(0, own - 1), ...hooks.slice(own), ...hooks.slice(own - 1, own)]
   })
 }
 

@@ -8113,6 +8113,7 @@ export interface components {
                     $lte?: string;
                     $in?: string[];
                     $nin?: string[];
+                    $exists?: boolean;
                     /** @description A PCRE2 pattern, as MongoDB reads it */
                     $regex?: string;
                     /**
@@ -8129,6 +8130,7 @@ export interface components {
                         $lte?: string;
                         $in?: string[];
                         $nin?: string[];
+                        $exists?: boolean;
                         /** @description A PCRE2 pattern, as MongoDB reads it */
                         $regex?: string;
                         /**
@@ -8145,6 +8147,7 @@ export interface components {
                             $lte?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             /** @description A PCRE2 pattern, as MongoDB reads it */
                             $regex?: string;
                             /**
@@ -8161,6 +8164,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8178,6 +8182,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8196,6 +8201,7 @@ export interface components {
                             $lte?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             /** @description A PCRE2 pattern, as MongoDB reads it */
                             $regex?: string;
                             /**
@@ -8212,6 +8218,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8229,6 +8236,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8248,6 +8256,7 @@ export interface components {
                         $lte?: string;
                         $in?: string[];
                         $nin?: string[];
+                        $exists?: boolean;
                         /** @description A PCRE2 pattern, as MongoDB reads it */
                         $regex?: string;
                         /**
@@ -8264,6 +8273,7 @@ export interface components {
                             $lte?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             /** @description A PCRE2 pattern, as MongoDB reads it */
                             $regex?: string;
                             /**
@@ -8280,6 +8290,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8297,6 +8308,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8315,6 +8327,7 @@ export interface components {
                             $lte?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             /** @description A PCRE2 pattern, as MongoDB reads it */
                             $regex?: string;
                             /**
@@ -8331,6 +8344,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -8348,6 +8362,7 @@ export interface components {
                                 $lte?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                                 /** @description A PCRE2 pattern, as MongoDB reads it */
                                 $regex?: string;
                                 /**
@@ -9580,6 +9595,7 @@ export interface components {
                     $ne?: string;
                     $in?: string[];
                     $nin?: string[];
+                    $exists?: boolean;
                     $or?: {
                         /** @description An object id: 24 hexadecimal characters */
                         $eq?: string;
@@ -9587,6 +9603,7 @@ export interface components {
                         $ne?: string;
                         $in?: string[];
                         $nin?: string[];
+                        $exists?: boolean;
                         $or?: {
                             /** @description An object id: 24 hexadecimal characters */
                             $eq?: string;
@@ -9594,6 +9611,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9601,6 +9619,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9609,6 +9628,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                         $and?: {
@@ -9618,6 +9638,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9625,6 +9646,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9633,6 +9655,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                     }[];
@@ -9643,6 +9666,7 @@ export interface components {
                         $ne?: string;
                         $in?: string[];
                         $nin?: string[];
+                        $exists?: boolean;
                         $or?: {
                             /** @description An object id: 24 hexadecimal characters */
                             $eq?: string;
@@ -9650,6 +9674,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9657,6 +9682,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9665,6 +9691,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                         $and?: {
@@ -9674,6 +9701,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9681,6 +9709,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9689,6 +9718,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                     }[];
@@ -9713,6 +9743,7 @@ export interface components {
                     $ne?: string;
                     $in?: string[];
                     $nin?: string[];
+                    $exists?: boolean;
                     $or?: {
                         /** @description An object id: 24 hexadecimal characters */
                         $eq?: string;
@@ -9720,6 +9751,7 @@ export interface components {
                         $ne?: string;
                         $in?: string[];
                         $nin?: string[];
+                        $exists?: boolean;
                         $or?: {
                             /** @description An object id: 24 hexadecimal characters */
                             $eq?: string;
@@ -9727,6 +9759,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9734,6 +9767,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9742,6 +9776,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                         $and?: {
@@ -9751,6 +9786,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9758,6 +9794,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9766,6 +9803,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                     }[];
@@ -9776,6 +9814,7 @@ export interface components {
                         $ne?: string;
                         $in?: string[];
                         $nin?: string[];
+                        $exists?: boolean;
                         $or?: {
                             /** @description An object id: 24 hexadecimal characters */
                             $eq?: string;
@@ -9783,6 +9822,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9790,6 +9830,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9798,6 +9839,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                         $and?: {
@@ -9807,6 +9849,7 @@ export interface components {
                             $ne?: string;
                             $in?: string[];
                             $nin?: string[];
+                            $exists?: boolean;
                             $or?: {
                                 /** @description An object id: 24 hexadecimal characters */
                                 $eq?: string;
@@ -9814,6 +9857,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                             $and?: {
                                 /** @description An object id: 24 hexadecimal characters */
@@ -9822,6 +9866,7 @@ export interface components {
                                 $ne?: string;
                                 $in?: string[];
                                 $nin?: string[];
+                                $exists?: boolean;
                             }[];
                         }[];
                     }[];

@@ -2,7 +2,7 @@
 // of its project is committed, takes no database connection while it waits, ends with what it
 // has when the service stops; CHANGES_MAX_WAITING bounds waits and streams; a stream carries
 // event lines and checkpoints, is never compressed, ends with a checkpoint, and ends a reader
-// that falls too far behind with a problem line.
+// that falls too far behind with a problem line; Accept chooses it as RFC 9110 weighs it.
 import http from 'node:http'
 import net from 'node:net'
 import { once } from 'node:events'
@@ -190,6 +190,35 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
   const checkpoints = lines.filter((line) => 'next' in line)
   t.equal(checkpoints[0]?.synced, false, 'not synced while listing')
   t.equal(checkpoints.at(-1)?.synced, true)
+})
+
+t.test('Accept chooses the stream as RFC 9110 weighs it: NDJSON named or preferred, and acceptable', feeds, async (t) => {
+  const { fastify, path } = await setUp(t)
+  const base = await listen(t, fastify)
+  const stream = /^application\/x-ndjson/
+  const json = /^application\/json/
+  const cases: Array<[string | undefined, RegExp]> = [
+    ['application/x-ndjson', stream],
+    ['APPLICATION/X-NDJSON', stream],
+    ['application/x-ndjson; charset=utf-8', stream],
+    ['application/json;q=0.5, application/x-ndjson', stream],
+    ['application/x-ndjson, */*', stream],
+    ['application/x-ndjson;q=0.5, */*, application/json;q=0.4', stream],
+    ['application/x-ndjson;q=0, application/json', json],
+    ['application/json, application/x-ndjson;q=0', json],
+    ['application/x-ndjson, application/json', stream],
+    ['application/json, application/x-ndjson;q=0.9', json],
+    ['application/x-ndjson;q=0.5, application/*', json],
+    ['*/*', json],
+    [undefined, json]
+  ]
+  for (const [accept, type] of cases) {
+    const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`, { headers: accept === undefined ? {} : { accept } }, resolve))
+    // The headers say which answer it is; a stream would stay open for minutes.
+    response.destroy()
+    t.equal(response.statusCode, 200, `Accept: ${accept ?? '(none)'}`)
+    t.match(response.headers['content-type'], type, `Accept: ${accept ?? '(none)'}: ${type === stream ? 'a stream' : 'JSON'}`)
+  }
 })
 
 t.test('a stream ends with a checkpoint when the service stops', feeds, async (t) => {

@@ -41,6 +41,10 @@ t.test('on an array of scalars: operators of the element type', async (t) => {
   t.same(filterOf(t, Activity, jsonFilter({ tags: { $elemMatch: { $gte: 'b', $lt: 'd' }, $size: 2 } })), { tags: { $elemMatch: { $gte: 'b', $lt: 'd' }, $size: 2 } })
   t.same(filterOf(t, Activity, 'filter[tags][$elemMatch][$in]=yoga, pilates'), { tags: { $elemMatch: { $in: ['yoga', 'pilates'] } } })
   t.same(filterOf(t, Session, jsonFilter({ places: { $elemMatch: { $in: [ID, ID2], $ne: ID } } })), { places: { $elemMatch: { $in: [new ObjectId(ID), new ObjectId(ID2)], $nin: [new ObjectId(ID)] } } })
+  // $exists is an operator of every type: MongoDB holds it true of every element.
+  t.same(filterOf(t, Activity, jsonFilter({ tags: { $elemMatch: { $exists: true } } })), { tags: { $elemMatch: { $exists: true } } })
+  t.same(filterOf(t, Activity, 'filter[tags][$elemMatch][$exists]=true'), { tags: { $elemMatch: { $exists: true } } })
+  t.same(filterOf(t, Session, jsonFilter({ places: { $elemMatch: { $exists: false } } })), { places: { $elemMatch: { $exists: false } } })
 })
 
 t.test('$or inside a scalar $elemMatch becomes alternatives, each one element', async (t) => {
@@ -85,7 +89,18 @@ t.test('refusals, each with its code and pointer', async (t) => {
     t.same(problemsOf(schema, jsonFilter(filter)), [{ code, pointer }], JSON.stringify(filter))
   }
   t.same(problemsOf(Registration, `filter[sessionsSubscriptions][$elemMatch][sesion]=${ID}`), [{ code: 'UNKNOWN_FIELD', pointer: '/sessionsSubscriptions/$elemMatch/sesion' }])
+  t.same(problemsOf(Activity, jsonFilter({ tags: { $elemMatch: { $exists: 'yes' } } })), [{ code: 'INVALID_VALUE', pointer: '/tags/$elemMatch/$exists' }])
   t.same(problemsOf(Activity, 'filter[tags]=x&filter[tags][$elemMatch][$eq]=x'), [{ code: 'DUPLICATE_KEY', pointer: '/tags' }])
+})
+
+t.test('on a field that is no array, the message says $elemMatch applies to array fields only, and why', async (t) => {
+  const messageOf = (filter: unknown): string | undefined => {
+    const result = compileFor(Registration, jsonFilter(filter))
+    return result.ok ? undefined : result.problems[0]?.message
+  }
+  t.equal(messageOf({ 'customFields.level': { $elemMatch: { $eq: 'x' } } }), "'$elemMatch' applies to array fields only; 'customFields.level' is a custom field")
+  t.equal(messageOf({ 'sessionsSubscriptions.session': { $elemMatch: { $eq: ID } } }),
+    "'$elemMatch' applies to array fields only; 'sessionsSubscriptions.session' is a ref field inside an array: use $elemMatch on the array itself")
 })
 
 t.test('its conditions count toward the 50 and its $or toward the depth', async (t) => {

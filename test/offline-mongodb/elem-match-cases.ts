@@ -23,6 +23,7 @@ export const elemMatchCases: ConformanceCase[] = [
   { name: 'value form with $size of nested arrays', manual: `${E}#element-match`, values: [[[1, 5], 3], [[1]], [1, 2]], filter: { v: { $elemMatch: { $size: 2 } } }, expect: [0] },
   { name: 'value form with $type', manual: `${E}#element-match`, values: [[1, 'a'], [1, 2], [['a']]], filter: { v: { $elemMatch: { $type: 'string' } } }, expect: [0] },
   { name: 'value form with $exists matches any element', manual: `${E}#element-match`, values: [[null], [], 'a'], filter: { v: { $elemMatch: { $exists: true } } }, expect: [0] },
+  { name: 'value form with $exists: false matches no element', manual: `${E}#element-match`, values: [[null], ['a'], [], 'a'], filter: { v: { $elemMatch: { $exists: false } } }, expect: [] },
   // Object form
   { name: 'object form: fields of one embedded document', manual: ARRAY_OF_DOCUMENTS, docs: [{ _id: 0, r: [{ p: 'x', s: 10 }, { p: 'y', s: 5 }] }, { _id: 1, r: [{ p: 'x', s: 5 }, { p: 'y', s: 10 }] }], filter: { r: { $elemMatch: { p: 'x', s: { $gte: 8 } } } }, expect: [0] },
   { name: 'object form with $or: one element meets a branch', manual: `${E}#array-of-embedded-documents`, docs: [{ _id: 0, r: [{ p: 'x', s: 1 }] }, { _id: 1, r: [{ p: 'y', s: 5 }] }, { _id: 2, r: [{ p: 'z', s: 1 }] }, { _id: 3, r: ['x'] }], filter: { r: { $elemMatch: { $or: [{ p: 'x' }, { s: { $gt: 4 } }] } } }, expect: [0, 1] },

@@ -1,7 +1,7 @@
 // Compressed answers: pages of 1 KiB or more are compressed as Accept-Encoding
 // asks — zstd where the runtime has it, then br, then gzip — with Vary: Accept-Encoding on
 // every list answer; COMPRESSION=off sends identity always. The bytes decompress to the very
-// answer a client without compression gets.
+// answer a client without compression gets; HEAD carries the headers of its GET.
 import zlib from 'node:zlib'
 import t from 'tap'
 import { ENCODINGS } from '../../plugins/compression.js'
@@ -44,6 +44,24 @@ t.test('the preference when a client takes every encoding: zstd where the runtim
   t.equal(weighted.headers['content-encoding'], 'gzip')
   const none = await fastify.inject({ url: page, headers: { 'accept-encoding': 'compress' } })
   t.equal(none.headers['content-encoding'], undefined, 'an encoding we do not have: identity')
+})
+
+t.test('HEAD answers with the headers of its GET in every encoding: Content-Encoding, Vary, Content-Length', async (t) => {
+  const project = `/projects/${publicIds[0] as string}`
+  const paths = [`${project}/sessions?limit=50`, `${project}/registrations/counts?by=sessionsSubscriptions.session`]
+  // What differs from one answer to the next, whatever the method.
+  const headersOf = ({ headers }: { headers: Record<string, unknown> }) => ({ ...headers, 'x-request-id': undefined, date: undefined })
+  for (const url of paths) {
+    for (const encoding of ['identity', ...ENCODINGS]) {
+      const get = await fastify.inject({ url, headers: { 'accept-encoding': encoding } })
+      const head = await fastify.inject({ method: 'HEAD', url, headers: { 'accept-encoding': encoding } })
+      t.equal(get.statusCode, 200, `${url} ${encoding}`)
+      t.equal(get.headers['content-encoding'], encoding === 'identity' ? undefined : encoding, `${url}: GET is ${encoding}`)
+      t.same(headersOf(head), headersOf(get), `${url} ${encoding}: HEAD's headers are GET's`)
+      t.equal(head.headers['content-length'], String(get.rawPayload.length), `${url} ${encoding}: the length of GET's body`)
+      t.equal(head.rawPayload.length, 0, 'and no body')
+    }
+  }
 })
 
 t.test('answers under 1 KiB are sent as they are', async (t) => {

@@ -1,5 +1,6 @@
 // `$elemMatch` end to end on the demo data: every answer equals what the question means, computed
 // here from the whole list, and one subscription's two conditions differ from two top-level keys.
+// On the stand-in here; on real MongoDB with MONGODB_URI.
 import t from 'tap'
 import { buildWithDemoData, list, projectIds, q } from '../../helpers/demo-app.js'
 
@@ -47,4 +48,17 @@ t.test('one tag within bounds, or matching either of two conditions', async (t) 
   t.same(await asked({ tags: { $elemMatch: { $gte: 'm', $lt: 'o' } } }), within, 'one tag from m to o')
   t.same(await asked({ tags: { $elemMatch: { $or: [{ $regex: '^MU', $options: 'i' }, { $eq: 'yoga' }] } } }), expect((tag) => /^mu/i.test(tag) || tag === 'yoga'), '$or inside')
   t.same(await asked({ tags: { $elemMatch: { $regex: '^d', $ne: 'dance' } } }), expect((tag) => tag.startsWith('d') && tag !== 'dance'), 'a pattern and an exclusion on one tag')
+})
+
+t.test('$exists inside: every element exists, as in MongoDB; on a custom field the 400 says why', async (t) => {
+  const activities = await all('activities')
+  const tagged = activities.filter((a) => Array.isArray(a.tags) && a.tags.length > 0).map((a) => a._id as string).sort()
+  t.ok(tagged.length > 0 && tagged.length < activities.length, 'some activities have a tag, not all')
+  t.same(ids(await list(fastify, `${base}/activities?limit=1000&${q({ tags: { $elemMatch: { $exists: true } } })}`)), tagged, 'true: one tag at least')
+  t.same(ids(await list(fastify, `${base}/activities?limit=1000&filter[tags][$elemMatch][$exists]=true`)), tagged, 'the same in brackets')
+  t.same(ids(await list(fastify, `${base}/activities?limit=1000&${q({ tags: { $elemMatch: { $exists: false } } })}`)), [], 'false: none')
+  const refused = await fastify.inject(`${base}/registrations?${q({ 'customFields.ticket': { $elemMatch: { $eq: 'day' } } })}`)
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json(), { code: 'OPERATOR_NOT_ALLOWED', errors: [{ pointer: '/customFields.ticket/$elemMatch' }] })
+  t.equal(refused.json().detail, "'$elemMatch' applies to array fields only; 'customFields.ticket' is a custom field")
 })
