@@ -131,8 +131,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       }
       let answer = await next(position)
       if (answer.events.length === 0 && wait > 0) {
-        // N seconds from the request's arrival, not from the end of its first read.
-        answer = await waitForChanges(reply, hub, project, answer, Date.now() - reply.elapsedTime + wait * 1000, next)
+        // N seconds from the request's arrival, not from the end of its first read (whole ms: never before it arrived).
+        answer = await waitForChanges(reply, hub, project, answer, Date.now() - Math.floor(reply.elapsedTime) + wait * 1000, next)
       }
       delivered(answer)
       const token = encode(answer.position)
