@@ -19,6 +19,12 @@ const PARTS = ['path', 'filter', 'sort', 'fields'] as const
 const DIGEST_BYTES = 8
 const VALUES_AT = 1 + PARTS.length * DIGEST_BYTES
 const TEXT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
+/**
+ * The longest cursor or token read: what a request head holds (Node's maxHeaderSize, 16 KiB).
+ * A cursor carries the last document's sort values, so one the service writes is read back
+ * whenever its URL can be sent at all.
+ */
+const MAX_TEXT = 16 * 1024
 
 /** How a cursor's values are read, from the page and from the cursor: as stored, nothing promoted to JavaScript numbers or RegExps. */
 export const EXACT_VALUES = { promoteValues: false, promoteBuffers: false, bsonRegExp: true, validation: { utf8: true } } as const
@@ -110,7 +116,7 @@ export class CursorCodec {
   /** The sort-key values of a cursor, if it is ours, intact, and made for this very query. */
   decode (text: string, binding: CursorBinding, param = 'after'): CursorReading {
     const dot = text.lastIndexOf('.')
-    if (dot <= 0 || text.length > 4096 || !TEXT.test(text)) return invalid(param === 'since' ? `since is not a token of this service: pass the next of a previous answer unchanged, or ${FEED_ADVICE.slice(2)}` : `${param} is not a cursor of this service: pass the next value of a previous page unchanged`)
+    if (dot <= 0 || text.length > MAX_TEXT || !TEXT.test(text)) return invalid(param === 'since' ? `since is not a token of this service: pass the next of a previous answer unchanged, or ${FEED_ADVICE.slice(2)}` : `${param} is not a cursor of this service: pass the next value of a previous page unchanged`)
     const text64 = text.slice(0, dot)
     const payload = Buffer.from(text64, 'base64url')
     // Version 1 was JSON (its first byte `{`), signed as base64url text.

@@ -135,6 +135,16 @@ t.test('property: sort keys holding arrays page exactly too: no duplicate, no ga
   t.pass('80 random listings with arrays walked exactly')
 })
 
+t.test('a walk goes on over long sort values: the service reads back the cursors it writes', async (t) => {
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'long names' })
+  await db.collection('sessions').insertMany(['x'.repeat(3000), 'y'.repeat(9000), 'z'].map((name) => ({ project, name })))
+  const base = `/projects/${String(project)}/sessions?sort=%2Bname&fields=name`
+  const walked = await walk(base, 1)
+  t.same(walked, await all(base), 'every document, once, in order')
+  t.equal(walked.length, 3)
+})
+
 t.test('cursors are signed and bound to their query', async (t) => {
   const base = `/projects/${first}/sessions?sort=%2Bname&fields=name,start&limit=2`
   const { body } = await page(base)
