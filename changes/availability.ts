@@ -7,7 +7,7 @@ import { unavailableReason } from './change-events.js'
 /** What the checks use of the service's database (plugins/mongodb.ts, Database). */
 export interface CheckedDatabase {
   db: () => Db
-  bounded: <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T>
+  bounded: <T>(work: (signal: AbortSignal) => Promise<T>, budget?: { databaseDeadline: number }) => Promise<T>
   timed: <T>(command: string, work: () => Promise<T>) => Promise<T>
 }
 
@@ -46,7 +46,7 @@ export function deploymentReason (hello: Document, version?: string): string | u
 }
 
 /** Why the database cannot give a collection's feed, or undefined when it can. */
-export type AvailabilityCheck = (collection: string, scoped: boolean) => Promise<string | undefined>
+export type AvailabilityCheck = (collection: string, scoped: boolean, budget?: { databaseDeadline: number }) => Promise<string | undefined>
 
 /** Why a collection cannot have a feed, from its listCollections entry (undefined: it does not exist). */
 function collectionReason (collection: string, info: Document | undefined): string | undefined {
@@ -78,16 +78,16 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
     }
     return deployment.reason
   }
-  const checkOnce = (collection: string, scoped: boolean): Promise<string | undefined> => database.bounded(async (signal) => {
+  const checkOnce = (collection: string, scoped: boolean, budget?: { databaseDeadline: number }): Promise<string | undefined> => database.bounded(async (signal) => {
     const unfit = await deploymentVerdict(signal)
     if (unfit !== undefined || !scoped) return unfit
     const options = { maxTimeMS: queryTimeoutMs, signal }
     const [info] = await database.timed('listCollections', () => database.db().listCollections({ name: collection }, options).toArray())
     return collectionReason(collection, info)
-  })
-  return async (collection, scoped) => {
+  }, budget)
+  return async (collection, scoped, budget) => {
     try {
-      return await checkOnce(collection, scoped)
+      return await checkOnce(collection, scoped, budget)
     } catch (error) {
       const reason = unavailableReason(error)
       if (reason === undefined) throw error

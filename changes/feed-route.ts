@@ -91,7 +91,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     const streaming = request.method === 'GET' && asksForStream(request.headers.accept)
     const release = streaming ? fastify.changes.admit('stream') : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
-      const reason = await fastify.changes.unavailable(collection, scoped)
+      const reason = await fastify.changes.unavailable(collection, scoped, request)
       if (reason !== undefined) throw unavailable(reason)
       // The project and the collection's identity side by side, within the request's one budget.
       const [exists, identity] = await Promise.all([

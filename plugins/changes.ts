@@ -4,6 +4,7 @@ import { availabilityCheck } from '../changes/availability.js'
 import { ChangeHub } from '../changes/change-hub.js'
 import { CollectionIdentities } from '../changes/collection-identity.js'
 import { ProblemError } from '../schemas/problem.js'
+import type { SharedBudget } from './mongodb.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,8 +50,8 @@ export interface ChangeFeeds {
   admit: (kind: 'wait' | 'stream') => () => void
   /** The identity of a collection's history (its UUID), which feed tokens carry. */
   identities: CollectionIdentities
-  /** Why the database cannot give a collection's feed, or undefined when it can. */
-  unavailable: (collection: string, scoped: boolean) => Promise<string | undefined>
+  /** Why the database cannot give a collection's feed, or undefined when it can; a check is made within `budget` (the request's). */
+  unavailable: (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined>
   /** Whether the service is stopping: waits and streams end. */
   readonly stopping: boolean
   /** Calls `listener` once when the service stops; returns the function that cancels it. */
@@ -124,11 +125,11 @@ async function changesPlugin (fastify: FastifyInstance) {
       }
     },
     identities,
-    unavailable: async (collection, scoped) => {
+    unavailable: async (collection, scoped, budget) => {
       const known = verdicts.get(collection)
       const now = Date.now()
       if (known !== undefined && (known.pending !== undefined || known.until > now)) return await (known.pending ?? known.reason)
-      const pending = check(collection, scoped)
+      const pending = check(collection, scoped, budget)
       verdicts.set(collection, { reason: known?.reason, until: 0, pending })
       try {
         const reason = await pending

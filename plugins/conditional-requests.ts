@@ -173,8 +173,9 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   /** The 304 of a request whose `If-None-Match` names a point after which nothing of `project` changed. */
   async function revalidate (request: FastifyRequest, reply: FastifyReply, hub: ChangeHub, header: string, { collection, scoped, project }: ValidatorScope): Promise<boolean> {
     if (!hub.isRunning) {
-      // A client that revalidates asks again: the collection's stream is opened for its next answers.
-      if (await fastify.changes.unavailable(collection, scoped).catch(() => 'unknown') === undefined) hub.ready().catch(() => {})
+      // A client that revalidates asks again: the collection's stream is opened for its next answers,
+      // and this one is answered by its query, without waiting for the check.
+      fastify.changes.unavailable(collection, scoped).then((reason) => { if (reason === undefined) hub.ready().catch(() => {}) }, () => {})
       return false
     }
     const mine = requestDigest(request)
