@@ -4,10 +4,13 @@
 import type { Db, Document } from 'mongodb'
 import { unavailableReason } from './change-events.js'
 
+/** A request whose database deadline a check shares (plugins/mongodb.ts, SharedBudget). */
+interface Budget { databaseDeadline: number }
+
 /** What the checks use of the service's database (plugins/mongodb.ts, Database). */
 export interface CheckedDatabase {
   db: () => Db
-  bounded: <T>(work: (signal: AbortSignal) => Promise<T>, budget?: { databaseDeadline: number }) => Promise<T>
+  bounded: <T>(work: (signal: AbortSignal) => Promise<T>, budget?: Budget) => Promise<T>
   timed: <T>(command: string, work: () => Promise<T>) => Promise<T>
 }
 
@@ -46,7 +49,7 @@ export function deploymentReason (hello: Document, version?: string): string | u
 }
 
 /** Why the database cannot give a collection's feed, or undefined when it can. */
-export type AvailabilityCheck = (collection: string, scoped: boolean, budget?: { databaseDeadline: number }) => Promise<string | undefined>
+export type AvailabilityCheck = (collection: string, scoped: boolean, budget?: Budget) => Promise<string | undefined>
 
 /** Why a collection cannot have a feed, from its listCollections entry (undefined: it does not exist). */
 function collectionReason (collection: string, info: Document | undefined): string | undefined {
@@ -78,7 +81,7 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
     }
     return deployment.reason
   }
-  const checkOnce = (collection: string, scoped: boolean, budget?: { databaseDeadline: number }): Promise<string | undefined> => database.bounded(async (signal) => {
+  const checkOnce = (collection: string, scoped: boolean, budget?: Budget): Promise<string | undefined> => database.bounded(async (signal) => {
     const unfit = await deploymentVerdict(signal)
     if (unfit !== undefined || !scoped) return unfit
     const options = { maxTimeMS: queryTimeoutMs, signal }

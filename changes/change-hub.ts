@@ -11,7 +11,7 @@ import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChang
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 import { RecentChanges, idText, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
 import { Waiters } from './waiters.js'
-import { pause, within } from '../lib/pause.js'
+import { atMost, pause, within } from '../lib/pause.js'
 
 export interface HubOptions {
   collection: () => Collection<Document>
@@ -282,7 +282,7 @@ export class ChangeHub {
       } finally {
         this.stream = undefined
         // Its killCursors too may meet a silent connection.
-        await within(stream.close(), this.options.maxTimeMS, () => new Error('close')).catch(() => {})
+        await atMost(stream.close().catch(() => {}), this.options.maxTimeMS)
       }
     }
   }

@@ -6,6 +6,7 @@ import net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MongoClient } from 'mongodb'
 import type { DatabaseReadiness } from './readiness.js'
+import { atMost } from '../lib/pause.js'
 
 const CLOSE_TIMEOUT_MS = 1500
 
@@ -26,10 +27,7 @@ export interface ReplacementOptions {
 
 /** Closes clients, waiting at most CLOSE_TIMEOUT_MS (closing talks to a database that may be silent). */
 export async function closeClients (clients: MongoClient[]): Promise<void> {
-  const closing = Promise.all(clients.map(async (client) => await client.close(true).catch(() => {})))
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([closing, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_TIMEOUT_MS) })])
-  clearTimeout(timer)
+  await atMost(Promise.all(clients.map(async (client) => await client.close(true).catch(() => {}))), CLOSE_TIMEOUT_MS)
 }
 
 export class ClientReplacement {

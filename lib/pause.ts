@@ -1,4 +1,4 @@
-// A wait that a request's or a service's AbortSignal can cut short, and one that gives up on a promise.
+// A wait that a request's or a service's AbortSignal can cut short, and waits that give up on a promise.
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export async function pause (ms: number, signal: AbortSignal): Promise<void> {
@@ -15,6 +15,16 @@ export async function within<T> (work: Promise<T>, ms: number, late: () => Error
   const expired = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(late()) }, ms) })
   try {
     return await Promise.race([work, expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Waits for `work` at most `ms`, then goes on and leaves it to itself; a failure in time is thrown. */
+export async function atMost (work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([work, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })])
   } finally {
     clearTimeout(timer)
   }

@@ -73,7 +73,7 @@ function sortKeyOf (value: unknown, direction: 1 | -1, strings: () => StringOrde
 
 /** Elements of brackets `from` to `to` (inclusive), as an $elemMatch; undefined when none. */
 function elementsIn (key: string, from: number, to: number): Document | undefined {
-  const types = typesOf(BRACKETS.slice(Math.max(0, Math.ceil(from)), Math.floor(to) + 1))
+  const types = typesOf(BRACKETS.slice(Math.max(0, from), to + 1))
   return types.length === 0 ? undefined : { [key]: { $elemMatch: { $type: types } } }
 }
 

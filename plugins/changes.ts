@@ -5,6 +5,7 @@ import { ChangeHub } from '../changes/change-hub.js'
 import { CollectionIdentities } from '../changes/collection-identity.js'
 import { ProblemError } from '../schemas/problem.js'
 import type { SharedBudget } from './mongodb.js'
+import { atMost } from '../lib/pause.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -170,10 +171,7 @@ async function changesPlugin (fastify: FastifyInstance) {
   // server until serverSelectionTimeoutMS: it is given HUB_STOP_MS, then the client's forced close ends it.
   fastify.addHook('preClose', async () => {
     stop()
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, HUB_STOP_MS) })
-    await Promise.race([Promise.all([...hubs.values()].map(async (hub) => await hub.stop())), late])
-    clearTimeout(timer)
+    await atMost(Promise.all([...hubs.values()].map(async (hub) => await hub.stop())), HUB_STOP_MS)
   })
   // Start-up says once whether feeds can be given (each collection is checked again at its first feed).
   fastify.addHook('onReady', (done) => {

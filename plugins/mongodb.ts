@@ -76,6 +76,9 @@ function refusedByServer (error: unknown): boolean {
   return error instanceof MongoServerError && classifyDatabaseError(error)?.code !== 'DATABASE_UNAVAILABLE'
 }
 
+/** A request's deadline passed: read as QUERY_TIMEOUT (database/classify-error.ts). */
+const timedOut = (): DOMException => new DOMException('The database did not answer in time', 'TimeoutError')
+
 /** The promise of `work`, rejected rather than thrown when `work` throws before returning one. */
 function attempt<T> (work: () => Promise<T>): Promise<T> {
   try {
@@ -219,10 +222,10 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       if (shared !== undefined) {
         if (shared.databaseDeadline === 0) shared.databaseDeadline = Date.now() + budget
         else ms = shared.databaseDeadline - Date.now()
-        if (ms <= 0) return Promise.reject(new DOMException('The database did not answer in time', 'TimeoutError'))
+        if (ms <= 0) return Promise.reject(timedOut())
       }
       const deadline = new AbortController()
-      const timer = setTimeout(() => { deadline.abort(new DOMException('The database did not answer in time', 'TimeoutError')) }, ms)
+      const timer = setTimeout(() => { deadline.abort(timedOut()) }, ms)
       return attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)
         readiness.answered()

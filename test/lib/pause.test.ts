@@ -1,7 +1,8 @@
-// within(): a promise's result, or an error once its time has passed; the promise is left to itself.
+// within(): a promise's result, or an error once its time has passed; atMost(): a wait for a
+// promise that goes on once its time has passed. Either leaves the promise to itself.
 import { mock } from 'node:test'
 import t from 'tap'
-import { within } from '../../lib/pause.js'
+import { atMost, within } from '../../lib/pause.js'
 
 t.test('within: the result in time, the error after it', async (t) => {
   mock.timers.enable({ apis: ['setTimeout'] })
@@ -18,4 +19,19 @@ t.test('within: the result in time, the error after it', async (t) => {
   mock.timers.tick(1)
   await waiting
   t.match(outcome, { message: 'late' }, 'given up at its time')
+})
+
+t.test('atMost: on when the work ends, or when its time has passed; a failure in time is thrown', async (t) => {
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => { mock.timers.reset() })
+  t.equal(await atMost(Promise.resolve('done'), 1000), undefined)
+  await t.rejects(atMost(Promise.reject(new Error('refused')), 1000), { message: 'refused' })
+  let ended = false
+  const waiting = atMost(new Promise(() => {}), 1000).then(() => { ended = true })
+  mock.timers.tick(999)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(ended, 'still waiting a millisecond before its time')
+  mock.timers.tick(1)
+  await waiting
+  t.ok(ended, 'gone on at its time')
 })
