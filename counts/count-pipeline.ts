@@ -2,35 +2,50 @@
 // unwound when the key is in one, the key (its BSON type checked, a date cut to its UTC period),
 // then `$group`, the order and the limit, all in the database: only the groups asked for (and
 // one more, to know whether more exist) come back.
-import { Decimal128, Long, ObjectId, type Document } from 'mongodb'
+import { ObjectId, type Document } from 'mongodb'
 import { MalformedBson } from '../list-endpoint/bson-page.js'
 import type { GroupBy } from '../list-query/group-by.js'
 
-/** The BSON types (`$type` names) a key of each kind is counted under; any other counts as no value. */
+/**
+ * The BSON types (`$type` names) a key of each kind is counted under; any other counts as no
+ * value. A Decimal128 is no number of the list's (json-values.ts), nor a JSON scalar in customFields.
+ */
 const TYPES: Record<GroupBy['kind'], string[]> = {
   string: ['string'],
-  number: ['double', 'int', 'long', 'decimal'],
+  number: ['double', 'int', 'long'],
   boolean: ['bool'],
   ref: ['objectId'],
   date: ['date'],
-  custom: ['string', 'double', 'int', 'long', 'decimal', 'bool']
+  custom: ['string', 'double', 'int', 'long', 'bool']
 }
 
-const NUMBERS = TYPES.number
+const SAFE = 2 ** 53
 
 /**
  * The group's key of one document (or array element): null when missing or of a type the field
- * does not declare, or a number that is not finite, as the list leaves those out (off-schema.ts).
+ * does not declare, or a number the list does not write as one (off-schema.ts): a double that
+ * is not finite, an Int64 beyond ±2^53.
  */
 function keyExpression ({ path, kind, unit }: GroupBy): Document {
   const value = `$${path}`
   // $dateTrunc (MongoDB 5.0) refuses what is not a date: the type is checked first.
   const key = unit === undefined ? value : { $dateTrunc: { date: value, unit, timezone: 'UTC' } }
-  const declared = { $in: [{ $type: value }, TYPES[kind]] }
-  if (!TYPES[kind].some((type) => NUMBERS.includes(type))) return { $cond: [declared, key, null] }
+  const type = { $type: value }
+  const declared = { $in: [type, TYPES[kind]] }
+  if (!TYPES[kind].includes('double')) return { $cond: [declared, key, null] }
   // NaN sorts below every number and ±Infinity at the ends (manual, "Comparison/Sort Order").
   const finite = { $and: [{ $gt: [value, -Infinity] }, { $lt: [value, Infinity] }] }
-  return { $cond: [declared, { $cond: [{ $in: [{ $type: value }, NUMBERS] }, { $cond: [finite, key, null] }, key] }, null] }
+  const exact = { $and: [{ $gte: [value, -SAFE] }, { $lte: [value, SAFE] }] }
+  return {
+    $switch: {
+      branches: [
+        { case: { $eq: [type, 'double'] }, then: { $cond: [finite, key, null] } },
+        { case: { $eq: [type, 'long'] }, then: { $cond: [exact, key, null] } },
+        { case: declared, then: key }
+      ],
+      default: null
+    }
+  }
 }
 
 /**
@@ -64,8 +79,6 @@ function valueOf (key: unknown): Group['value'] {
   if (key === null || key === undefined) return null
   if (key instanceof ObjectId) return key.toHexString()
   if (key instanceof Date) return key.toISOString()
-  if (key instanceof Long) return key.toNumber()
-  if (key instanceof Decimal128) return Number(key.toString())
   if (typeof key === 'string' || typeof key === 'number' || typeof key === 'boolean') return key
   return null
 }

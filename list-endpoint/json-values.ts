@@ -6,6 +6,7 @@ import type { FieldKind } from '../schemas/fields.js'
 import { DECODE_OPTIONS, Elements, T, int32At, int64Value, isDBRefLike, reusableWalk } from './bson-page.js'
 import { putDate } from './json-date.js'
 import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
+import { withExactLongs } from './off-schema.js'
 
 /** A scalar of a declared field as JSON; false (nothing written) when its type does not fit the field. */
 export function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number, at: number): boolean {
@@ -82,8 +83,11 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
     case T.Null:
       out.ascii('null')
       return true
-    // An Int64 beyond ±2^53 decodes to a Long: the rare path.
-    case T.Boolean: case T.Int32: case T.Int64: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
+    case T.Boolean: case T.Int32: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
+    // Beyond ±2^53 a JSON number would not hold it exactly: Extended JSON's form (withExactLongs).
+    case T.Int64:
+      out.ascii(int64Value(buf, at) ?? `{"$numberLong":"${buf.readBigInt64LE(at)}"}`)
+      return true
     case T.Document: return putAnyDocument(out, buf, at)
     case T.Array: {
       out.byte(0x5b)
@@ -125,7 +129,7 @@ export function putCustom (out: Out, buf: Buffer, type: number, at: number): boo
   if (isDBRefLike(buf, at)) return false
   // The rare types: decode this one value as the driver would, and write it as the serializer does.
   try {
-    out.utf8(JSON.stringify(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS)))
+    out.utf8(JSON.stringify(withExactLongs(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS))))
     return true
   } catch {
     return false

@@ -2,7 +2,7 @@
 // value whose BSON type does not fit its declared field is left out of that document's JSON
 // (docs/query-language.md, "The lists"): never converted into an invented value, never a 5xx for the page.
 import type { TObject, TSchema } from '@sinclair/typebox'
-import type { Document } from 'mongodb'
+import type { Document, Long } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
 
 type Fits = (value: unknown) => boolean
@@ -23,14 +23,46 @@ const FITS: Record<Exclude<FieldKind, 'object[]'>, Fits> = {
   custom: isPlainObject
 }
 
+const put = (into: Record<string, unknown>, key: string, value: unknown): void => {
+  // A stored `__proto__` name is data: never the prototype.
+  Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+/**
+ * A decoded value with each Int64 beyond ±2^53 (a Long) as MongoDB's Extended JSON writes it,
+ * `{ $numberLong: "<digits>" }`: a JSON number would not hold it exactly, and JSON.stringify
+ * would write the Long's inner fields. The same object when it holds none (the common case).
+ */
+export function withExactLongs (value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  const bsontype = (value as { _bsontype?: unknown })._bsontype
+  if (bsontype === 'Long') return { $numberLong: (value as Long).toString() }
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined
+    for (let i = 0; i < value.length; i++) {
+      const exact = withExactLongs(value[i])
+      if (exact !== value[i]) (out ??= value.slice())[i] = exact
+    }
+    return out ?? value
+  }
+  if (!isPlainObject(value)) return value
+  let out: Record<string, unknown> | undefined
+  for (const key of Object.keys(value)) {
+    const exact = withExactLongs(value[key])
+    if (exact !== value[key]) put(out ??= { ...value }, key, exact)
+  }
+  return out ?? value
+}
+
 /** A misfit found in a stored document: which field, in which document. */
 export interface Misfit { field: string, id: unknown }
 
-interface FieldCheck { fits: Fits, inner?: Record<string, FieldCheck> }
+interface FieldCheck { fits: Fits, inner?: Record<string, FieldCheck>, exact?: (value: unknown) => unknown }
 
 function checkFor (property: TSchema): FieldCheck | undefined {
   const kind = fieldKind(property)
   if (kind === undefined) return undefined
+  if (kind === 'custom') return { fits: FITS.custom, exact: withExactLongs }
   if (kind !== 'object[]') return { fits: FITS[kind] }
   const items = (property as unknown as { items: TObject }).items
   return { fits: (v) => Array.isArray(v) && v.every(isPlainObject), inner: checksFor(items) }
@@ -56,6 +88,8 @@ function clean (doc: Document, checks: Record<string, FieldCheck>, prefix: strin
     if (!check.fits(value)) {
       found(prefix + key)
       kept = undefined
+    } else if (check.exact !== undefined) {
+      kept = check.exact(value)
     } else if (check.inner !== undefined) {
       const items = value as Document[]
       let cleaned: Document[] | undefined

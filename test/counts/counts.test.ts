@@ -3,7 +3,7 @@
 // element, a date by its UTC period, no value as null; by descending count, then ascending value
 // in the service's collation; `total` the list's total, `more` when groups were left out.
 import fc from 'fast-check'
-import { ObjectId, type Document } from 'mongodb'
+import { Decimal128, Int32, Long, ObjectId, type Document } from 'mongodb'
 import t from 'tap'
 import { groupsOf } from '../../counts/count-pipeline.js'
 import { build } from '../helpers/build.js'
@@ -153,4 +153,25 @@ t.test('a value the list leaves out (off-schema) is counted as no value, never a
   // What the lists say of the same documents: the values counted as none are not in them.
   const tags = (await fastify.inject(`/projects/${p.toHexString()}/activities?fields=tags`)).json<{ data: Document[] }>().data
   t.same(tags.map((d) => d.tags), [['yoga'], undefined, undefined, []])
+})
+
+t.test('numbers are counted as the list writes them: an Int64 within ±2^53, never a Decimal128 or a rounded Int64', async (t) => {
+  const p = new ObjectId()
+  await db.collection('projects').insertOne({ _id: p, name: 'wide numbers' })
+  const beyond = Long.fromBigInt(2n ** 53n + 1n)
+  const values = [10, new Int32(10), Long.fromNumber(10), Long.fromBigInt(2n ** 53n), Long.fromBigInt(-(2n ** 53n)), beyond, Long.fromBigInt(-(2n ** 53n) - 1n), Decimal128.fromString('10'), 1e300]
+  await db.collection('places').insertMany(values.map((value) => ({ project: p, maxNumberOfParticipants: value, customFields: { size: value } })))
+  const path = `/projects/${p.toHexString()}/places`
+  const expected = { groups: [{ value: null, count: 3 }, { value: 10, count: 3 }, { value: -(2 ** 53), count: 1 }, { value: 2 ** 53, count: 1 }, { value: 1e300, count: 1 }], total: 9, more: false }
+  t.same((await fastify.inject(`${path}/counts?by=maxNumberOfParticipants`)).json(), expected, 'a declared number')
+  t.same((await fastify.inject(`${path}/counts?by=customFields.size`)).json(), expected, 'in customFields')
+  // The list: the declared field leaves out what it cannot write as a number; customFields
+  // gives the exact value in Extended JSON, which a JSON number would round.
+  const listed = (await fastify.inject(`${path}?sort=%2B_id`)).json<{ data: Document[] }>().data
+  t.same(listed.map((d) => d.maxNumberOfParticipants), [10, 10, 10, 2 ** 53, -(2 ** 53), undefined, undefined, undefined, 1e300])
+  const sizes = [10, 10, 10, 2 ** 53, -(2 ** 53), { $numberLong: '9007199254740993' }, { $numberLong: '-9007199254740993' }, { $numberDecimal: '10' }, 1e300]
+  t.same(listed.map((d) => d.customFields.size), sizes)
+  // A nested path read only for the cursor is cut out of decoded documents: the other writer.
+  const decoded = (await fastify.inject(`${path}?fields=customFields.size&sort=%2BcustomFields.unset`)).json<{ data: Document[] }>().data
+  t.same(decoded.map((d) => d.customFields), sizes.map((size) => ({ size })))
 })

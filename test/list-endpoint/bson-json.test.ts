@@ -13,7 +13,7 @@ import { bsonToJson, documentsToJson } from '../../list-endpoint/bson-json.js'
 import { decodeFields, decodeRaw, pageOf } from '../../list-endpoint/bson-page.js'
 import { Out, putText } from '../../list-endpoint/json-out.js'
 import { listEnvelope } from '../../list-endpoint/list-route.js'
-import { offSchemaGuard, type Misfit } from '../../list-endpoint/off-schema.js'
+import { offSchemaGuard, withExactLongs, type Misfit } from '../../list-endpoint/off-schema.js'
 import * as kinds from '../../schemas/kinds.js'
 import { fieldKind } from '../../schemas/fields.js'
 
@@ -117,13 +117,13 @@ for (const [name, schema] of Object.entries(kinds)) {
   })
 }
 
-t.test('schema-less (the raw floor writer): what JSON.stringify gives for the decoded documents', async (t) => {
+t.test('schema-less (the raw floor writer): what JSON.stringify gives for the decoded documents, Int64s exact', async (t) => {
   let runs = 0
   t.doesNotThrow(() => fc.assert(fc.property(fc.array(fc.oneof(...Object.values(kinds).map(documentFor)), { maxLength: 3 }), (docs) => {
     runs++
     const raw = docs.map(serialize)
     const actual = JSON.parse(documentsToJson(raw, '{"data":', '}').toString()).data
-    const expected = JSON.parse(JSON.stringify(raw.map(decodeRaw)))
+    const expected = JSON.parse(JSON.stringify(withExactLongs(raw.map(decodeRaw))))
     if (!isDeepStrictEqual(actual, expected)) throw new Error(`documents ${raw.map((doc) => show(decodeRaw(doc))).join(' ')}\nstringify: ${show(expected)}\nwriter:    ${show(actual)}`)
   }), { numRuns: 300, seed: 5 }))
   t.equal(runs, 300)
@@ -152,6 +152,23 @@ t.test('hand-made edges: dates out of range, Int64 at 2^53, undefined, repeated 
   twice.write('a', twice.indexOf(Buffer.from('nbme\u0000')) + 1, 'latin1')
   for (const doc of [undef, twice]) t.strictSame(viaTranscoder(Registration, [doc]), await viaSchema('Registration', [doc]))
   t.strictSame(viaTranscoder(Registration, [twice]).data, [{ _id: id.toHexString(), name: 'second' }], 'the last of a repeated name, as decoded')
+})
+
+t.test('customFields: an Int64 beyond ±2^53 in Extended JSON, exact, on the fast path and the decoder\'s', async (t) => {
+  const { Place } = kinds
+  const _id = new ObjectId()
+  const big = Long.fromBigInt(2n ** 63n - 1n)
+  const customFields = { edge: Long.fromBigInt(2n ** 53n), big, low: Long.fromBigInt(-(2n ** 53n) - 1n), list: [big, { in: big }] }
+  const exact = { edge: 2 ** 53, big: { $numberLong: '9223372036854775807' }, low: { $numberLong: '-9007199254740993' }, list: [{ $numberLong: '9223372036854775807' }, { in: { $numberLong: '9223372036854775807' } }] }
+  // A Decimal128 beside them sends the whole value through the decoder.
+  const withDecimal = { ...customFields, price: Decimal128.fromString('12.50') }
+  for (const [fields, written] of [[customFields, exact], [withDecimal, { ...exact, price: { $numberDecimal: '12.50' } }]] as const) {
+    const doc = serialize({ _id, customFields: fields })
+    t.same(viaTranscoder(Place, [doc]).data, [{ _id: _id.toHexString(), customFields: written }])
+    t.same((await viaSchema('Place', [doc])).data, [{ _id: _id.toHexString(), customFields: written }], 'the decoded path agrees')
+  }
+  const plain = { a: [1, { b: 'x' }] }
+  t.equal(withExactLongs(plain), plain, 'a value without one is returned as it is')
 })
 
 t.test('a name is matched whole, whatever the documents before it held', async (t) => {
