@@ -4,7 +4,7 @@
 // problems with the answers the service sends.
 import { Type, type TObject } from '@sinclair/typebox'
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT } from '../list-query/compile-list-query.js'
-import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
+import { ProjectParams } from '../schemas/fields.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { internalError, problemResponse, type ProblemError } from '../schemas/problem.js'
 import { FILTER_SCHEMA, bracketExample, filterSchemaId } from '../list-endpoint/describe-query.js'
@@ -71,7 +71,7 @@ export function feedOpenApi (options: FeedDescription, badRequest: ProblemError)
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, description: 'Events per answer' })),
       wait: Type.Optional(Type.Integer({ minimum: 0, maximum: FEED_MAX_WAIT, default: 0, description: 'Seconds to wait for a change when none is ready (not for a stream)' }))
     }, { additionalProperties: false }),
-    ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
+    ...(scoped ? { params: ProjectParams() } : {}),
     response: {
       200: {
         description: `The events after since (the listing first, without it); with Accept: ${NDJSON}, a stream of them`,

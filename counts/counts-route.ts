@@ -12,6 +12,7 @@ import { countMatching } from '../list-endpoint/count-matching.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 import type { ListParts } from '../list-endpoint/list-route.js'
 import { databaseDown } from '../list-endpoint/list-problems.js'
+import { ProjectParams } from '../schemas/fields.js'
 import { ProblemError, internalError, problemResponse } from '../schemas/problem.js'
 import { countPipeline, groupsOf } from './count-pipeline.js'
 import { GROUP_BY_SCHEMA, groupBySchemaId } from './group-by-schema.js'
@@ -50,7 +51,7 @@ export function countsRoute (fastify: FastifyInstance, list: ListParts): void {
         filter: Type.Optional(Type.String({ description: `As for the list: a JSON object of conditions, described by the ${filterSchemaId(list.schema.$id as string)} schema, or filter[…] brackets`, examples: [list.filterExample], [FILTER_SCHEMA]: filterSchemaId(list.schema.$id as string) })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNTS_MAX_LIMIT, default: COUNTS_DEFAULT_LIMIT, description: 'Groups at most' }))
       }),
-      ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: '^[0-9a-fA-F]{24}$' }) }) } : {}),
+      ...(scoped ? { params: ProjectParams() } : {}),
       response: {
         200: CountsAnswer,
         400: problemResponse('The request breaks a rule of the query language, or by names no groupable path', ProblemError.badRequest(refused.problems)),

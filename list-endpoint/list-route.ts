@@ -7,7 +7,7 @@ import { ObjectId, type Document } from 'mongodb'
 import { collationKey, parseCollation } from '../database/collation.js'
 import { listLimits, type ListQuery } from '../list-query/compile-list-query.js'
 import { buildQuerySpec, type QuerySpec } from '../list-query/query-spec.js'
-import { OBJECT_ID_PATTERN } from '../schemas/fields.js'
+import { ProjectParams } from '../schemas/fields.js'
 import { ProblemError, internalError, problemResponse } from '../schemas/problem.js'
 import { LIST_EXAMPLES } from '../schemas/list-examples.js'
 import { describeList, filterSchemaId, listQuerystring, scopeOf } from './describe-query.js'
@@ -127,7 +127,7 @@ export function registerListRoute (fastify: FastifyInstance, { collection, schem
       ...(protectedByToken ? { security: [{ bearerAuth: [] }] } : {}),
       description: describeList(spec, limits, example.filter),
       querystring: listQuerystring(spec, limits, example, filterSchemaId(schema.$id as string)),
-      ...(scoped ? { params: Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) }) } : {}),
+      ...(scoped ? { params: ProjectParams() } : {}),
       response: {
         200: {
           ...listEnvelope(schema, `The page of ${collection}`),

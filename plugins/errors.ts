@@ -92,6 +92,8 @@ function endWithProblem (socket: Socket, status: number, code: ErrorCode, detail
   setTimeout(() => { socket.destroy() }, 1000).unref()
 }
 
+export const HEADERS_TOO_LARGE_DETAIL = 'The URL and headers are larger than the server accepts; shorten the filter.'
+
 /**
  * For Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (oversized URL or
  * headers, malformed requests) never reaches a route, so the answer is written here.
@@ -99,7 +101,7 @@ function endWithProblem (socket: Socket, status: number, code: ErrorCode, detail
 export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return
   const [status, code, detail]: [number, ErrorCode, string] = error.code === 'HPE_HEADER_OVERFLOW'
-    ? [431, 'HEADERS_TOO_LARGE', 'The URL and headers are larger than the server accepts; shorten the filter.']
+    ? [431, 'HEADERS_TOO_LARGE', HEADERS_TOO_LARGE_DETAIL]
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'BAD_REQUEST', 'The request took too long to arrive.']
       : [400, 'BAD_REQUEST', 'The request is not valid HTTP.']

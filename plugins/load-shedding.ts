@@ -6,6 +6,10 @@ import { RefundableStore } from '../lib/refundable-store.js'
 import { takesListQuery } from './list-query.js'
 import { ProblemError } from '../schemas/problem.js'
 
+/** The 429 of a caller past its budget, who may try again in `seconds`. */
+export const rateLimited = (max: number, seconds: number): ProblemError =>
+  new ProblemError(429, 'RATE_LIMITED', `More than ${max} list requests a minute; retry in ${seconds} s.`, [], { 'retry-after': String(seconds) })
+
 /**
  * docs/operations.md. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
  * lists and /ready answer 503 OVERLOADED (with Retry-After) until it recovers; /health and the
@@ -58,7 +62,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
     timeWindow: 60_000,
     enableDraftSpec: true,
     keyGenerator: keyOf,
-    errorResponseBuilder: (_request, context) => new ProblemError(429, 'RATE_LIMITED', `More than ${context.max} list requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s.`, [], { 'retry-after': String(Math.ceil(context.ttl / 1000)) })
+    errorResponseBuilder: (_request, context) => rateLimited(context.max, Math.ceil(context.ttl / 1000))
   })
 }
 

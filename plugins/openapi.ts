@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import { GROUP_BY_SCHEMA, groupByParameter, groupBySchemas } from '../counts/group-by-schema.js'
 import { FILTER_SCHEMA, filterSchemas } from '../list-endpoint/describe-query.js'
 import { PACKAGE } from '../lib/package-info.js'
+import { withTransportAnswers } from './openapi-answers.js'
 
 interface Parameter { in: string, schema?: Record<string, unknown>, content?: Record<string, unknown>, example?: unknown }
 
@@ -64,6 +65,7 @@ async function openapiPlugin (fastify: FastifyInstance) {
     },
     // Every GET path answers HEAD (Fastify's exposeHeadRoutes): described, so that a validating proxy knows it.
     exposeHeadRoutes: true,
+    transform: ({ schema, url, route }) => ({ schema: withTransportAnswers(schema, route, { perMinute: fastify.config.RATE_LIMIT_PER_MINUTE }) as typeof schema, url }),
     transformObject: (document) => {
       const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } } }).openapiObject
       // JSON Schema 2020-12 as written: the route-schema conversion would fold patternProperties.

@@ -11,6 +11,10 @@ export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$'
 /** 24 hexadecimal characters, either case: what the API accepts as an ObjectId. */
 export const OBJECT_ID = new RegExp(OBJECT_ID_PATTERN)
 
+/** The path parameters of a list under a project, and of its counts and feed. */
+export const ProjectParams = () =>
+  Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) })
+
 /** An ObjectId reference, listed as a 24-hex lowercase string. */
 export const Ref = (description: string) =>
   Type.String({ pattern: OBJECT_ID_PATTERN, description, examples: ['665f1c2e9b1d4a3f5c7e8a90'], [FIELD_KIND]: 'ref' })

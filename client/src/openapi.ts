@@ -29,6 +29,33 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -47,6 +74,13 @@ export interface paths {
             responses: {
                 /** @description Default Response */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -88,6 +122,8 @@ export interface paths {
                 /** @description The database does not answer, or the service is shutting down */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -104,6 +140,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "Not ready: the database does not answer a ping."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -137,6 +200,15 @@ export interface paths {
                 };
                 /** @description The database does not answer, or the service is shutting down */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -191,6 +263,33 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -209,6 +308,13 @@ export interface paths {
             responses: {
                 /** @description Default Response */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -274,6 +380,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -307,6 +417,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -377,6 +500,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -393,6 +518,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -455,6 +607,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -475,6 +644,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -518,6 +696,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -534,6 +716,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -610,6 +803,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -626,6 +821,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -666,6 +888,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -686,6 +923,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -870,6 +1116,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -886,6 +1134,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -957,6 +1232,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -1021,6 +1305,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -1054,6 +1342,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -1124,6 +1425,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1140,6 +1443,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1202,6 +1532,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -1222,6 +1569,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1265,6 +1621,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -1281,6 +1641,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -1357,6 +1728,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1373,6 +1746,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1413,6 +1813,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -1433,6 +1848,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1507,6 +1931,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -1546,6 +1974,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -1643,6 +2084,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1659,6 +2102,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1730,6 +2200,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -1757,6 +2244,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1793,6 +2289,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -1802,6 +2302,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -1818,6 +2322,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -1921,6 +2436,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1937,6 +2454,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1970,6 +2514,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -1979,6 +2527,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -2006,6 +2569,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2223,6 +2795,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2239,6 +2813,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2323,6 +2924,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -2392,6 +3002,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -2423,6 +3037,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -2520,6 +3147,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2536,6 +3165,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2603,6 +3259,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -2630,6 +3303,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2666,6 +3348,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -2675,6 +3361,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -2691,6 +3381,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -2794,6 +3495,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2810,6 +3513,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2843,6 +3573,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -2852,6 +3586,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -2879,6 +3628,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3096,6 +3854,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3112,6 +3872,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3196,6 +3983,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -3266,6 +4062,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -3298,6 +4098,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -3395,6 +4208,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3411,6 +4226,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3479,6 +4321,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -3506,6 +4365,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3542,6 +4410,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -3551,6 +4423,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -3567,6 +4443,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -3670,6 +4557,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3686,6 +4575,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3719,6 +4635,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -3728,6 +4648,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -3755,6 +4690,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3972,6 +4916,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3988,6 +4934,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4072,6 +5045,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -4147,6 +5129,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -4204,6 +5190,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -4301,6 +5300,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4317,6 +5318,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4390,6 +5418,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -4417,6 +5462,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4453,6 +5507,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -4462,6 +5520,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -4478,6 +5540,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -4581,6 +5654,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4597,6 +5672,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4630,6 +5732,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -4639,6 +5745,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -4666,6 +5787,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4883,6 +6013,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4899,6 +6031,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4983,6 +6142,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5057,6 +6225,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -5094,6 +6266,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -5191,6 +6376,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5207,6 +6394,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -5279,6 +6493,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5306,6 +6537,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5342,6 +6582,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -5351,6 +6595,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -5367,6 +6615,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -5470,6 +6729,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5486,6 +6747,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -5519,6 +6807,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -5528,6 +6820,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5555,6 +6862,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5772,6 +7088,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5788,6 +7106,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -5872,6 +7217,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5941,6 +7295,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -5973,6 +7331,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -6070,6 +7441,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6086,6 +7459,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6153,6 +7553,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -6180,6 +7597,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6216,6 +7642,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -6225,6 +7655,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -6241,6 +7675,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -6344,6 +7789,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6360,6 +7807,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6393,6 +7867,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -6402,6 +7880,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -6429,6 +7922,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6646,6 +8148,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6662,6 +8166,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6746,6 +8277,15 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -6816,6 +8356,10 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -6847,6 +8391,19 @@ export interface paths {
                             next?: string;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
@@ -6944,6 +8501,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6960,6 +8519,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -7028,6 +8614,23 @@ export interface paths {
                     headers: {
                         /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
                         link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description When more results follow: `<URL of the next page>; rel="next"` (RFC 8288) */
+                        link?: string;
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -7055,6 +8658,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the query took too long (QUERY_TIMEOUT) or the replica is overloaded or shutting down (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7091,6 +8703,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -7100,6 +8716,10 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content: {
@@ -7116,6 +8736,17 @@ export interface paths {
                             more: boolean;
                         };
                     };
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
@@ -7219,6 +8850,8 @@ export interface paths {
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7235,6 +8868,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "DATABASE_UNAVAILABLE",
                          *           "message": "The database is not answering; try again shortly."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -7268,6 +8928,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /**
+                     * @description The project (24 hexadecimal characters)
+                     * @example 65cd7e3007370d3300000000
+                     */
                     projectId: string;
                 };
                 cookie?: never;
@@ -7277,6 +8941,21 @@ export interface paths {
                 /** @description Default Response */
                 200: {
                     headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not modified: the If-None-Match validator still holds (no body) */
+                304: {
+                    headers: {
+                        /** @description The answer's weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same */
+                        etag?: string;
+                        /** @description A cache may keep the answer, and revalidates it before each use */
+                        "cache-control"?: "no-cache";
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -7304,6 +8983,15 @@ export interface paths {
                 };
                 /** @description The database is unavailable (DATABASE_UNAVAILABLE), the aggregation took too long (QUERY_TIMEOUT) or the replica is overloaded; retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7521,6 +9209,8 @@ export interface paths {
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
                     headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7537,6 +9227,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "CHANGES_UNAVAILABLE",
                          *           "message": "Change feeds are not available: the database is a standalone server: change feeds need a replica set or a sharded cluster. Lists are unaffected."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Request Header Fields Too Large",
+                         *       "status": 431,
+                         *       "code": "HEADERS_TOO_LARGE",
+                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "request",
+                         *           "pointer": "",
+                         *           "code": "HEADERS_TOO_LARGE",
+                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -7620,6 +9337,15 @@ export interface paths {
                 };
                 /** @description The database cannot give change feeds (CHANGES_UNAVAILABLE), is unavailable (DATABASE_UNAVAILABLE), took too long (QUERY_TIMEOUT), or too many requests wait on this replica (OVERLOADED); retry after Retry-After */
                 503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST) */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -1,0 +1,71 @@
+// The OpenAPI document lists every answer the service gives: each status an operation sends is
+// one of its responses (or its `default`), with the headers that come with it.
+import type { LightMyRequestResponse } from 'fastify'
+import SwaggerParser from '@apidevtools/swagger-parser'
+import t from 'tap'
+import { buildWithDemoData } from '../helpers/demo-app.js'
+import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
+
+interface Response { headers?: Record<string, unknown>, content?: Record<string, unknown> }
+type Document = { paths: Record<string, Record<string, { responses: Record<string, Response> }>> }
+
+// The headers of the API's own answers; transport headers (date, connection, …) are HTTP's.
+const API_HEADERS = /^(etag|cache-control|link|retry-after|ratelimit-.*|www-authenticate)$/
+
+/** The problems found in how `document` describes `res`, the answer to `method path`. */
+function undocumented (document: Document, method: string, path: string, res: LightMyRequestResponse): string[] {
+  const operation = document.paths[path]?.[method]
+  if (operation === undefined) return [`${method} ${path}: no such operation`]
+  const status = String(res.statusCode)
+  const response = operation.responses[status] ?? operation.responses.default
+  if (response === undefined) return [`${method} ${path}: ${status} is not listed`]
+  const problems: string[] = []
+  if (operation.responses[status] === undefined && res.statusCode < 400) problems.push(`${method} ${path}: ${status} only under default`)
+  for (const name of Object.keys(res.headers)) {
+    if (API_HEADERS.test(name) && response.headers?.[name] === undefined) problems.push(`${method} ${path} ${status}: header ${name} not listed`)
+  }
+  const type = String(res.headers['content-type'] ?? '').split(';')[0] as string
+  if (method === 'get' && res.body.length > 0 && response.content?.[type] === undefined) problems.push(`${method} ${path} ${status}: ${type} not listed`)
+  return problems
+}
+
+t.test('lists and counts: 200 with its validator, 304, 429 with the rate limit\'s headers, 401, 503 and the HTTP layer\'s problems', async (t) => {
+  const key = makeKey('answers', 'ES256')
+  const fastify = await buildWithDemoData(t, { config: { RATE_LIMIT_PER_MINUTE: 3, AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+  const document = (await fastify.inject('/docs/json')).json<Document>()
+  await t.resolves(SwaggerParser.validate(structuredClone(document) as unknown as Parameters<typeof SwaggerParser.validate>[0]), 'still a valid OpenAPI document')
+  const authorization = `Bearer ${mint(key, { projects: '*', sub: 'answers' })}`
+  const found: string[] = []
+  const check = async (method: 'get' | 'head', url: string, path: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> => {
+    const res = await fastify.inject({ method: method.toUpperCase() as 'GET', url, headers: { authorization, ...headers } })
+    found.push(...undocumented(document, method, path, res))
+    return res
+  }
+  const list = await check('get', '/projects?limit=1', '/projects')
+  t.equal(list.statusCode, 200)
+  t.ok(list.headers.etag !== undefined && list.headers['ratelimit-remaining'] !== undefined, 'the 200 carries a validator and the rate limit\'s headers')
+  t.equal((await check('head', '/projects?limit=1', '/projects', { 'if-none-match': String(list.headers.etag) })).statusCode, 304)
+  const counts = await check('get', '/projects/counts?by=name', '/projects/counts')
+  t.equal((await check('get', '/projects/counts?by=name', '/projects/counts', { 'if-none-match': String(counts.headers.etag) })).statusCode, 304)
+  t.equal((await check('get', '/projects/counts?by=name&limit=2', '/projects/counts')).statusCode, 200, 'the third request the limit counts')
+  t.equal((await check('get', '/projects/counts?by=name', '/projects/counts')).statusCode, 429, 'the fourth: a 304 is given back (docs/conditional-requests.md)')
+  t.equal((await check('get', '/projects?limit=1', '/projects', { authorization: 'Bearer x.y.z' })).statusCode, 401)
+  t.equal((await check('get', '/health', '/health', { 'x-big': 'x'.repeat(20_000) })).statusCode, 200, 'headers within bounds')
+  t.same(found, [])
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const { responses } = operation
+      t.ok(responses.default?.content?.['application/problem+json'] !== undefined || method === 'head', `${method} ${path}: default is a problem`)
+      if (responses['503'] !== undefined) t.ok(responses['503'].headers?.['retry-after'], `${method} ${path}: 503 lists Retry-After`)
+      if (responses['401'] !== undefined) t.ok(responses['401'].headers?.['www-authenticate'], `${method} ${path}: 401 lists WWW-Authenticate`)
+    }
+  }
+})
+
+t.test('without a rate limit, no 429 is described', async (t) => {
+  const fastify = await buildWithDemoData(t)
+  const document = (await fastify.inject('/docs/json')).json<Document>()
+  const statuses = new Set(Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((operation) => Object.keys(operation.responses))))
+  t.notOk(statuses.has('429'))
+  t.ok(statuses.has('304'))
+})
