@@ -33,7 +33,8 @@ export interface VerifierOptions {
 }
 
 const CLOCK_TOLERANCE_MS = 30_000
-const BEARER = /^Bearer ([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/i
+// RFC 6750, 2.1: the scheme (case-insensitive, RFC 9110), one or more spaces, the token.
+const BEARER = /^Bearer +([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/i
 /** At most one key-set fetch per this long for unknown `kid`s, after one that succeeded… */
 export const KEY_SET_COOLDOWN_MS = 10_000
 /** …and after one that failed. */

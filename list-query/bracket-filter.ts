@@ -88,7 +88,14 @@ function draftTree (brackets: Bracket[], base: string, element: boolean, problem
     }
     const existing = at.entries.get(field)
     if (field.startsWith('$')) {
-      if (existing === undefined) at.entries.set(field, element && LIST_OPERATORS.has(field) && operator === undefined ? listNode(value) : textNode(value))
+      // Inside $elemMatch a `$` key is the operator itself: nothing may follow it.
+      if (element && operator !== undefined) {
+        problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': inside $elemMatch a bracket names one operator or a field and one operator, as in filter[tags][$elemMatch][$regex]=^yo`)
+      } else if (existing !== undefined) {
+        problems.add('filter', childPointer(pointer, field), 'DUPLICATE_KEY', `'${field}' is given more than once`)
+      } else {
+        at.entries.set(field, element && LIST_OPERATORS.has(field) ? listNode(value) : textNode(value))
+      }
       continue
     }
     if (existing instanceof Map || (existing !== undefined && (operator === undefined || existing.type !== 'object'))) {
@@ -127,7 +134,10 @@ function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
   }
   for (const [field, inner] of at.elemMatch) {
     const fieldPointer = childPointer(pointer, field)
+    const before = problems.items.length
     const operand = draftTree(inner, childPointer(fieldPointer, ELEM_MATCH), true, problems)
+    // Brackets refused inside leave it empty: their problems say so, not one of an empty $elemMatch.
+    if (operand.type === 'object' && operand.entries.length === 0 && problems.items.length > before) continue
     const existing = entries.find(([key]) => key === field)
     if (existing === undefined) entries.push([field, { type: 'object', entries: [[ELEM_MATCH, operand]] }])
     else if (existing[1].type === 'object' && !existing[1].entries.some(([key]) => key === ELEM_MATCH)) existing[1].entries.push([ELEM_MATCH, operand])

@@ -9,7 +9,7 @@
 //
 // What JSON Schema cannot say, and the compiler still refuses (the schema's description lists it):
 // a $regex that PCRE2 does not compile or that could take super-linear time, strings holding a lone
-// surrogate, duplicate keys, integers written beyond ±2^53 that round into range, a filter text
+// surrogate, duplicate keys, numbers written beyond ±2^53 that round into range, a filter text
 // over 10,000 characters, more than 50 field conditions in all.
 import { OBJECT_ID_PATTERN, type FieldKind } from '../schemas/fields.js'
 import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from './limits.js'
@@ -101,7 +101,7 @@ export const NOT_EXPRESSED = [
   'a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript)',
   'strings holding a lone surrogate (\\ud800–\\udfff unpaired)',
   'a key repeated in the same object',
-  'an integer written beyond ±2^53 that rounds into that range (9007199254740993)',
+  'a number written beyond ±2^53 that rounds into that range (9007199254740993, 9007199254740992.5)',
   `a filter text over ${MAX_FILTER_LENGTH} characters`,
   `more than ${MAX_CONDITIONS} field conditions in all branches together (a value counts one, an object of operators one per operator)`,
   `$or and $and inside $elemMatch nested, with those around it, more than ${MAX_DEPTH} deep`,

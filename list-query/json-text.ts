@@ -12,6 +12,7 @@ import { pointerToken, type Problems } from './problems.js'
  */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 const forbidden = (key: string, depth: number): boolean => FORBIDDEN_KEYS.has(key) && (depth > 0 || key === '__proto__')
+// No filter nests half as deep; past it, containers are read without recursion (deep()).
 const MAX_DEPTH = 32
 
 class JsonSyntaxError extends Error {
@@ -19,6 +20,9 @@ class JsonSyntaxError extends Error {
     super(message)
   }
 }
+
+const unexpected = (c: string | undefined, position: number): JsonSyntaxError =>
+  new JsonSyntaxError(c === undefined ? 'unexpected end of text' : `unexpected character '${c}'`, position)
 
 class Reader {
   private position = 0
@@ -59,8 +63,8 @@ class Reader {
   }
 
   private value (depth: number): FilterNode {
-    if (depth > MAX_DEPTH) throw new JsonSyntaxError(`nesting deeper than ${MAX_DEPTH} levels`, this.position)
     const c = this.text[this.position]
+    if (depth > MAX_DEPTH && (c === '{' || c === '[')) return this.deep()
     switch (c) {
       case '{': return this.object(depth)
       case '[': return this.array(depth)
@@ -74,7 +78,7 @@ class Reader {
       case 'n': return this.literal('null', { type: 'null' })
       default:
         if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.number()
-        throw new JsonSyntaxError(c === undefined ? 'unexpected end of text' : `unexpected character '${c}'`, this.position)
+        throw unexpected(c, this.position)
     }
   }
 
@@ -144,15 +148,76 @@ class Reader {
   }
 
   private number (): FilterNode {
+    const text = this.numberText()
+    const value = exactNumber(text)
+    if (value !== undefined) return { type: 'number', value }
+    this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', `${text} is beyond what a number may be: numbers must be finite and within ±2^53, judged by their text`)
+    return { type: 'number', value: Number.NaN }
+  }
+
+  private numberText (): string {
     const match = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
     match.lastIndex = this.position
     const found = match.exec(this.text)
     if (found === null) throw new JsonSyntaxError('invalid number', this.position)
     this.position += found[0].length
-    const value = exactNumber(found[0])
-    if (value !== undefined) return { type: 'number', value }
-    this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', `${found[0]} is not exactly representable: numbers must be finite and integers within ±2^53`)
-    return { type: 'number', value: Number.NaN }
+    return found[0]
+  }
+
+  /**
+   * A container nested deeper than any filter can be: its syntax checked without recursion, its
+   * content dropped. The compiler then refuses what holds it (an `$or` past the third level, an
+   * array where a value belongs) with its own code and pointer, as for a shallower one.
+   */
+  private deep (): FilterNode {
+    const text = this.text
+    const outer: FilterNode = text[this.position] === '{' ? { type: 'object', entries: [] } : { type: 'array', items: [] }
+    const open: string[] = []
+    for (;;) {
+      this.skipSpace()
+      const c = text[this.position]
+      if (c === '{' || c === '[') {
+        this.position++
+        this.skipSpace()
+        if (text[this.position] !== (c === '{' ? '}' : ']')) {
+          open.push(c)
+          if (c === '{') this.key()
+          continue
+        }
+        this.position++
+      } else if (c === '"') {
+        this.string()
+      } else if (c === 't' || c === 'f' || c === 'n') {
+        this.literal(c === 't' ? 'true' : c === 'f' ? 'false' : 'null', outer)
+      } else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
+        this.numberText()
+      } else {
+        throw unexpected(c, this.position)
+      }
+      // A value ends: close what it ends, or go on to the next item.
+      for (;;) {
+        if (open.length === 0) return outer
+        this.skipSpace()
+        const object = open[open.length - 1] === '{'
+        const next = text[this.position++]
+        if (next === ',') {
+          if (object) this.key()
+          break
+        }
+        if (next !== (object ? '}' : ']')) throw new JsonSyntaxError(object ? "expected ',' or '}'" : "expected ',' or ']'", this.position - 1)
+        open.pop()
+      }
+    }
+  }
+
+  /** `"name":` in an object read by deep(). */
+  private key (): void {
+    this.skipSpace()
+    if (this.text[this.position] !== '"') throw new JsonSyntaxError('expected a double-quoted key', this.position)
+    this.string()
+    this.skipSpace()
+    if (this.text[this.position] !== ':') throw new JsonSyntaxError("expected ':' after a key", this.position)
+    this.position++
   }
 
   private string (): string {

@@ -8,8 +8,11 @@ export const MAX_PROBLEMS = 20
 export class Problems {
   readonly items: ProblemItem[] = []
 
+  /** A problem already listed (same place and code, found again by a later check) is listed once. */
   add (param: string, pointer: string, code: ErrorCode, message: string): void {
-    if (this.items.length < MAX_PROBLEMS) this.items.push({ param, pointer, code, message })
+    if (this.items.length >= MAX_PROBLEMS) return
+    for (const item of this.items) if (item.pointer === pointer && item.code === code && item.param === param) return
+    this.items.push({ param, pointer, code, message })
   }
 
   get full (): boolean {

@@ -23,6 +23,13 @@ declare module 'fastify' {
 
 const REALM = 'Bearer realm="listing-api"'
 
+/** How many Authorization fields the request carries, as sent (names at the even places). */
+function authorizationHeaders (raw: string[]): number {
+  let count = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 13 && raw[i]?.toLowerCase() === 'authorization') count++
+  return count
+}
+
 /**
  * docs/access-control.md. With AUTH_MODE=jwt, every list, change feed and counts route whose list
  * is not `open` requires a bearer token; its projects claim says which projects the caller reads
@@ -55,6 +62,11 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
   // The keys are fetched once at start, so that the first callers do not wait for them.
   if (verify.keySet !== undefined) fastify.addHook('onReady', async () => { verify.keySet?.prefetch().catch(() => {}) })
   const authenticate: onRequestHookHandler = async function (request, reply) {
+    // Node keeps the first of several: which one a proxy added is anyone's guess (RFC 6750, 3.1).
+    if (authorizationHeaders(request.raw.rawHeaders) > 1) {
+      reply.header('www-authenticate', `${REALM}, error="invalid_request", error_description="more than one Authorization header"`)
+      throw ProblemError.about('authorization', 400, 'BAD_REQUEST', 'The request carries more than one Authorization header; send one.')
+    }
     const result = await verify(request.headers.authorization)
     if (result.ok) {
       request.principal = result.principal

@@ -91,6 +91,10 @@ t.test('refusals, each with its code and pointer', async (t) => {
   t.same(problemsOf(Registration, `filter[sessionsSubscriptions][$elemMatch][sesion]=${ID}`), [{ code: 'UNKNOWN_FIELD', pointer: '/sessionsSubscriptions/$elemMatch/sesion' }])
   t.same(problemsOf(Activity, jsonFilter({ tags: { $elemMatch: { $exists: 'yes' } } })), [{ code: 'INVALID_VALUE', pointer: '/tags/$elemMatch/$exists' }])
   t.same(problemsOf(Activity, 'filter[tags]=x&filter[tags][$elemMatch][$eq]=x'), [{ code: 'DUPLICATE_KEY', pointer: '/tags' }])
+  // Nothing follows an operator inside $elemMatch, as nothing follows one outside it.
+  for (const query of ['filter[tags][$elemMatch][$eq][junk]=yoga', 'filter[tags][$elemMatch][$eq][$ne]=x', 'filter[tags][$elemMatch][$regex]=^y&filter[tags][$elemMatch][$regex][$foo]=z']) {
+    t.same(problemsOf(Activity, query), [{ code: 'UNKNOWN_PARAMETER', pointer: '' }], query)
+  }
 })
 
 t.test('on a field that is no array, the message says $elemMatch applies to array fields only, and why', async (t) => {

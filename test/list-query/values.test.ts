@@ -186,11 +186,42 @@ t.test('date-only and year-only values name whole UTC periods', async (t) => {
   t.same(f({ $eq: '2024-06-01', $gte: '2024-06-01T12:00:00Z' }), { start: { $gte: day.start, $lt: day.end }, $and: [{ start: { $gte: new Date('2024-06-01T12:00:00Z') } }] }, 'a repeated operator goes to $and')
 })
 
+t.test('JSON nested deeper than any filter: the code and pointer of what holds it, INVALID_JSON only for broken text', async (t) => {
+  const problems = (text: string) => {
+    const result = compileFor(Activity, `filter=${encodeURIComponent(text)}`)
+    return result.ok ? [] : result.problems.map((p) => [p.code, p.pointer])
+  }
+  const nested = (depth: number, wrap: (inner: string) => string, core: string): string => {
+    let text = core
+    for (let i = 0; i < depth; i++) text = wrap(text)
+    return text
+  }
+  for (const depth of [4, 16, 17, 100, 800]) {
+    t.same(problems(nested(depth, (inner) => `{"$or":[${inner}]}`, '{"name":"x"}')), [['FILTER_TOO_COMPLEX', '/$or/0/$or/0/$or/0/$or']], `$or ${depth} deep`)
+  }
+  for (const depth of [1, 31, 32, 33, 2000]) {
+    const arrays = nested(depth, (inner) => `[${inner}]`, '{"a":[1,"x",{"b":null,"c":[true,false]}],"d":-1.5e3}')
+    t.same(problems(`{"name":{"$in":${arrays}}}`), [['INVALID_VALUE', '/name/$in/0']], `arrays ${depth} deep in $in`)
+    t.same(problems(`{"name":{"$in":${arrays.slice(0, -1)}}}`), [['INVALID_JSON', '']], `${depth} deep, a bracket missing`)
+    t.same(problems(`{"name":{"$in":${arrays.replace('null', 'nul')}}}`), [['INVALID_JSON', '']], `${depth} deep, a broken literal`)
+  }
+  t.same(problems(nested(40, (inner) => `{"$elemMatch":${inner}}`, '"x"').replace(/^/, '{"tags":') + '}'), [['OPERATOR_NOT_ALLOWED', '/tags/$elemMatch/$elemMatch']])
+})
+
+t.test('a problem found by two checks is listed once', async (t) => {
+  for (const [schema, filter, pointer] of [[Activity, { 'customFields.n': '9007199254740993.5' }, '/customFields.n'], [Activity, { tags: { $size: '1e400' } }, '/tags/$size'], [Activity, { tags: { $size: '9007199254740993' } }, '/tags/$size']] as const) {
+    const text = JSON.stringify(filter).replace(/"([-\d.e]+)"/g, '$1')
+    const result = compileFor(schema, `filter=${encodeURIComponent(text)}`)
+    t.same(result.ok ? [] : result.problems.map((p) => [p.code, p.pointer]), [['INVALID_VALUE', pointer]], text)
+  }
+})
+
 t.test('numbers are judged by their text, not by the double they round to', async (t) => {
   const cases: Array<[string, boolean]> = [
     ['9007199254740992', true], ['-9007199254740992', true], ['9007199254740993', false], ['-9007199254740993', false],
     ['9.007199254740993e15', false], ['9.007199254740992e15', true], ['1e16', false], ['1E300', false], ['100000000000000000000e-4', false],
-    ['0.1', true], ['1.5', true], ['123456789012345678e-2', true], ['12345678901234567890e-4', true], ['0e999', true], ['1e-400', true]
+    ['0.1', true], ['1.5', true], ['123456789012345678e-2', true], ['12345678901234567890e-4', true], ['0e999', true], ['1e-400', true],
+    ['9007199254740991.5', true], ['9007199254740992.5', false], ['-9007199254740992.5', false], ['90071992547409925e-1', false], ['9007199254740992.000000000000000000001', false], ['-900719925474099.25e1', false], ['-900719925474099.15e1', true]
   ]
   for (const [text, exact] of cases) {
     t.equal(exactNumber(text) !== undefined, exact, text)

@@ -81,6 +81,21 @@ t.test('refused tokens: 401 UNAUTHENTICATED with WWW-Authenticate, and no query'
   t.same(commands.names(), [], 'no database command for a refused caller')
 })
 
+t.test('the header as RFC 6750 writes it: "Bearer" in any case, one or more spaces; two Authorization headers are 400', async (t) => {
+  const token = mint(ec, { projects: [a] })
+  for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER   ${token}`]) {
+    t.equal((await fastify.inject({ url: `/projects/${a}/sessions?limit=1`, headers: { authorization: header } })).statusCode, 200, header.slice(0, 10))
+  }
+  const commands = watchCommands(fastify)
+  for (const pair of [[`Bearer ${token}`, 'Bearer x'], ['Bearer x', `Bearer ${token}`], [`Bearer ${token}`, `Bearer ${token}`]]) {
+    const res = await fastify.inject({ url: `/projects/${a}/sessions?limit=1`, headers: { authorization: pair } as Record<string, string[]> })
+    t.equal(res.statusCode, 400)
+    t.match(res.json(), { code: 'BAD_REQUEST', errors: [{ param: 'authorization' }] })
+    t.match(res.headers['www-authenticate'], /error="invalid_request"/)
+  }
+  t.same(commands.names(), [], 'no database command')
+})
+
 t.test('a remembered token vouches for itself only: the same claims with another signature are refused', async (t) => {
   const token = mint(ec, { projects: [a] })
   for (let i = 0; i < 2; i++) t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200, 'verified, then remembered')
