@@ -115,9 +115,11 @@ function flag (node: FilterNode): boolean | undefined {
   return undefined
 }
 
+/** A bracket value is read as a JSON number is, so that `1e2` and `-0` mean what they mean in JSON. */
 function size (node: FilterNode): number | undefined {
-  const n = node.type === 'number' ? node.value : node.type === 'string' && node.fromText && /^\d{1,10}$/.test(node.value) ? Number(node.value) : NaN
-  return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n : undefined
+  const n = node.type === 'number' ? node.value : node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value) ? exactNumber(node.value) ?? NaN : NaN
+  // -0 is 0.
+  return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n + 0 : undefined
 }
 
 function codePoints (text: string): number {

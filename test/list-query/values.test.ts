@@ -77,6 +77,13 @@ t.test('$exists, $size and the list operators check their operands', async (t) =
   t.ok(compileFor(Session, jsonFilter({ places: { $in: Array(100).fill(ID2) } })).ok, '100 values are accepted')
   t.match(problem(Session, jsonFilter({ places: { $all: Array(101).fill(ID2) } })), { code: 'ARRAY_TOO_LARGE', pointer: '/places/$all' })
   t.same(ok(Activity, jsonFilter({ name: { $in: [] } })).filter, { name: { $in: [] } }, 'an empty $in matches nothing, as in MongoDB')
+  // A bracket $size is the JSON number its text writes: both notations agree.
+  for (const text of ['0', '-0', '2', '1e2', '2.0', '2147483647', '2147483648', '1.5', '-1', '01', '+1', '0x10', '']) {
+    const json = compileFor(Activity, `filter=${encodeURIComponent(`{"tags":{"$size":${text}}}`)}`)
+    const brackets = compileFor(Activity, `filter[tags][$size]=${encodeURIComponent(text)}`)
+    t.same(brackets.ok ? brackets.query.filter : brackets.problems[0]?.code, json.ok ? json.query.filter : 'INVALID_VALUE', `$size ${JSON.stringify(text)}`)
+  }
+  t.same(ok(Activity, 'filter[tags][$size]=-0').filter, { tags: { $size: 0 } })
 })
 
 t.test('$regex: 500 characters, must compile, must be safe', async (t) => {
