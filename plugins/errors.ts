@@ -150,6 +150,11 @@ async function errorsPlugin (fastify: FastifyInstance) {
       done(new ProblemError(400, 'BAD_REQUEST', 'An HTTP/1.1 request carries a Host header.'))
       return
     }
+    // The asterisk form names the server, not a resource: OPTIONS only (RFC 9112, 3.2.4).
+    if (request.raw.url === '*' && request.method !== 'OPTIONS') {
+      done(new ProblemError(400, 'BAD_REQUEST', 'The request target * is for OPTIONS only; name a path.'))
+      return
+    }
     if (request.method === 'GET' || request.method === 'HEAD') {
       const { 'content-length': length, 'transfer-encoding': encoding } = request.headers
       if (encoding !== undefined || (length !== undefined && length !== '0')) {

@@ -135,6 +135,8 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   // What Node's server would answer itself, with no body or no answer at all.
   const noHost = await raw(`GET ${sessions} HTTP/1.1\r\n\r\n`)
   t.match(noHost, /^HTTP\/1\.1 400 [\s\S]*application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/, 'an HTTP/1.1 request without Host')
+  t.match(await raw('GET * HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/, 'GET *: the asterisk form is for OPTIONS')
+  t.match(await raw('HEAD * HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 /, 'HEAD * too')
   const expectation = await raw(`GET ${sessions} HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n`)
   t.match(expectation, /^HTTP\/1\.1 417 [\s\S]*application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/, 'an expectation other than 100-continue')
   t.equal(/^x-request-id: (.+)$/im.exec(expectation)?.[1]?.trim(), /"requestId":"([^"]+)"/.exec(expectation)?.[1])
