@@ -69,7 +69,7 @@ export function feedOpenApi (options: FeedDescription, badRequest: ProblemError)
       fields: Type.Optional(Type.String({ description: 'The list\'s fields' })),
       since: Type.Optional(Type.String({ description: 'The `next` of the previous answer; leave out to start with the whole list' })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, description: 'Events per answer' })),
-      wait: Type.Optional(Type.Integer({ minimum: 0, maximum: FEED_MAX_WAIT, default: 0, description: 'Seconds to wait for a change when none is ready (not for a stream)' }))
+      wait: Type.Optional(Type.Integer({ minimum: 0, maximum: FEED_MAX_WAIT, default: 0, description: 'Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end)' }))
     }, { additionalProperties: false }),
     ...(scoped ? { params: ProjectParams() } : {}),
     response: {

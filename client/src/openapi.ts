@@ -964,7 +964,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -1190,7 +1190,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -2610,7 +2610,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -2869,7 +2869,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -3669,7 +3669,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -3928,7 +3928,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -4731,7 +4731,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -4990,7 +4990,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -5828,7 +5828,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -6087,7 +6087,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -6903,7 +6903,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -7162,7 +7162,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -7963,7 +7963,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -8222,7 +8222,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -9024,7 +9024,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
@@ -9283,7 +9283,7 @@ export interface paths {
                     since?: string;
                     /** @description Events per answer */
                     limit?: number;
-                    /** @description Seconds to wait for a change when none is ready (not for a stream) */
+                    /** @description Seconds to wait for a change when none is ready; a stream ignores it (it waits for changes until its end) */
                     wait?: number;
                 };
                 header?: never;
