@@ -27,6 +27,7 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
     else if (name === '$project' && isPlainProjection(spec)) docs = docs.map(compileProjection(spec))
     else if (name === '$lookup') docs = lookup(request, docs, spec)
     else if (name === '$unwind') docs = unwind(docs, spec)
+    else if (name === '$sample') docs = sample(docs, spec)
     else {
       if (collation !== undefined) checkStageUnderCollation(name, spec)
       try {
@@ -42,6 +43,28 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
     }
   }
   return docs
+}
+
+/**
+ * `$sample`: at most `size` of the documents, in random order, each once (manual, "$sample": a
+ * random sort, unless a large collection lets it use a random cursor). mingo's threw on no
+ * documents and repeated some when asked for more than there were.
+ */
+function sample (docs: Doc[], spec: unknown): Doc[] {
+  if (!isDocument(spec)) throw new CommandError(28745, 'Location28745', 'the $sample stage specification must be an object')
+  const unknown = Object.keys(spec).find((key) => key !== 'size')
+  if (unknown !== undefined) throw new CommandError(28748, 'Location28748', `unrecognized option to $sample: ${unknown}`)
+  const { size } = spec
+  if (typeof size !== 'number') throw new CommandError(28746, 'Location28746', 'size argument to $sample must be a number')
+  if (!(size >= 0)) throw new CommandError(28747, 'Location28747', 'size argument to $sample must not be negative')
+  const out = docs.slice()
+  // Fisher–Yates, as far as the sample goes.
+  const taken = Math.min(Math.floor(size), out.length)
+  for (let i = 0; i < taken; i++) {
+    const j = i + Math.floor(Math.random() * (out.length - i))
+    ;[out[i], out[j]] = [out[j] as Doc, out[i] as Doc]
+  }
+  return out.slice(0, taken)
 }
 
 /** `$project` puts `_id` first, then the fields in the order the stage names them (mingo does not). */

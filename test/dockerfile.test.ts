@@ -74,8 +74,9 @@ t.test('npm start and npm run start:dist give node the flags the image gives it'
   for (const flag of nodeFlags) t.match(flag, /^--[a-z-]+(?:=\S+)?$/, flag)
   t.ok(nodeFlags.includes('--no-allocation-site-pretenuring'), 'pretenuring is off from the command line, never set once the process runs')
   const { scripts, tap } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>, tap: { 'node-arg': string[] } }
-  t.equal(scripts['start:dist'], ['node', ...nodeFlags, 'dist/server.js'].join(' '))
-  t.equal(scripts.start, ['tsx', ...nodeFlags, 'server.ts'].join(' '))
+  // exec: the shell npm runs a script in gives way to the service, which gets npm's signals (test/process/npm-start.test.ts).
+  t.equal(scripts['start:dist'], ['exec', 'node', ...nodeFlags, 'dist/server.js'].join(' '))
+  t.equal(scripts.start, ['exec', 'tsx', ...nodeFlags, 'server.ts'].join(' '))
   // One flag more in the test processes: the offline stand-in they run beside the app bounds its
   // regex tests with a V8 native that needs it (offline-mongodb/regex.ts); it only lets code
   // written with `%` calls be parsed, and the service has none (checked below).

@@ -281,3 +281,14 @@ t.test('what the offline database refuses in an update rather than approximate',
   t.equal(await code(session.withTransaction(async () => await collection.insertOne({ _id: 2 }, { session }))), 263, 'a transaction: OperationNotSupportedInTransaction')
   t.equal(await collection.countDocuments({ _id: 2 }), 0, 'nothing of the transaction was written')
 })
+
+t.test('$sample: none of no documents, each document at most once, the size refused when negative (manual: $sample)', async (t) => {
+  const collection = db.collection<{ _id: number }>('sample')
+  t.same(await collection.aggregate([{ $sample: { size: 3 } }]).toArray(), [], 'an empty collection')
+  await collection.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
+  t.same(await collection.aggregate([{ $match: { _id: 9 } }, { $sample: { size: 1 } }]).toArray(), [], 'after a $match that keeps none')
+  const all = await collection.aggregate<{ _id: number }>([{ $sample: { size: 10 } }]).toArray()
+  t.same(all.map((d) => d._id).sort(), [1, 2, 3], 'more asked than there are: all of them, once')
+  t.equal((await collection.aggregate([{ $sample: { size: 2 } }]).toArray()).length, 2)
+  t.equal(((await collection.aggregate([{ $sample: { size: -1 } }]).toArray().catch((e: unknown) => e)) as MongoServerError).code, 28747)
+})

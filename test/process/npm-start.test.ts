@@ -1,0 +1,41 @@
+// `npm start` as a supervisor runs it: SIGTERM sent to npm's own process reaches the service,
+// which drains and exits 0 with its embedded database, leaving no process behind. npm hands the
+// signal to the shell it ran the script in; a shell that ran it as a child would not pass it on.
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+import path from 'node:path'
+import t from 'tap'
+import { listening } from '../faults/service-process.js'
+import { resolvesWithin, until } from '../helpers/until.js'
+
+const ROOT = path.join(import.meta.dirname, '..', '..')
+
+/** Whether something accepts connections at `port` on loopback. */
+const listens = async (port: number): Promise<boolean> => await new Promise((resolve) => {
+  const socket = net.connect(port, '127.0.0.1')
+  socket.once('connect', () => { socket.destroy(); resolve(true) })
+  socket.once('error', () => { resolve(false) })
+})
+
+for (const script of ['start', 'demo:writes']) {
+  t.test(`npm run ${script}: SIGTERM to npm drains the service, which exits 0 with its database`, async (t) => {
+    const npm = spawn('npm', ['run', '--silent', script], {
+      cwd: ROOT,
+      env: { ...process.env, EMBEDDED_DATABASE: 'stand-in', PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', CURSOR_KEY_FILE: 'off', SHUTDOWN_DELAY_MS: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    t.teardown(() => { if (npm.exitCode === null) npm.kill('SIGKILL') })
+    const service = await listening(npm)
+    const port = Number(new URL(service.url).port)
+    const connected = (): RegExpExecArray | null => /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
+    t.ok(await until(() => connected() !== null, 15_000), 'the service reaches its database')
+    const database = Number(connected()?.[1])
+    t.ok(await listens(port) && await listens(database), 'the service and its database listen')
+    npm.kill('SIGTERM')
+    t.ok(await resolvesWithin(service.exited, 20_000), 'npm ends')
+    t.equal(await service.exited, 0, 'with the service\'s own exit code, 0')
+    t.match(service.lines.join('\n'), /SIGTERM received[\s\S]*"closed"/, 'the service drained')
+    t.notOk(await listens(port), 'nothing listens at the service\'s port')
+    t.notOk(await listens(database), 'nor at its database\'s')
+  })
+}
