@@ -137,11 +137,13 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     // on() rather than once(): Node emits a response's 'close' once (emitCloseNT checks
     // `_closed`), and once() would wrap the listener in two more objects per request.
     response.on('close', closed)
+    // From SIGTERM on, each answer closes its connection: a client reconnects, through its load
+    // balancer, rather than reusing one that the end of the delay would close under it.
+    if (lifecycle.draining) reply.header('connection', 'close')
     if (!lifecycle.closing) {
       done()
       return
     }
-    reply.header('connection', 'close')
     done(new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.'))
   })
   fastify.addHook('preClose', async () => {
