@@ -5,10 +5,13 @@
 import { ObjectId, type Document } from 'mongodb'
 import { MalformedBson } from '../list-endpoint/bson-page.js'
 import type { GroupBy } from '../list-query/group-by.js'
+import { MAX_NUMBER } from '../list-query/operands.js'
 
 /**
  * The BSON types (`$type` names) a key of each kind is counted under; any other counts as no
- * value. A Decimal128 is no number of the list's (json-values.ts), nor a JSON scalar in customFields.
+ * value. Not a Decimal128, nor below an Int64 beyond ±2^53: the list writes neither as a JSON
+ * number, and `$group` puts numerically equal values of all types in one group, keyed by
+ * whichever it meets first, so such a group's value could not be written as the list writes it.
  */
 const TYPES: Record<GroupBy['kind'], string[]> = {
   string: ['string'],
@@ -18,8 +21,6 @@ const TYPES: Record<GroupBy['kind'], string[]> = {
   date: ['date'],
   custom: ['string', 'double', 'int', 'long', 'bool']
 }
-
-const SAFE = 2 ** 53
 
 /**
  * The group's key of one document (or array element): null when missing or of a type the field
@@ -35,7 +36,7 @@ function keyExpression ({ path, kind, unit }: GroupBy): Document {
   if (!TYPES[kind].includes('double')) return { $cond: [declared, key, null] }
   // NaN sorts below every number and ±Infinity at the ends (manual, "Comparison/Sort Order").
   const finite = { $and: [{ $gt: [value, -Infinity] }, { $lt: [value, Infinity] }] }
-  const exact = { $and: [{ $gte: [value, -SAFE] }, { $lte: [value, SAFE] }] }
+  const exact = { $and: [{ $gte: [value, -MAX_NUMBER] }, { $lte: [value, MAX_NUMBER] }] }
   return {
     $switch: {
       branches: [

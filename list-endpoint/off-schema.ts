@@ -2,7 +2,7 @@
 // value whose BSON type does not fit its declared field is left out of that document's JSON
 // (docs/query-language.md, "The lists"): never converted into an invented value, never a 5xx for the page.
 import type { TObject, TSchema } from '@sinclair/typebox'
-import type { Document, Long } from 'mongodb'
+import { Long, type Document } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
 
 type Fits = (value: unknown) => boolean
@@ -35,8 +35,8 @@ const put = (into: Record<string, unknown>, key: string, value: unknown): void =
  */
 export function withExactLongs (value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value
-  const bsontype = (value as { _bsontype?: unknown })._bsontype
-  if (bsontype === 'Long') return { $numberLong: (value as Long).toString() }
+  // The class, not `_bsontype`: a stored document may hold a field of that name.
+  if (value instanceof Long) return { $numberLong: value.toString() }
   if (Array.isArray(value)) {
     let out: unknown[] | undefined
     for (let i = 0; i < value.length; i++) {

@@ -91,9 +91,8 @@ function draftTree (brackets: Bracket[], base: string, element: boolean, problem
       // Inside $elemMatch a `$` key is the operator itself: nothing may follow it.
       if (element && operator !== undefined) {
         problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': inside $elemMatch a bracket names one operator or a field and one operator, as in filter[tags][$elemMatch][$regex]=^yo`)
-      } else if (existing !== undefined) {
-        problems.add('filter', childPointer(pointer, field), 'DUPLICATE_KEY', `'${field}' is given more than once`)
-      } else {
+      } else if (existing === undefined) {
+        // Given twice only as an unknown operator with branches (`filter[$nor][0]…&filter[$nor][1]…`): the compiler names it.
         at.entries.set(field, element && LIST_OPERATORS.has(field) ? listNode(value) : textNode(value))
       }
       continue

@@ -17,7 +17,7 @@ const COMPARING = new Set([
 ])
 
 /** mingo stages that only compute new fields: safe under a collation once their expressions compare nothing. */
-const COMPUTING_STAGES = new Set(['$addFields', '$set', '$project', '$unset', '$replaceRoot', '$replaceWith', '$redact', '$sample'])
+const COMPUTING_STAGES = new Set(['$addFields', '$set', '$project', '$unset', '$replaceRoot', '$replaceWith', '$redact'])
 
 function unsupported (what: string): CommandError {
   return new CommandError(2, 'BadValue', `the offline database does not support ${what} with a collation`)

@@ -1,5 +1,6 @@
 // The aggregation pipeline: the stages the service sends ($match, $sort, $skip, $limit, $count,
-// $project of fields, $lookup with a pipeline, $unwind) done here as MongoDB does them; other
+// $project of fields, $lookup with a pipeline, $unwind) and the demo writer's $sample done here
+// as MongoDB does them; other
 // stages, and $project with expressions, through mingo. The request's collation applies to
 // every stage, $lookup's pipeline included (pipeline-collation.ts for the stages of mingo).
 import { Aggregator } from 'mingo/aggregator'
@@ -7,6 +8,7 @@ import { isDocument } from './bson-order.js'
 import { CommandError } from './errors.js'
 import { checkStageUnderCollation, groupUnderCollation } from './pipeline-collation.js'
 import { queryContext } from './query-operators.js'
+import { seededRandom } from './seeded-random.js'
 import { collectionDocuments, count, scan, type Request } from './request.js'
 import { compileProjection, isPlainProjection, parseSort, sortDocuments } from './sort-and-project.js'
 import type { Doc } from './storage.js'
@@ -50,18 +52,24 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
  * random sort, unless a large collection lets it use a random cursor). mingo's threw on no
  * documents and repeated some when asked for more than there were.
  */
+// Seeded, so that a process replays its samples (seeded-random.ts): no test sees Math.random.
+const sampleRandom = seededRandom(0, '$sample')
+
 function sample (docs: Doc[], spec: unknown): Doc[] {
   if (!isDocument(spec)) throw new CommandError(28745, 'Location28745', 'the $sample stage specification must be an object')
   const unknown = Object.keys(spec).find((key) => key !== 'size')
   if (unknown !== undefined) throw new CommandError(28748, 'Location28748', `unrecognized option to $sample: ${unknown}`)
+  if (!('size' in spec)) throw new CommandError(28749, 'Location28749', '$sample stage must specify a size')
   const { size } = spec
   if (typeof size !== 'number') throw new CommandError(28746, 'Location28746', 'size argument to $sample must be a number')
-  if (!(size >= 0)) throw new CommandError(28747, 'Location28747', 'size argument to $sample must not be negative')
+  // Truncated to a whole number first, as mongod does (-0.5 is 0).
+  const whole = Math.trunc(size)
+  if (!(whole >= 0)) throw new CommandError(28747, 'Location28747', 'size argument to $sample must not be negative')
   const out = docs.slice()
   // Fisher–Yates, as far as the sample goes.
-  const taken = Math.min(Math.floor(size), out.length)
+  const taken = Math.min(whole, out.length)
   for (let i = 0; i < taken; i++) {
-    const j = i + Math.floor(Math.random() * (out.length - i))
+    const j = i + Math.floor(sampleRandom() * (out.length - i))
     ;[out[i], out[j]] = [out[j] as Doc, out[i] as Doc]
   }
   return out.slice(0, taken)

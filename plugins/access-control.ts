@@ -64,6 +64,9 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
   const authenticate: onRequestHookHandler = async function (request, reply) {
     // Node keeps the first of several: which one a proxy added is anyone's guess (RFC 6750, 3.1).
     if (authorizationHeaders(request.raw.rawHeaders) > 1) {
+      const reason = 'several authorization headers'
+      failures.set(reason, (failures.get(reason) ?? 0) + 1)
+      request.log.info({ reason }, 'authentication failed')
       reply.header('www-authenticate', `${REALM}, error="invalid_request", error_description="more than one Authorization header"`)
       throw ProblemError.about('authorization', 400, 'BAD_REQUEST', 'The request carries more than one Authorization header; send one.')
     }

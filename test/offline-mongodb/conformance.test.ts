@@ -290,5 +290,7 @@ t.test('$sample: none of no documents, each document at most once, the size refu
   const all = await collection.aggregate<{ _id: number }>([{ $sample: { size: 10 } }]).toArray()
   t.same(all.map((d) => d._id).sort(), [1, 2, 3], 'more asked than there are: all of them, once')
   t.equal((await collection.aggregate([{ $sample: { size: 2 } }]).toArray()).length, 2)
-  t.equal(((await collection.aggregate([{ $sample: { size: -1 } }]).toArray().catch((e: unknown) => e)) as MongoServerError).code, 28747)
+  const code = async (spec: Document) => ((await collection.aggregate([{ $sample: spec }]).toArray().catch((e: unknown) => e)) as MongoServerError).code
+  t.same([await code({ size: -1 }), await code({}), await code({ size: 'x' })], [28747, 28749, 28746])
+  t.same(await collection.aggregate([{ $sample: { size: -0.5 } }]).toArray(), [], 'a size truncated to 0')
 })

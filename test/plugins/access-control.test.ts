@@ -94,6 +94,7 @@ t.test('the header as RFC 6750 writes it: "Bearer" in any case, one or more spac
     t.match(res.headers['www-authenticate'], /error="invalid_request"/)
   }
   t.same(commands.names(), [], 'no database command')
+  t.equal(fastify.authFailures.get('several authorization headers'), 3, 'counted as failures, with their reason')
 })
 
 t.test('a remembered token vouches for itself only: the same claims with another signature are refused', async (t) => {

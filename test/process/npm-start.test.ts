@@ -22,9 +22,11 @@ for (const script of ['start', 'demo:writes']) {
     const npm = spawn('npm', ['run', '--silent', script], {
       cwd: ROOT,
       env: { ...process.env, EMBEDDED_DATABASE: 'stand-in', PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', CURSOR_KEY_FILE: 'off', SHUTDOWN_DELAY_MS: '0', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe']
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A group of its own: should the test fail, the teardown ends npm and all it started.
+      detached: true
     })
-    t.teardown(() => { if (npm.exitCode === null) npm.kill('SIGKILL') })
+    t.teardown(() => { try { process.kill(-(npm.pid as number), 'SIGKILL') } catch {} })
     const service = await listening(npm)
     const port = Number(new URL(service.url).port)
     const connected = (): RegExpExecArray | null => /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
