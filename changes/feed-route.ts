@@ -147,7 +147,8 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
   /** Waits for a change of the project until `deadline`, the client leaving or the service stopping; then answers what there is. */
   async function waitForChanges (reply: FastifyReply, hub: ChangeHub, project: string | undefined, answer: FeedStep, deadline: number, next: (from: FeedPosition) => Promise<FeedStep>): Promise<FeedStep> {
     let current = answer
-    const state = { gone: false }
+    // A client may have left during the first read, its 'close' already past.
+    const state = { gone: reply.raw.closed }
     const leave = (): void => { state.gone = true }
     reply.raw.once('close', leave)
     while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {

@@ -47,19 +47,24 @@ function problemOf (error: unknown): Problem {
   return found === undefined ? internalError() : problem(found.status, found.code, found.detail, [], found.param)
 }
 
+const MIB = 1024 * 1024
+/** What a stream holds for a slow client at most, whatever its documents weigh: events alone would let large ones take 10 × limit of them. */
+const BEHIND_BYTES = 16 * MIB
+
 export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered, moved }: StreamOptions): Promise<FastifyReply> {
   // The first answer is read before anything is written: a 400, 410 or 503 is still a problem answer.
   let step = await next(first)
   const raw = reply.raw
   reply.hijack()
-  fastify.lifecycle.exempt(raw)
+  const unexempt = fastify.lifecycle.exempt(raw)
   const headers = { ...reply.getHeaders(), 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }
   delete headers['content-length']
   raw.writeHead(200, headers as Record<string, string>)
   const behindAt = limit * 10
   const endsAt = Date.now() + fastify.config.CHANGES_STREAM_SECONDS * 1000
   let pending = 0
-  let gone = false
+  // A client may have left during the first read, its 'close' already past.
+  let gone = raw.closed
   const written = (): void => { pending-- }
   raw.once('close', () => { gone = true })
   const line = (value: unknown, counted: boolean): void => {
@@ -76,6 +81,8 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
   const finish = (failure?: Problem): void => {
     if (failure !== undefined) line({ problem: { ...failure, requestId: request.id } }, false)
     raw.end()
+    // Ended, its rest is an answer like any other: SEND_TIMEOUT_MS for the client to take it.
+    unexempt()
   }
   try {
     for (;;) {
@@ -84,8 +91,8 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
       position = step.position
       if (step.events.length > 0 || Date.now() - checkpointAt >= CHECKPOINT_MS) checkpoint()
       if (gone) return reply
-      if (pending > behindAt) {
-        finish(problemOf(new ProblemError(503, 'OVERLOADED', `The client reads too slowly: more than ${behindAt} events (limit × 10) were not taken. Resume from the last checkpoint.`)))
+      if (pending > behindAt || raw.writableLength > BEHIND_BYTES) {
+        finish(problemOf(new ProblemError(503, 'OVERLOADED', `The client reads too slowly: more than ${behindAt} events (limit × 10) or ${BEHIND_BYTES / MIB} MiB were not taken. Resume from the last checkpoint.`)))
         return reply
       }
       if (fastify.changes.stopping || Date.now() >= endsAt) {

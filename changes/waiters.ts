@@ -64,6 +64,11 @@ export class Waiters {
       cancelTimer = this.clock.after(Math.max(0, until - this.clock.now()), done)
       cancelWait = this.wait(project, done)
       response.once('close', done)
+      // A client that left before the wait began: its 'close' has come and gone.
+      if (response.closed) {
+        done()
+        return
+      }
       // Last: a service already stopping calls back at once, and done() must find the rest to undo.
       cancelStop = stopping(done)
     })

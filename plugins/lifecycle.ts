@@ -28,8 +28,12 @@ export interface Lifecycle {
   settled: (ms: number) => Promise<void>
   /** Calls `listener` when the service stops accepting requests (change feeds end their waits and streams then). */
   onStop: (listener: () => void) => void
-  /** Leaves an answer that is written over a long time (a change feed's stream) out of SEND_TIMEOUT_MS: it bounds its reader itself. */
-  exempt: (response: ServerResponse) => void
+  /**
+   * Leaves an answer that is written over a long time (a change feed's stream) out of
+   * SEND_TIMEOUT_MS while it is written (it bounds its reader itself); the function returned
+   * puts it back under the limit, once it has ended.
+   */
+  exempt: (response: ServerResponse) => () => void
   /**
    * The drain after SIGTERM (process/service.ts): /ready 503 at once, requests still served for
    * `delayMs` while load balancers notice, then no new ones, then those in flight for `settleMs` at most.
@@ -79,7 +83,10 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
       stopped()
     },
     onStop: (listener) => { stopListeners.push(listener) },
-    exempt: (response) => { exempted.add(response) },
+    exempt: (response) => {
+      exempted.add(response)
+      return () => { exempted.delete(response) }
+    },
     settled: async (ms) => {
       if (lifecycle.inFlight === 0) return
       await new Promise<void>((resolve) => {

@@ -31,7 +31,7 @@ function openStream (streamSeconds: number) {
     write: (chunk: string, written?: () => void) => { lines.push(JSON.parse(chunk) as Record<string, unknown>); written?.(); return true },
     end: () => { raw.ended = true }
   })
-  const fastify = { lifecycle: { exempt: () => {} }, config: { CHANGES_STREAM_SECONDS: streamSeconds }, changes } as unknown as FastifyInstance
+  const fastify = { lifecycle: { exempt: () => () => {} }, config: { CHANGES_STREAM_SECONDS: streamSeconds }, changes } as unknown as FastifyInstance
   const reply = { raw, hijack: () => {}, getHeaders: () => ({}) } as unknown as FastifyReply
   const request = { id: 'r', log: { warn: () => {} } } as unknown as FastifyRequest
   const hub = { isRunning: true, nextWake: waiters.nextWake.bind(waiters) } as unknown as ChangeHub

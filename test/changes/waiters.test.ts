@@ -85,8 +85,8 @@ function stopSwitch () {
 }
 
 /** A wait of `waiters`, with the response and stop switch it listens to, and whether it has ended. */
-function startWait (waiters: Waiters, project: string | undefined, until: number, stopping = stopSwitch()) {
-  const response = new EventEmitter()
+function startWait (waiters: Waiters, project: string | undefined, until: number, stopping = stopSwitch(), closed = false) {
+  const response = Object.assign(new EventEmitter(), { closed })
   const wait = { response, stopping, ended: false }
   waiters.nextWake(project, until, stopping.onStop, response as unknown as ServerResponse).then(() => { wait.ended = true }, () => {})
   return wait
@@ -152,6 +152,19 @@ t.test('a deadline already past ends the wait at the next turn; a wait begun aft
   t.equal(waiters.count, 0)
   t.same(clock.pending(), [])
   t.equal(after.response.listenerCount('close'), 0, 'no listener left on the response')
+})
+
+t.test('a client that left before its wait began (its close already past) ends the wait at once, holding no place', async (t) => {
+  const clock = manualClock()
+  const waiters = new Waiters(clock)
+  const stopping = stopSwitch()
+  const gone = startWait(waiters, 'a', clock.now() + 30_000, stopping, true)
+  await settle()
+  t.ok(gone.ended, 'ended with the clock unmoved')
+  t.equal(waiters.count, 0, 'no waiter left')
+  t.same(clock.pending(), [], 'no timer left')
+  t.equal(stopping.listening(), 0, 'nor a stop listener')
+  t.equal(gone.response.listenerCount('close'), 0, 'nor a listener on the response')
 })
 
 t.test('by default the real clock and timers keep the deadline (node:test fake timers move them)', async (t) => {

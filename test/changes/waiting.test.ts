@@ -263,3 +263,20 @@ t.test('a reader that falls limit × 10 events behind is ended with a problem li
   const last = body.trim().split('\n').filter((line) => line.startsWith('{')).at(-1) ?? ''
   t.match(JSON.parse(last), { problem: { status: 503, code: 'OVERLOADED' } }, 'the last line is the problem')
 })
+
+t.test('large events end a stream that holds 16 MiB for its reader, whose connection goes once SEND_TIMEOUT_MS has passed unread', feeds, async (t) => {
+  const { fastify, db, project, copy } = await setUp(t, { SEND_TIMEOUT_MS: 1000 })
+  const base = new URL(await listen(t, fastify))
+  let served: http.ServerResponse | undefined
+  fastify.server.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => { served = response })
+  const socket = net.connect(Number(base.port), '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  await once(socket, 'connect')
+  // limit=1000: 10,000 events behind would be 200 MB of these; 1,000 of them are 20 MB.
+  socket.write(`GET ${copy.url('limit=1000')} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
+  socket.pause()
+  const big = 'x'.repeat(20_000)
+  for (let i = 0; i < 10; i++) await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
+  t.ok(await until(() => served?.writableEnded === true, 30_000, 100), 'ended by what it holds, far from 10,000 events behind')
+  t.ok(await until(() => served?.closed === true, 15_000, 100), 'and, never read, its connection is closed: the service holds none of it')
+})
