@@ -6,6 +6,7 @@
 import http from 'node:http'
 import net from 'node:net'
 import { once } from 'node:events'
+import type { FastifyInstance } from 'fastify'
 import { ObjectId, type Db } from 'mongodb'
 import t, { type Test } from 'tap'
 import { FEED_MAX_WAIT } from '../../list-query/compile-list-query.js'
@@ -237,21 +238,30 @@ t.test('a stream ends with a checkpoint when the service stops', feeds, async (t
   t.ok('next' in (lines.at(-1) as object), 'the last line is a checkpoint')
 })
 
+/**
+ * A stream at `url` whose reader reads its head and then nothing, while 1,000 documents of 20 KB
+ * (far more than the socket's buffers hold) are written; `served` is the service's side of it.
+ */
+async function pausedStream (t: Test, fastify: FastifyInstance, base: URL, url: string, db: Db, project: ObjectId) {
+  let response: http.ServerResponse | undefined
+  fastify.server.on('request', (_request: http.IncomingMessage, served: http.ServerResponse) => { response = served })
+  const socket = net.connect(Number(base.port), '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  await once(socket, 'connect')
+  socket.write(`GET ${url} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
+  socket.pause()
+  const big = 'x'.repeat(20_000)
+  for (let i = 0; i < 10; i++) await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
+  return { socket, served: () => response }
+}
+
 t.test('a reader that falls limit × 10 events behind is ended with a problem line', feeds, async (t) => {
   const { fastify, db, project, copy } = await setUp(t)
   const base = new URL(await listen(t, fastify))
   // The service's side of the answer, to see when it has ended it (on a busy machine the events
   // reach the stream slowly, and a reader that resumed early would never be behind).
-  let served: http.ServerResponse | undefined
-  fastify.server.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => { served = response })
-  const socket = net.connect(Number(base.port), '127.0.0.1')
-  await once(socket, 'connect')
-  socket.write(`GET ${copy.url('limit=1')} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
-  socket.pause()
-  // 1,000 documents of 20 KB: far more than the socket's buffers hold.
-  const big = 'x'.repeat(20_000)
-  for (let i = 0; i < 10; i++) await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
-  t.ok(await until(() => served?.writableEnded === true, 30_000, 100), 'the service ended the answer of the reader that did not read')
+  const { socket, served } = await pausedStream(t, fastify, base, copy.url('limit=1'), db, project)
+  t.ok(await until(() => served()?.writableEnded === true, 30_000, 100), 'the service ended the answer of the reader that did not read')
   socket.resume()
   let text = ''
   socket.setEncoding('utf8')
@@ -267,16 +277,8 @@ t.test('a reader that falls limit × 10 events behind is ended with a problem li
 t.test('large events end a stream that holds 16 MiB for its reader, whose connection goes once SEND_TIMEOUT_MS has passed unread', feeds, async (t) => {
   const { fastify, db, project, copy } = await setUp(t, { SEND_TIMEOUT_MS: 1000 })
   const base = new URL(await listen(t, fastify))
-  let served: http.ServerResponse | undefined
-  fastify.server.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => { served = response })
-  const socket = net.connect(Number(base.port), '127.0.0.1')
-  t.teardown(() => { socket.destroy() })
-  await once(socket, 'connect')
   // limit=1000: 10,000 events behind would be 200 MB of these; 1,000 of them are 20 MB.
-  socket.write(`GET ${copy.url('limit=1000')} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
-  socket.pause()
-  const big = 'x'.repeat(20_000)
-  for (let i = 0; i < 10; i++) await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
-  t.ok(await until(() => served?.writableEnded === true, 30_000, 100), 'ended by what it holds, far from 10,000 events behind')
-  t.ok(await until(() => served?.closed === true, 15_000, 100), 'and, never read, its connection is closed: the service holds none of it')
+  const { served } = await pausedStream(t, fastify, base, copy.url('limit=1000'), db, project)
+  t.ok(await until(() => served()?.writableEnded === true, 30_000, 100), 'ended by what it holds, far from 10,000 events behind')
+  t.ok(await until(() => served()?.closed === true, 15_000, 100), 'and, never read, its connection is closed: the service holds none of it')
 })
