@@ -16,6 +16,7 @@ import type { ChangeHub } from './change-hub.js'
 import { clusterTimeOf } from './cluster-time.js'
 import { expired, feedError } from './feed-problems.js'
 import { readAtOrAfter } from './feed-reads.js'
+import { QuietReads } from './quiet-reads.js'
 import type { FeedPosition } from './feed-token.js'
 import type { Gathered, StreamPoint } from './recent-changes.js'
 
@@ -60,6 +61,12 @@ export type FeedStepper = (request: FastifyRequest, hub: ChangeHub, where: Docum
 
 export function feedSteps (fastify: FastifyInstance, { collection, schema }: { collection: string, schema: TObject }): FeedStepper {
   const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
+  const quiet = new WeakMap<ChangeHub, QuietReads>()
+  const quietOf = (hub: ChangeHub): QuietReads => {
+    let reads = quiet.get(hub)
+    if (reads === undefined) quiet.set(hub, reads = new QuietReads(async (point) => await hub.readFrom(point, undefined, 1, () => true, AbortSignal.timeout(QUERY_TIMEOUT_MS))))
+    return reads
+  }
   // Whether a document is in the feed is decided in the lists' collation, as a list would decide it.
   const collation = parseCollation(fastify.config.COLLATION)
   const transcode = bsonToJson(schema, fastify.keptDocuments)
@@ -160,7 +167,8 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
         // The shared stream brings a change a moment after its commit: before an answer says
         // "nothing", what it has not brought yet is read directly, so that an answer without
         // events is as current as the request.
-        if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
+        // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
+        if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await quietOf(hub).confirm(gathered.point, signal) ?? await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
       } catch (error) {
         throw feedError(error)
       }

@@ -1,0 +1,67 @@
+// Steps confirming that nothing happened after a point share a read, and never one that began
+// before they arrived (it could miss a change committed just before them).
+import t from 'tap'
+import { QuietReads } from '../../changes/quiet-reads.js'
+import type { Gathered, StreamPoint } from '../../changes/recent-changes.js'
+
+const pointAt = (data: string): StreamPoint => ({ resumeToken: { _data: data } })
+
+/** Reads the test answers itself: each started read waits for `answer`. */
+function scriptedReads () {
+  const started: Array<{ point: StreamPoint, answer: (found: Gathered) => void, fail: (error: Error) => void }> = []
+  const reads = new QuietReads(async (point) => await new Promise<Gathered>((resolve, reject) => { started.push({ point, answer: resolve, fail: reject }) }))
+  return { reads, started }
+}
+
+const quiet = (point: StreamPoint): Gathered => ({ lost: false, ids: [], point, committedAt: [] })
+const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
+
+t.test('a burst on one point is one read; a step that arrives while it runs waits for the next, which is one read too', async (t) => {
+  const { reads, started } = scriptedReads()
+  const point = pointAt('A')
+  const first = Array.from({ length: 100 }, async () => await reads.confirm(point, new AbortController().signal))
+  await settle()
+  t.equal(started.length, 1, '100 steps, one read')
+  const second = Array.from({ length: 50 }, async () => await reads.confirm(point, new AbortController().signal))
+  await settle()
+  t.equal(started.length, 1, 'the steps that came during it do not share the running read')
+  const moved = pointAt('A2')
+  started[0]?.answer(quiet(moved))
+  t.same((await Promise.all(first)).map((found) => found?.point), Array(100).fill(moved), 'each of the first answers from the point the read reached')
+  await settle()
+  t.equal(started.length, 2, 'then one read for the 50 that came during it')
+  started[1]?.answer(quiet(moved))
+  t.equal((await Promise.all(second)).length, 50)
+  t.equal(reads.size, 0, 'nothing kept once the reads have ended')
+})
+
+t.test('a change found, any project\'s, leaves each step to read for itself; an error is each step\'s; points do not share', async (t) => {
+  const { reads, started } = scriptedReads()
+  const a = reads.confirm(pointAt('A'), new AbortController().signal)
+  const b = reads.confirm(pointAt('B'), new AbortController().signal)
+  await settle()
+  t.equal(started.length, 2, 'two points, two reads')
+  started[0]?.answer({ lost: false, ids: ['x'], point: pointAt('A3'), committedAt: [1] })
+  t.equal(await a, undefined, 'something happened: no shared answer')
+  started[1]?.fail(new Error('down'))
+  await t.rejects(b, { message: 'down' })
+  const lost = reads.confirm(pointAt('C'), new AbortController().signal)
+  await settle()
+  started[2]?.answer({ lost: true })
+  t.equal(await lost, undefined, 'history lost: the step reads for itself and finds it so')
+})
+
+t.test('a step whose time ends first leaves with its signal\'s reason; the read goes on for the others', async (t) => {
+  const { reads, started } = scriptedReads()
+  const point = pointAt('A')
+  const leaving = new AbortController()
+  const early = reads.confirm(point, leaving.signal)
+  const staying = reads.confirm(point, new AbortController().signal)
+  await settle()
+  leaving.abort(new Error('its budget'))
+  await t.rejects(early, { message: 'its budget' })
+  started[0]?.answer(quiet(point))
+  t.same(await staying, quiet(point))
+  await t.rejects(reads.confirm(point, AbortSignal.abort(new Error('already'))), { message: 'already' }, 'an aborted step does not wait')
+  t.equal(started.length, 1, 'nor starts a read')
+})
