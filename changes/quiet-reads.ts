@@ -37,12 +37,15 @@ export class QuietReads {
    */
   async confirm (point: StreamPoint, signal: AbortSignal): Promise<Extract<Gathered, { lost: false }> | undefined> {
     signal.throwIfAborted()
-    const key = BSON.EJSON.stringify(point.resumeToken, { relaxed: false })
+    const key = BSON.EJSON.stringify({ token: point.resumeToken, after: point.after ?? null }, { relaxed: false })
     const queue = this.queues.get(key) ?? { point }
     this.queues.set(key, queue)
     queue.next ??= this.after(key, queue)
     const found = await raced(queue.next, signal)
-    return found.lost || found.ids.length > 0 ? undefined : { lost: false, ids: [], point: found.point, committedAt: [] }
+    // Nothing read at all (its `after` unmoved): the step's own point, its resume token moved on,
+    // as its own read would give it. A change without a document moved it: the step reads itself.
+    if (found.lost || found.ids.length > 0 || found.point.after !== point.after) return undefined
+    return { lost: false, ids: [], point: { ...point, resumeToken: found.point.resumeToken }, committedAt: [] }
   }
 
   /** How many points have a read running or waiting (none once they have ended). */

@@ -27,7 +27,7 @@ t.test('a burst on one point is one read; a step that arrives while it runs wait
   t.equal(started.length, 1, 'the steps that came during it do not share the running read')
   const moved = pointAt('A2')
   started[0]?.answer(quiet(moved))
-  t.same((await Promise.all(first)).map((found) => found?.point), Array(100).fill(moved), 'each of the first answers from the point the read reached')
+  t.same((await Promise.all(first)).map((found) => found?.point), Array(100).fill(moved), 'each of the first answers from its point, its token moved to where the read reached')
   await settle()
   t.equal(started.length, 2, 'then one read for the 50 that came during it')
   started[1]?.answer(quiet(moved))
@@ -49,6 +49,14 @@ t.test('a change found, any project\'s, leaves each step to read for itself; an 
   await settle()
   started[2]?.answer({ lost: true })
   t.equal(await lost, undefined, 'history lost: the step reads for itself and finds it so')
+  const passed = reads.confirm({ resumeToken: { _data: 'D' }, after: 'd0', seq: 7 }, new AbortController().signal)
+  await settle()
+  started[3]?.answer({ lost: false, ids: [], point: { resumeToken: { _data: 'D1' }, after: 'd1' }, committedAt: [] })
+  t.equal(await passed, undefined, 'a change without a document moved the point: the step reads for itself')
+  const kept = reads.confirm({ resumeToken: { _data: 'E' }, after: 'e0', seq: 7 }, new AbortController().signal)
+  await settle()
+  started[4]?.answer({ lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0' }, committedAt: [] })
+  t.same(await kept, { lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0', seq: 7 }, committedAt: [] }, 'nothing read: its own point, the token moved on')
 })
 
 t.test('a step whose time ends first leaves with its signal\'s reason; the read goes on for the others', async (t) => {
