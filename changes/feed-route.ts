@@ -12,6 +12,7 @@ import { collationKey, parseCollation } from '../database/collation.js'
 import type { CursorBinding } from '../list-endpoint/cursor.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
+import { unlessAborted } from '../lib/pause.js'
 import type { ChangeHub } from './change-hub.js'
 import type { StreamPoint } from './recent-changes.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
@@ -105,8 +106,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (position === undefined) {
         // The changes are followed from before the listing: nothing written during it is lost.
         await fastify.database.bounded(async (signal) => {
-          const aborted = new Promise<never>((_resolve, reject) => { signal.addEventListener('abort', () => { reject(signal.reason) }, { once: true }) })
-          await Promise.race([hub.ready(), aborted]).catch((error: unknown) => {
+          await unlessAborted(hub.ready(), signal).catch((error: unknown) => {
             if (fastify.changes.stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
             throw feedError(error)
           })

@@ -4,26 +4,13 @@
 // it sees every change committed before each of them. A burst of waits costs a read or two, not
 // one each. A shared read that finds any change leaves each step to read for itself.
 import { BSON } from 'mongodb'
+import { unlessAborted } from '../lib/pause.js'
 import type { Gathered, StreamPoint } from './recent-changes.js'
 
 /** A read of every change after a point (any project, the first one enough), bounded in time. */
 export type AnyChangeAfter = (point: StreamPoint) => Promise<Gathered>
 
 interface Queue { point: StreamPoint, running?: Promise<Gathered>, next?: Promise<Gathered> }
-
-/** `promise`, unless `signal` aborts first: then its reason. */
-async function raced<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  let stop = (): void => {}
-  const aborted = new Promise<never>((_resolve, reject) => {
-    stop = () => { reject(signal.reason) }
-    signal.addEventListener('abort', stop, { once: true })
-  })
-  try {
-    return await Promise.race([promise, aborted])
-  } finally {
-    signal.removeEventListener('abort', stop)
-  }
-}
 
 export class QuietReads {
   private readonly queues = new Map<string, Queue>()
@@ -41,7 +28,7 @@ export class QuietReads {
     const queue = this.queues.get(key) ?? { point }
     this.queues.set(key, queue)
     queue.next ??= this.after(key, queue)
-    const found = await raced(queue.next, signal)
+    const found = await unlessAborted(queue.next, signal)
     // Nothing read at all (its `after` unmoved): the step's own point, its resume token moved on,
     // as its own read would give it. A change without a document moved it: the step reads itself.
     if (found.lost || found.ids.length > 0 || found.point.after !== point.after) return undefined

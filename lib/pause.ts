@@ -9,6 +9,21 @@ export async function pause (ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
+/** `work`'s result, or `signal`'s reason once it aborts (at once when it has); `work` is left to itself. */
+export async function unlessAborted<T> (work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let stop = (): void => {}
+  const aborted = new Promise<never>((_resolve, reject) => {
+    stop = () => { reject(signal.reason) }
+    if (signal.aborted) stop()
+    else signal.addEventListener('abort', stop, { once: true })
+  })
+  try {
+    return await Promise.race([work, aborted])
+  } finally {
+    signal.removeEventListener('abort', stop)
+  }
+}
+
 /** `work`'s result, or `late()`'s error once `ms` have passed without one (`work` is left to itself). */
 export async function within<T> (work: Promise<T>, ms: number, late: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined

@@ -61,11 +61,12 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
   })
   // The keys are fetched once at start, so that the first callers do not wait for them.
   if (verify.keySet !== undefined) fastify.addHook('onReady', async () => { verify.keySet?.prefetch().catch(() => {}) })
+  const countFailure = (reason: string): void => { failures.set(reason, (failures.get(reason) ?? 0) + 1) }
   const authenticate: onRequestHookHandler = async function (request, reply) {
     // Node keeps the first of several: which one a proxy added is anyone's guess (RFC 6750, 3.1).
     if (authorizationHeaders(request.raw.rawHeaders) > 1) {
       const reason = 'several authorization headers'
-      failures.set(reason, (failures.get(reason) ?? 0) + 1)
+      countFailure(reason)
       request.log.info({ reason }, 'authentication failed')
       reply.header('www-authenticate', `${REALM}, error="invalid_request", error_description="more than one Authorization header"`)
       throw ProblemError.about('authorization', 400, 'BAD_REQUEST', 'The request carries more than one Authorization header; send one.')
@@ -75,7 +76,7 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
       request.principal = result.principal
       return
     }
-    failures.set(result.reason, (failures.get(result.reason) ?? 0) + 1)
+    countFailure(result.reason)
     if (result.unavailable !== undefined) {
       const retryAfter = String(Math.max(1, Math.ceil(result.unavailable.retryAfterMs / 1000)))
       const problem = ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE', 'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.', { 'retry-after': retryAfter })

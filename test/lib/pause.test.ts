@@ -2,7 +2,7 @@
 // promise that goes on once its time has passed. Either leaves the promise to itself.
 import { mock } from 'node:test'
 import t from 'tap'
-import { atMost, within } from '../../lib/pause.js'
+import { atMost, unlessAborted, within } from '../../lib/pause.js'
 
 t.test('within: the result in time, the error after it', async (t) => {
   mock.timers.enable({ apis: ['setTimeout'] })
@@ -34,4 +34,14 @@ t.test('atMost: on when the work ends, or when its time has passed; a failure in
   mock.timers.tick(1)
   await waiting
   t.ok(ended, 'gone on at its time')
+})
+
+t.test('unlessAborted: the result before the abort, the reason after it or when already aborted', async (t) => {
+  t.equal(await unlessAborted(Promise.resolve(1), new AbortController().signal), 1)
+  const controller = new AbortController()
+  const pending = unlessAborted(new Promise<never>(() => {}), controller.signal)
+  controller.abort(new Error('gone'))
+  await t.rejects(pending, { message: 'gone' })
+  await t.rejects(unlessAborted(new Promise<never>(() => {}), AbortSignal.abort(new Error('before'))), { message: 'before' }, 'an aborted signal does not wait')
+  await t.rejects(unlessAborted(Promise.reject(new Error('failed')), new AbortController().signal), { message: 'failed' })
 })
