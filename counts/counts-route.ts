@@ -20,7 +20,9 @@ import { GROUP_BY_SCHEMA, groupBySchemaId } from './group-by-schema.js'
 /** The 200 body of counts. */
 const CountsAnswer = Type.Object({
   groups: Type.Array(Type.Object({
-    value: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description: 'The group\'s value as a list writes it (an object id as hex, a date as its period\'s start); null: documents without one' }),
+    // A list of types, not a union: the serializer writes it by `typeof`, where a union made it
+    // compile a validator on the route's first answer and run it on every group.
+    value: Type.Unsafe<string | number | boolean | null>({ type: ['string', 'number', 'boolean', 'null'], description: 'The group\'s value as a list writes it (an object id as hex, a date as its period\'s start); null: documents without one' }),
     count: Type.Integer()
   }), { description: 'By descending count, then ascending value' }),
   total: Type.Integer({ description: 'The documents the filter matches' }),

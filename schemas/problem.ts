@@ -57,7 +57,12 @@ export const ERRORS = {
 export type ErrorCodeName = keyof typeof ERRORS
 export const ERROR_CODES = Object.keys(ERRORS) as ErrorCodeName[]
 
-export const ErrorCode = Type.Union(ERROR_CODES.map((code) => Type.Literal(code)))
+/**
+ * One of the codes, as a string `enum` rather than a union of literals: the response serializer
+ * writes an enum as the string it is, where a union made it compile a validator on a route's
+ * first problem and try each code in turn on every one.
+ */
+export const ErrorCode = Type.Unsafe<ErrorCodeName>({ type: 'string', enum: ERROR_CODES })
 export type ErrorCode = Static<typeof ErrorCode>
 
 export const ProblemItem = Type.Object({

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import type { MongoClient } from 'mongodb'
 import type { Test } from 'tap'
 import app, { serverOptions } from '../../app.js'
@@ -14,6 +14,8 @@ export interface BuildOptions {
   databaseUri?: string
   /** Runs after the app is registered and before it is ready: test-only routes go here. */
   extend?: (app: FastifyInstance) => void
+  /** Hears of every route as it is added, the app's own included. */
+  onRoute?: (route: RouteOptions) => void
   /** Collects the app's log lines (parsed) instead of discarding them. */
   logLines?: Array<Record<string, unknown>>
   /** The app's clock for what it remembers a while (the project cache, the key set's pauses); Date.now unless given. */
@@ -24,7 +26,7 @@ export interface BuildOptions {
  * The app as server.ts builds it (same server options), on a database name of its own,
  * closed and dropped when the test ends.
  */
-export async function build (t: Test, { config: overrides = {}, databaseUri, extend, logLines, now }: BuildOptions = {}): Promise<FastifyInstance> {
+export async function build (t: Test, { config: overrides = {}, databaseUri, extend, onRoute, logLines, now }: BuildOptions = {}): Promise<FastifyInstance> {
   const uri = databaseUri ?? (await testDatabase()).uri
   // No metrics listener unless a test asks for one: test files run in parallel and would share its port.
   // SHIMS=none in the environment runs the whole suite on the driver's public path (.ci/run does once).
@@ -42,6 +44,7 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   options.pluginTimeout = 60_000
   if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
   const fastify = Fastify(options)
+  if (onRoute !== undefined) fastify.addHook('onRoute', onRoute)
   await fastify.register(app, now === undefined ? { config } : { config, now })
   extend?.(fastify)
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
