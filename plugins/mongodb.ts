@@ -15,18 +15,24 @@ declare module 'fastify' {
     database: Database
   }
   interface FastifyRequest {
-    /** When the request's database work must end (Database#bounded); 0 until it starts. */
+    /** When the request's database work must end (Database#bounded), set on its arrival. */
     databaseDeadline: number
   }
 }
 
-/** How much longer than QUERY_TIMEOUT_MS the client waits for an answer before giving up itself. */
+/** How much longer than QUERY_TIMEOUT_MS a list may take to answer, whatever the database does (the documented margin). */
 export const CLIENT_MARGIN_MS = 500
+
+/**
+ * The part of that margin left for answering once the database work has given up: the error's
+ * problem written and sent, and the other requests that timed out at the same moment.
+ */
+export const ANSWER_RESERVE_MS = 200
 
 /** Hears of a timed command: its name, how it ended, and how long it took. */
 export type CommandListener = (command: string, outcome: 'success' | 'failure', seconds: number) => void
 
-/** What shares one database deadline (a request): 0 until its first bounded call. */
+/** What shares one database deadline (a request, set on its arrival; otherwise 0 until its first bounded call). */
 export interface SharedBudget { databaseDeadline: number }
 
 export interface Database {
@@ -38,10 +44,10 @@ export interface Database {
   db: () => Db
   /**
    * Runs a request's database work with a signal that aborts it once the request has had its
-   * time (QUERY_TIMEOUT_MS + margin): server selection, checkout and the wait for replies. An
-   * operation the server refuses leaves the others running; any other failure aborts them.
-   * Calls given the same `budget` (the request) share one deadline, set by the first: a request
-   * that reads in steps (its project, then its page) answers within one budget, not one per step.
+   * time (QUERY_TIMEOUT_MS + margin − reserve): server selection, checkout and the wait for
+   * replies. An operation the server refuses leaves the others running; any other failure aborts
+   * them. Calls given the same `budget` share one deadline: a request's counts from its arrival,
+   * so that a request that reads in steps (its project, then its page) answers within one budget.
    */
   bounded: <T>(work: (signal: AbortSignal) => Promise<T>, budget?: SharedBudget) => Promise<T>
   /**
@@ -199,9 +205,14 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       for (const attach of observers) attach(next)
     }
   })
-  const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
-  // Every request carries the deadline of its database work, set by its first bounded call.
+  const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS - ANSWER_RESERVE_MS
+  // Every request carries the deadline of its database work, from its arrival: time spent before
+  // its first command (a queue behind a busy event loop, a key fetched) is part of its bound.
   fastify.decorateRequest('databaseDeadline', 0)
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    request.databaseDeadline = Date.now() + budget
+    done()
+  })
   fastify.decorate('database', {
     client: () => current.client,
     collection: (name: string) => {

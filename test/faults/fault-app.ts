@@ -12,7 +12,7 @@ import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
 export const QUERY_TIMEOUT_MS = 1000
 /** What the contract promises: an answer within QUERY_TIMEOUT_MS plus the documented margin. */
 export const ANSWER_BOUND_MS = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
-/** Scheduling noise on a busy machine, on top of the bound. */
+/** Scheduling noise on a busy machine, for a test waiting on a state it expects; never added to an answer's bound. */
 export const SLACK_MS = 1000
 export const RECOVERY_BOUND_MS = 10_000
 /** The driver's monitor checks the server this often (heartbeatFrequencyMS); a check times out after QUERY_TIMEOUT_MS (connectTimeoutMS). */

@@ -27,13 +27,13 @@ t.test('a blackhole: 503 QUERY_TIMEOUT, then DATABASE_UNAVAILABLE once the drive
     // Just gone silent: the driver still trusts the server, and the request's own limit ends it.
     const fresh = await timed(fastify, url)
     t.match(fresh, { status: 503, code: 'QUERY_TIMEOUT', retryAfter: '1' }, `${url}: just gone silent, 503 ${fresh.code ?? ''}`)
-    t.ok(fresh.ms <= ANSWER_BOUND_MS + SLACK_MS, `${url}: answered in ${fresh.ms} ms`)
+    t.ok(fresh.ms <= ANSWER_BOUND_MS, `${url}: answered in ${fresh.ms} ms`)
     // Its check times out, or the watchdog replaces the client by one that never reaches the server.
     const givenUp = await until(() => checks.failedAt > silentSince || fastify.database.replacement.count > replaced, HEARTBEAT_MS + QUERY_TIMEOUT_MS + SLACK_MS)
     t.ok(givenUp, `${url}: the driver no longer trusts the server`)
     const known = await timed(fastify, url)
     t.match(known, { status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' }, `${url}: then no server to select, 503 ${known.code ?? ''}`)
-    t.ok(known.ms <= ANSWER_BOUND_MS + SLACK_MS, `${url}: answered in ${known.ms} ms`)
+    t.ok(known.ms <= ANSWER_BOUND_MS, `${url}: answered in ${known.ms} ms`)
     t.equal((await fastify.inject('/health')).statusCode, 200, '/health stays 200')
     t.equal((await fastify.inject('/ready')).statusCode, 503, '/ready is 503')
     proxy.heal()
@@ -53,7 +53,7 @@ t.test('half-open connections (the peer vanished without a FIN): 503 QUERY_TIMEO
   t.equal(answer.status, 503, `${answer.status} ${answer.code ?? ''}`)
   t.equal(answer.code, 'QUERY_TIMEOUT')
   t.equal(answer.retryAfter, '1', 'with Retry-After')
-  t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${answer.ms} ms`)
+  t.ok(answer.ms <= ANSWER_BOUND_MS, `answered in ${answer.ms} ms`)
   proxy.heal()
   t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, 'serving again')
 })
@@ -63,7 +63,7 @@ t.test('slow replies', async (t) => {
   for (const url of urls) {
     const answer = await timed(fastify, url)
     t.equal(answer.status, 503, `a reply slower than the query timeout: ${url} 503 ${answer.code ?? ''}`)
-    t.ok(answer.ms <= ANSWER_BOUND_MS + SLACK_MS, `answered in ${answer.ms} ms`)
+    t.ok(answer.ms <= ANSWER_BOUND_MS, `answered in ${answer.ms} ms`)
   }
   proxy.heal()
   t.ok(await recoveryTime(fastify, urls[0] as string) <= RECOVERY_BOUND_MS, 'serving again')
