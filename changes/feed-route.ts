@@ -88,9 +88,9 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       position = token.position
       issuedIn = token.identity
     }
-    // HEAD asks for the headers of one answer, never for a stream.
-    const streaming = request.method === 'GET' && asksForStream(request.headers.accept)
-    const release = streaming ? fastify.changes.admit('stream') : wait > 0 ? fastify.changes.admit('wait') : undefined
+    // HEAD of a stream gets the headers a stream begins with, and holds nothing open.
+    const stream = asksForStream(request.headers.accept)
+    const release = stream ? (request.method === 'GET' ? fastify.changes.admit('stream') : undefined) : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
       const reason = await fastify.changes.unavailable(collection, scoped, request)
       if (reason !== undefined) throw unavailable(reason)
@@ -126,7 +126,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
         return step(request, hub, where, read, from, limit, project, admit, shared)
       }
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
-      if (streaming) {
+      if (stream) {
         return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered, moved })
       }
       let answer = await next(position)

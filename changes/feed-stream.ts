@@ -56,9 +56,16 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
   let step = await next(first)
   const raw = reply.raw
   reply.hijack()
-  const unexempt = fastify.lifecycle.exempt(raw)
   const headers = { ...reply.getHeaders(), 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }
   delete headers['content-length']
+  if (request.method === 'HEAD') {
+    // GET's headers (RFC 9110, 9.3.2), after its first read; no line, nothing left open. Its
+    // framing too: without a length or chunked coding, Node's client would not reuse the connection.
+    raw.writeHead(200, { ...headers, 'transfer-encoding': 'chunked' } as Record<string, string>)
+    raw.end()
+    return reply
+  }
+  const unexempt = fastify.lifecycle.exempt(raw)
   raw.writeHead(200, headers as Record<string, string>)
   const behindAt = limit * 10
   const endsAt = Date.now() + fastify.config.CHANGES_STREAM_SECONDS * 1000

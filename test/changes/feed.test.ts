@@ -172,3 +172,19 @@ t.test('HEAD on a feed answers its headers without a body', feeds, async (t) => 
   t.equal(res.body, '')
   t.match(String(res.headers.link), /rel="next"/)
 })
+
+t.test('HEAD of a stream answers the headers a stream begins with, and holds nothing open', feeds, async (t) => {
+  const { fastify, project } = await setUp(t)
+  const url = `/projects/${String(project)}/places/changes`
+  const accept = { accept: 'application/x-ndjson' }
+  // Answered at all: a stream would stay open for CHANGES_STREAM_SECONDS.
+  const res = await fastify.inject({ method: 'HEAD', url, headers: accept })
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, '')
+  t.match(res.headers, { 'content-type': /^application\/x-ndjson/, 'cache-control': 'no-store', 'x-accel-buffering': 'no' })
+  t.notOk('content-length' in res.headers, 'no length: a stream has none')
+  t.equal(res.headers['transfer-encoding'], 'chunked', 'the framing of a stream, as GET says it')
+  const refused = await fastify.inject({ method: 'HEAD', url: `${url}?since=nonsense`, headers: accept })
+  t.equal(refused.statusCode, 400, 'a bad token is still a problem')
+  t.match(refused.headers['content-type'], /^application\/problem\+json/)
+})
