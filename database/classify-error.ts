@@ -64,6 +64,7 @@ const UNAVAILABLE: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE'
 const REFUSED_ACCESS: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database refuses this service the read (its user lacks a privilege); try again once the operator has granted it.', param: 'request' }
 const DAMAGED: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database\'s reply arrived damaged and could not be read; try again shortly.', param: 'request' }
 const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.', param: 'request' }
+const BUSY: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'Every connection to the database stayed busy for as long as a query may take; try again shortly.', param: 'request' }
 
 /**
  * A reply that arrived damaged, as the driver and the page reader say it: a document that does
@@ -102,8 +103,11 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError || error instanceof MongoTopologyClosedError ||
     error instanceof MongoNotConnectedError || error instanceof MongoServerClosedError || error instanceof MongoClientClosedError) return UNAVAILABLE
   if (error instanceof MongoError && UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
-  // The connection pool's own errors (no connection could be checked out, or the pool closed
-  // under the request) are not exported by the driver; they are the driver errors with an `address`.
+  // A checkout that waited as long as server selection may (serverSelectionTimeoutMS, the query
+  // budget): every connection was held by slower work. A time limit, not an outage.
+  if (error.name === 'MongoWaitQueueTimeoutError') return BUSY
+  // The connection pool's other errors (the pool closed or cleared under the request) are not
+  // exported by the driver; they are the driver errors with an `address`.
   if (error instanceof MongoDriverError && typeof (error as { address?: unknown }).address === 'string') return UNAVAILABLE
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE

@@ -1,7 +1,8 @@
 // What a feed answers for each server error its database work may meet (no database: the
 // classifying functions alone, in the feed's order: history lost, then what the deployment
 // lacks, then what every request answers for a database fault). Never a 500.
-import { MongoServerError } from 'mongodb'
+import { createRequire } from 'node:module'
+import { MongoDriverError, MongoServerError } from 'mongodb'
 import t from 'tap'
 import { isHistoryLost, unavailableReason } from '../../changes/change-events.js'
 import { classifyDatabaseError } from '../../database/classify-error.js'
@@ -48,4 +49,13 @@ t.test('a BadValue about anything else is not taken for lost history: relisting 
 t.test('lists answer the same database state errors alike, never 500', async (t) => {
   t.match(classifyDatabaseError(serverError(133, 'FailedToSatisfyReadPreference')), { status: 503, code: 'DATABASE_UNAVAILABLE' })
   t.match(classifyDatabaseError(serverError(13, 'Unauthorized')), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /privilege/ })
+})
+
+t.test('a connection checkout that waited out its time is a time limit, not an outage', async (t) => {
+  // The driver's own class (not exported: its module is read directly, so that a rename fails here).
+  const { WaitQueueTimeoutError } = createRequire(import.meta.url)('mongodb/lib/cmap/errors.js') as { WaitQueueTimeoutError: new (message: string, address: string) => Error }
+  const error = new WaitQueueTimeoutError('Timed out while checking out a connection from connection pool', '127.0.0.1:27017')
+  t.match(classifyDatabaseError(error), { status: 503, code: 'QUERY_TIMEOUT', detail: /busy/ })
+  const closed = Object.assign(new MongoDriverError('Attempted to check out a connection from closed connection pool'), { address: '127.0.0.1:27017' })
+  t.match(classifyDatabaseError(closed), { status: 503, code: 'DATABASE_UNAVAILABLE' }, 'the pool\'s other errors stay an outage')
 })
