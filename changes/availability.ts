@@ -70,10 +70,12 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
   // Within the deadline of the check that asked: the ones that join it share that deadline.
   const deploymentVerdict = (signal: AbortSignal): Promise<string | undefined> => {
     if (deployment === undefined || Date.now() - deployment.at > ttlMs) {
-      const admin = database.db().admin()
-      const reason = database.timed('hello', () => admin.command({ hello: 1 }, { signal })).then(async (hello) => {
+      // Db#command, which any database answers: Admin#command (mongodb 7.8.0, lib/admin.js) does
+      // not pass `signal` on, and a hello whose reply never came held its request past the deadline.
+      const db = database.db()
+      const reason = database.timed('hello', () => db.command({ hello: 1 }, { signal })).then(async (hello) => {
         // The release's own name for the message; without it, its wire version names it.
-        const build = olderThanFeeds(hello) ? await database.timed('buildInfo', () => admin.command({ buildInfo: 1 }, { signal })).catch(() => undefined) : undefined
+        const build = olderThanFeeds(hello) ? await database.timed('buildInfo', () => db.command({ buildInfo: 1 }, { signal })).catch(() => undefined) : undefined
         return deploymentReason(hello, build?.version)
       })
       deployment = { reason, at: Date.now() }

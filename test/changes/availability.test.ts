@@ -28,10 +28,18 @@ t.test('a standalone server cannot, whatever its version', async (t) => {
   t.match(deploymentReason({ isWritablePrimary: true, maxWireVersion: 25, ok: 1 }), /standalone server: change feeds need a replica set or a sharded cluster/)
 })
 
-/** A database whose deployment is a replica set of MongoDB 8.0 and whose collections record images; it notes the budget of every bounded call. */
-function database (budgets: unknown[]): CheckedDatabase {
+/**
+ * A database whose deployment is a replica set of MongoDB 8.0 and whose collections record
+ * images; it notes the budget of every bounded call and the signal each command was given.
+ */
+function database (budgets: unknown[], signals: unknown[] = []): CheckedDatabase {
   const db = {
-    admin: () => ({ command: async () => ({ setName: 'rs', maxWireVersion: 25, ok: 1 }) }),
+    // Admin#command drops `signal` (mongodb 7.8.0): a check that went through it would not be bounded.
+    admin: () => { throw new Error('the check asks through Admin#command, which drops the signal') },
+    command: async (_command: unknown, options?: { signal?: unknown }) => {
+      signals.push(options?.signal)
+      return { setName: 'rs', maxWireVersion: 25, ok: 1 }
+    },
     listCollections: () => ({ toArray: async () => [{ name: 'sessions', options: { changeStreamPreAndPostImages: { enabled: true } } }] })
   } as unknown as Db
   return {
@@ -46,10 +54,12 @@ function database (budgets: unknown[]): CheckedDatabase {
 
 t.test('the check runs within the caller\'s budget', async (t) => {
   const budgets: unknown[] = []
-  const check = availabilityCheck(database(budgets), 1000, 60_000)
+  const signals: unknown[] = []
+  const check = availabilityCheck(database(budgets, signals), 1000, 60_000)
   const request = { databaseDeadline: 0 }
   t.equal(await check('sessions', true, request), undefined, 'the feed can be given')
   t.same(budgets, [request], 'its commands ran under the request\'s budget')
+  t.ok(signals.length === 1 && signals[0] instanceof AbortSignal, 'hello was given the budget\'s signal')
   t.equal(await check('sessions', true), undefined)
   t.same(budgets, [request, undefined], 'without a caller (start-up), a budget of its own')
 })
