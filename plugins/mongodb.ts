@@ -236,8 +236,15 @@ async function mongodbPlugin (fastify: FastifyInstance) {
         if (ms <= 0) return Promise.reject(timedOut())
       }
       const deadline = new AbortController()
-      const timer = setTimeout(() => { deadline.abort(timedOut()) }, ms)
-      return attempt(() => work(deadline.signal)).then((result) => {
+      let late = (_reason: unknown): void => {}
+      const timer = setTimeout(() => {
+        const reason = timedOut()
+        deadline.abort(reason)
+        // Work that heeds the signal has failed by the next turn; work that does not (a driver
+        // path that drops it) is left to itself, and the request still answers at its deadline.
+        setImmediate(late, reason)
+      }, ms)
+      const answered = attempt(() => work(deadline.signal)).then((result) => {
         clearTimeout(timer)
         readiness.answered()
         return result
@@ -257,6 +264,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
         if (classifyDatabaseError(error as Error)?.code === 'DATABASE_UNAVAILABLE') readiness.suspect()
         throw error
       })
+      return Promise.race([answered, new Promise<never>((_resolve, reject) => { late = reject })])
     },
     timed,
     onCommand: (listener) => { commandListeners.push(listener) },

@@ -82,3 +82,12 @@ t.test('calls given the same budget (a request) share one deadline, set by the f
   t.notOk(ran, 'and no database work')
   t.equal(await fastify.database.bounded(async () => 'own'), 'own', 'without a budget, a call has its own')
 })
+
+t.test('work that does not heed the signal still ends at the deadline', async (t) => {
+  // As a hello sent through Admin#command did (mongodb 7.8.0 does not pass its signal on).
+  const fastify = await build(t, { config: { QUERY_TIMEOUT_MS: 200 } })
+  let seen: AbortSignal | undefined
+  const request = fastify.database.bounded(async (signal) => { seen = signal; return await new Promise(() => {}) })
+  await t.rejects(request, { name: 'TimeoutError' }, 'the call fails at its deadline, not when the work ends')
+  t.equal(seen?.aborted, true, 'and the work\'s signal is aborted')
+})
