@@ -20,14 +20,15 @@ declare module 'fastify' {
   }
 }
 
-/** How much longer than QUERY_TIMEOUT_MS a list may take to answer, whatever the database does (the documented margin). */
+/** How much longer than QUERY_TIMEOUT_MS the client waits for an answer before giving up itself. */
 export const CLIENT_MARGIN_MS = 500
 
 /**
- * The part of that margin left for answering once the database work has given up: the error's
- * problem written and sent, and the other requests that timed out at the same moment.
+ * How much longer than QUERY_TIMEOUT_MS a list may take to answer, whatever the database does
+ * (the documented margin): the client's margin, then as long again to write the 503s of the
+ * requests that gave up at the same moment.
  */
-export const ANSWER_RESERVE_MS = 200
+export const ANSWER_MARGIN_MS = 2 * CLIENT_MARGIN_MS
 
 /** Hears of a timed command: its name, how it ended, and how long it took. */
 export type CommandListener = (command: string, outcome: 'success' | 'failure', seconds: number) => void
@@ -44,7 +45,7 @@ export interface Database {
   db: () => Db
   /**
    * Runs a request's database work with a signal that aborts it once the request has had its
-   * time (QUERY_TIMEOUT_MS + margin − reserve): server selection, checkout and the wait for
+   * time (QUERY_TIMEOUT_MS + the client's margin): server selection, checkout and the wait for
    * replies. An operation the server refuses leaves the others running; any other failure aborts
    * them. Calls given the same `budget` share one deadline: a request's counts from its arrival,
    * so that a request that reads in steps (its project, then its page) answers within one budget.
@@ -205,7 +206,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
       for (const attach of observers) attach(next)
     }
   })
-  const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS - ANSWER_RESERVE_MS
+  const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
   // Every request carries the deadline of its database work, from its arrival: time spent before
   // its first command (a queue behind a busy event loop, a key fetched) is part of its bound.
   fastify.decorateRequest('databaseDeadline', 0)
