@@ -153,31 +153,39 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
         const page = await readAt(readTime(position.start), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
         const more = page.starts.length > limit
         const events = upserts(request, page, Math.min(limit, page.starts.length))
-        if (!more) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
-        const lastId = idAt(page, limit - 1)
-        return { events, position: { phase: 'listing', start: position.start, lastId }, synced: false, committedAt: [] }
+        if (more) return { events, position: { phase: 'listing', start: position.start, lastId: idAt(page, limit - 1) }, synced: false, committedAt: [] }
+        // The listing is complete. Without events this answer would say "nothing left", yet the
+        // changes made while it was read (documents that left the filter before the last page
+        // reached them) come after its start: they are read now, as a following answer would.
+        if (events.length > 0) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
+        return await follow(request, hub, where, read, position.start, limit, project, admit, signal, budget)
       }
-      const from = hub.locate(position.point)
-      let gathered: Gathered
-      try {
-        // A read of its own leaves half the time left to read the documents again.
-        const left = budget === undefined ? QUERY_TIMEOUT_MS : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
-        const soft = Date.now() + Math.max(0, left) / 2
-        gathered = from === undefined ? await hub.readFrom(position.point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
-        // The shared stream brings a change a moment after its commit: before an answer says
-        // "nothing", what it has not brought yet is read directly, so that an answer without
-        // events is as current as the request.
-        // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
-        if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await quietOf(hub).confirm(gathered.point, signal) ?? await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
-      } catch (error) {
-        throw feedError(error)
-      }
-      if (gathered.lost) throw expired()
-      // At or after the point the answer moves to, which stands after every change it gathered.
-      const found = await readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
-      const events = gathered.ids.map((id) => found.get(idText(id)) as string)
-      return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
+      return await follow(request, hub, where, read, position.point, limit, project, admit, signal, budget)
     }, budget)
+  }
+
+  /** The changes after `point`, from the recent changes or a stream of its own, read again by the feed's filter and fields. */
+  async function follow (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, point: StreamPoint, limit: number, project: string | undefined, admit: (id: unknown) => boolean, signal: AbortSignal, budget?: FastifyRequest): Promise<FeedStep> {
+    const from = hub.locate(point)
+    let gathered: Gathered
+    try {
+      // A read of its own leaves half the time left to read the documents again.
+      const left = budget === undefined ? QUERY_TIMEOUT_MS : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
+      const soft = Date.now() + Math.max(0, left) / 2
+      gathered = from === undefined ? await hub.readFrom(point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
+      // The shared stream brings a change a moment after its commit: before an answer says
+      // "nothing", what it has not brought yet is read directly, so that an answer without
+      // events is as current as the request.
+      // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
+      if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await quietOf(hub).confirm(gathered.point, signal) ?? await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
+    } catch (error) {
+      throw feedError(error)
+    }
+    if (gathered.lost) throw expired()
+    // At or after the point the answer moves to, which stands after every change it gathered.
+    const found = await readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
+    const events = gathered.ids.map((id) => found.get(idText(id)) as string)
+    return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
   }
 
   return step

@@ -60,6 +60,29 @@ t.test('listing, then changes: the copy equals the list, and removes are exact',
   t.same(foreign, [], 'no event named a document of another project (but the one that left)')
 })
 
+t.test('documents that leave the filter while the listing is read: the answer that ends it is not "nothing left"', feeds, async (t) => {
+  const { db, project, get } = await setUp(t)
+  const registrations = db.collection('registrations')
+  const { insertedIds } = await registrations.insertMany([0, 1].map((i) => ({ project, role: 'volunteer', createdAt: new Date(Date.UTC(2024, 0, i + 1)) })))
+  const path = `/projects/${String(project)}/registrations/changes`
+  const query = `filter=${encodeURIComponent('{"role":"volunteer"}')}`
+  const copy = new FeedCopy(path, query)
+  const first = JSON.parse((await get(copy.url('limit=1'))).body) as FeedAnswer
+  t.same(first.events.map((event) => event._id), [String(insertedIds[0])], 'the first of two matches')
+  copy.apply(first)
+  // Both leave the filter before the listing reaches its end: the page after the first finds nothing.
+  await registrations.updateMany({ project }, { $set: { role: 'guest' } })
+  const last = JSON.parse((await get(copy.url('limit=1'))).body) as FeedAnswer
+  t.equal(last.synced, true, 'the listing is complete')
+  // One of the two changes (limit 1), in the order the update made them.
+  t.match(last.events, [{ type: 'remove', _id: /^/, reason: 'unmatched' }], 'and the answer that ends it carries a change made meanwhile')
+  t.ok([String(insertedIds[0]), String(insertedIds[1])].includes(String(last.events[0]?._id)), 'of one of the two')
+  copy.apply(last)
+  await copy.catchUp(get, 1)
+  t.same(copy.sorted(), [], 'the copy is the list: empty')
+  t.same(await listAll(get, `/projects/${String(project)}/registrations`, query), [])
+})
+
 t.test('a feed with $or and $and follows the list of the same filter, in both notations', feeds, async (t) => {
   const { db, project, other, get } = await setUp(t)
   const registrations = db.collection('registrations')
