@@ -1,21 +1,29 @@
 // Before an answer says "nothing", a feed step reads the changes after its point directly
-// (feed-steps.ts). Steps confirming the same point share that read: one runs at a time per point,
-// and the steps that arrive meanwhile share the next, which begins after all of them arrived, so
-// it sees every change committed before each of them. A burst of waits costs a read or two, not
-// one each. A shared read that finds any change leaves each step to read for itself.
+// (feed-steps.ts). Steps confirming the same point share that read: the steps that arrive while
+// one runs share the next, which begins after all of them arrived, so it sees every change
+// committed before each of them. It begins when the running one ends, or JOIN_MS after the first
+// of them arrived when the database is slow to answer: a step waits a read and a moment, never
+// two reads in a row. A burst of waits costs a few reads, not one each. A shared read that finds
+// any change leaves each step to read for itself.
 import { BSON } from 'mongodb'
-import { unlessAborted } from '../lib/pause.js'
+import { pause, unlessAborted } from '../lib/pause.js'
 import type { Gathered, StreamPoint } from './recent-changes.js'
 
 /** A read of every change after a point (any project, the first one enough), bounded in time. */
 export type AnyChangeAfter = (point: StreamPoint) => Promise<Gathered>
+
+/** How long the steps that arrive during a slow read wait at most before their own shared read begins. */
+export const JOIN_MS = 100
+
+/** Resolves after `ms`, or once `signal` aborts (lib/pause.ts; a test gives one it moves itself). */
+export type Wait = (ms: number, signal: AbortSignal) => Promise<void>
 
 interface Queue { point: StreamPoint, running?: Promise<Gathered>, next?: Promise<Gathered> }
 
 export class QuietReads {
   private readonly queues = new Map<string, Queue>()
 
-  constructor (private readonly read: AnyChangeAfter) {}
+  constructor (private readonly read: AnyChangeAfter, private readonly wait: Wait = pause) {}
 
   /**
    * What the next shared read after `point` finds, when it finds no change at all: the step's
@@ -40,9 +48,10 @@ export class QuietReads {
     return this.queues.size
   }
 
-  /** The read that follows the one running: it begins once that one has ended, and takes no joiner after. */
+  /** The read that follows the one running: it begins once that one has ended or JOIN_MS have passed, and takes no joiner after. */
   private async after (key: string, queue: Queue): Promise<Gathered> {
-    await queue.running?.catch(() => {})
+    // Awaited even with no read running: confirm() has made this the queue's next read by then.
+    await (queue.running === undefined ? undefined : this.endOrJoin(queue.running))
     const running = this.read(queue.point)
     queue.running = running
     queue.next = undefined
@@ -50,7 +59,15 @@ export class QuietReads {
       return await running
     } finally {
       if (queue.running === running) queue.running = undefined
-      if (queue.running === undefined && queue.next === undefined) this.queues.delete(key)
+      // Reads may overlap: an older one ending last leaves a newer queue of the same point alone.
+      if (queue.running === undefined && queue.next === undefined && this.queues.get(key) === queue) this.queues.delete(key)
     }
+  }
+
+  /** Resolves when `running` ends or JOIN_MS have passed, whichever comes first. */
+  private async endOrJoin (running: Promise<Gathered>): Promise<void> {
+    const ended = new AbortController()
+    await Promise.race([running.catch(() => {}), this.wait(JOIN_MS, ended.signal)])
+    ended.abort()
   }
 }
