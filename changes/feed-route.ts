@@ -94,6 +94,10 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     try {
       const reason = await fastify.changes.unavailable(collection, scoped, request)
       if (reason !== undefined) throw unavailable(reason)
+      const hub = fastify.changes.hub(collection, scoped)
+      // A first request starts the shared stream beside its checks: one round trip fewer before the listing.
+      const following = position === undefined ? hub.ready() : undefined
+      following?.catch(() => {})
       // The project and the collection's identity side by side, within the request's one budget.
       const [exists, identity] = await Promise.all([
         scoped ? options.projectExists(request, projectKey, projectId as ObjectId) : true,
@@ -102,11 +106,10 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (!exists) throw notFound(projectId as ObjectId)
       // A token of another history (a replaced database, a collection created again) is 410 at once.
       if (issuedIn !== null && issuedIn !== identity) throw expired()
-      const hub = fastify.changes.hub(collection, scoped)
       if (position === undefined) {
         // The changes are followed from before the listing: nothing written during it is lost.
         await fastify.database.bounded(async (signal) => {
-          await unlessAborted(hub.ready(), signal).catch((error: unknown) => {
+          await unlessAborted(following ?? hub.ready(), signal).catch((error: unknown) => {
             if (fastify.changes.stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
             throw feedError(error)
           })

@@ -1,6 +1,7 @@
 // One budget per request, whatever it reads in steps: a revalidation, a project's check and the
 // query share QUERY_TIMEOUT_MS plus the margin (counts read their project beside the rest); a
 // feed's wait counts from the request's arrival;
+// a feed's first request opens the shared stream beside its checks, not after them;
 // and the shared change stream gives up a getMore the server never answers, so that waiting
 // requests hear of changes again.
 import type { FastifyInstance, InjectOptions } from 'fastify'
@@ -104,6 +105,24 @@ t.test('a feed\'s wait counts from the request\'s arrival, not from the end of i
   t.same((JSON.parse(answer.body) as FeedAnswer).events, [], 'nothing changed')
   t.ok(answer.ms >= 2000, `it waited its two seconds (${answer.ms} ms)`)
   t.ok(answer.ms <= 2000 + SLACK_MS, `and answered at their end (${answer.ms} ms), not a project check, a read and another read later`)
+})
+
+t.test('a first feed request opens the shared stream beside its project and identity checks, not a round trip after them', feeds, async (t) => {
+  const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
+  await sessions.insertOne({ project, name: 'a' })
+  t.equal(await fastify.changes.unavailable('sessions', true), undefined, 'the deployment gives feeds (its verdict kept)')
+  const hub = fastify.changes.hub('sessions', true)
+  t.notOk(hub.isRunning, 'no feed asked yet: no stream')
+  // The collection's identity check is held: the stream opens meanwhile.
+  const held = proxy.holdReply((command) => command.listCollections !== undefined)
+  t.teardown(() => { held.release() })
+  const first = fastify.inject(path)
+  await held.held
+  t.ok(await timeUntil(() => hub.isRunning, ANSWER_BOUND_MS) < Infinity, 'the stream follows while the identity check waits for its reply')
+  held.release()
+  const answer = await first
+  t.equal(answer.statusCode, 200)
+  t.equal((answer.json() as FeedAnswer).events.length, 1, 'and the listing comes')
 })
 
 t.test('the shared stream\'s getMore never answered: the stream is opened anew, and a waiting request gets its change', feeds, async (t) => {
