@@ -37,11 +37,15 @@ export interface Change {
   committedAt: number
 }
 
-const projectKey = (image: unknown): string | undefined => {
-  if (image === null || typeof image !== 'object') return undefined
+/**
+ * The projects an image is in, as the lists decide it: their `{ project: <ObjectId> }` matches
+ * that ObjectId or an array holding it (manual: "Query an Array"), never a string of its hex.
+ */
+const projectKeys = (image: unknown): string[] => {
+  if (image === null || typeof image !== 'object') return []
   const project = (image as Document).project
-  if (project instanceof ObjectId) return project.toHexString()
-  return project === undefined || project === null ? undefined : String(project)
+  if (project instanceof ObjectId) return [project.toHexString()]
+  return Array.isArray(project) ? project.filter((element) => element instanceof ObjectId).map((element: ObjectId) => element.toHexString()) : []
 }
 
 /** The events that end a collection's history as a stream sees it (manual: Change Events). */
@@ -65,14 +69,13 @@ export function readChange (event: Document, scoped: boolean): Change {
   if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') return change
   change.id = (event.documentKey as Document | undefined)?._id
   if (!scoped) return change
-  const before = type === 'insert' ? undefined : projectKey(event.fullDocumentBeforeChange)
-  const after = type === 'delete' ? undefined : projectKey(event.fullDocument)
   if ((type !== 'insert' && event.fullDocumentBeforeChange == null) || (type !== 'delete' && event.fullDocument == null)) {
     change.lost = true
     return change
   }
-  if (before !== undefined) change.projects.push(before)
-  if (after !== undefined && after !== before) change.projects.push(after)
+  const before = type === 'insert' ? [] : projectKeys(event.fullDocumentBeforeChange)
+  const after = type === 'delete' ? [] : projectKeys(event.fullDocument)
+  change.projects = before.length + after.length < 2 ? [...before, ...after] : [...new Set([...before, ...after])]
   return change
 }
 

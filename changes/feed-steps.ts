@@ -18,7 +18,7 @@ import { expired, feedError } from './feed-problems.js'
 import { readAtOrAfter } from './feed-reads.js'
 import { QuietReads } from './quiet-reads.js'
 import type { FeedPosition } from './feed-token.js'
-import type { Gathered, StreamPoint } from './recent-changes.js'
+import { idText, type Gathered, type StreamPoint } from './recent-changes.js'
 
 /**
  * One answer of a feed: its events (each as its JSON text, written from the documents' BSON
@@ -39,7 +39,6 @@ function idAt (page: Page, index: number): unknown {
   return decodeFields(page, index, ['_id'], EXACT_VALUES)._id
 }
 
-const idText = (id: unknown): string => id instanceof ObjectId ? id.toHexString() : JSON.stringify(BSON.EJSON.serialize({ id }, { relaxed: false }))
 /** An `_id` as the lists write it (an ObjectId as its hex string). */
 const idJson = (id: unknown): unknown => id instanceof ObjectId ? id.toHexString() : (BSON.EJSON.serialize({ id }, { relaxed: true }) as { id: unknown }).id
 

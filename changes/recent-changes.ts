@@ -1,8 +1,8 @@
 // The recent changes of one collection, in the order its stream brought them: each numbered,
 // found by its key, so that a feed's next answer is read from memory (change-hub.ts fills it).
-// Pure bookkeeping: no driver, no timers.
+// Pure bookkeeping: no database, no timers.
 import { randomBytes } from 'node:crypto'
-import type { Document } from 'mongodb'
+import { BSON, ObjectId, type Document } from 'mongodb'
 import type { Change } from './change-events.js'
 
 /** A place in a collection's changes, as a feed token holds it (changes/feed-token.ts). */
@@ -23,8 +23,11 @@ export type Gathered =
 
 export interface Entry extends Change { seq: number }
 
-/** An id's text, by which a gathering counts each document once. */
-export const idText = (id: unknown): string => typeof (id as { toHexString?: unknown })?.toHexString === 'function' ? (id as { toHexString: () => string }).toHexString() : JSON.stringify(id)
+/**
+ * An id's text, by which a gathering counts each document once: an ObjectId's hex, else its
+ * canonical Extended JSON, which keeps BSON types apart (a Date and the string of its ISO text).
+ */
+export const idText = (id: unknown): string => id instanceof ObjectId ? id.toHexString() : BSON.EJSON.stringify({ id }, { relaxed: false })
 
 function newEpoch (): string {
   return randomBytes(6).toString('base64url')

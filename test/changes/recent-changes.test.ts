@@ -1,7 +1,8 @@
 // The recent changes of a collection, without a database: which ids a feed's next answer takes
 // from them, and where its token then stands.
+import { ObjectId, Timestamp } from 'mongodb'
 import t from 'tap'
-import type { Change } from '../../changes/change-events.js'
+import { readChange, type Change } from '../../changes/change-events.js'
 import { RecentChanges, type StreamPoint } from '../../changes/recent-changes.js'
 
 /** A change numbered `n`: its key orders it, as an event's `_data` does. */
@@ -31,6 +32,33 @@ t.test('what a gathering takes, and the point it moves to', async (t) => {
     const gathered = filled().gather(from, project, limit, admit)
     t.match(gathered, { lost: false, ids, point: { seq, resumeToken: { _data: `k${seq}` } } }, name)
   }
+})
+
+t.test('ids of other BSON types with the same text are other documents', async (t) => {
+  const recent = new RecentChanges(100)
+  const ids = [new Date('2024-05-01T00:00:00Z'), '2024-05-01T00:00:00.000Z', 7, '7', new ObjectId('65cd7e3007370d3300000000'), '65cd7e3007370d3300000000']
+  ids.forEach((id, i) => recent.add({ ...change(i + 1, 'x', ['a']), id }))
+  t.match(recent.gather(0, 'a', 100, () => true), { lost: false, point: { seq: 6 } })
+  t.same((recent.gather(0, 'a', 100, () => true) as { ids: unknown[] }).ids, ids, 'six documents, none taken for another')
+})
+
+t.test('a change is routed to the projects the lists put its document in, before and after', async (t) => {
+  const [a, b, c] = ['65cd7e3007370d3300000001', '65cd7e3007370d3300000002', '65cd7e3007370d3300000003'].map((hex) => new ObjectId(hex)) as [ObjectId, ObjectId, ObjectId]
+  const event = (before: unknown, after: unknown) => readChange({
+    _id: { _data: 'k1' },
+    operationType: 'update',
+    clusterTime: new Timestamp({ t: 1, i: 1 }),
+    documentKey: { _id: 'd1' },
+    fullDocumentBeforeChange: { _id: 'd1', project: before },
+    fullDocument: { _id: 'd1', project: after }
+  }, true).projects
+  t.same(event(a, b), [a.toHexString(), b.toHexString()], 'moved: both projects')
+  t.same(event(a, a), [a.toHexString()], 'within one: once')
+  // { project: <ObjectId> } matches an array that holds it (manual: "Query an Array").
+  t.same(event([a, b], c), [a.toHexString(), b.toHexString(), c.toHexString()], 'an array of projects: each of them')
+  t.same(event([a, 'x', [b]], a), [a.toHexString()], 'an array\'s other elements are no project (a nested array is not matched either)')
+  // Nor a string of a project's hex, which no list's { project: <ObjectId> } matches.
+  t.same(event(a.toHexString(), undefined), [], 'a string is no project')
 })
 
 t.test('a change that lost the history is met by every feed behind it, and only by them', async (t) => {
