@@ -3,24 +3,17 @@
 // order, so that a feed's next answer is read from them without a stream of its own, and the
 // requests that wait are woken when a change of their project comes. A position the recent
 // changes do not reach back to (older, or issued before this replica saw it) is read with a
-// short stream of its own from the position's resume token, which then joins them.
+// short stream of its own from the position's resume token (stream-read.ts), which then joins them.
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChangeStream, Collection, Document, MongoClient } from 'mongodb'
-import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange, resumeOptions } from './change-events.js'
-import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
-import { RecentChanges, idText, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
+import type { ChangeStream, Document } from 'mongodb'
+import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange } from './change-events.js'
+import { RecentChanges, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
+import { readFrom, type StreamSource } from './stream-read.js'
 import { Waiters } from './waiters.js'
-import { atMost, pause, within } from '../lib/pause.js'
+import { atMost, within } from '../lib/pause.js'
 
-export interface HubOptions {
-  collection: () => Collection<Document>
-  /** The client of that collection (the sessions of readFrom()). */
-  client: () => MongoClient
-  /** The time limit of a stream's opening `aggregate` (QUERY_TIMEOUT_MS). */
-  maxTimeMS: number
-  /** The collection's documents belong to projects (routing by the images' `project`). */
-  scoped: boolean
+export interface HubOptions extends StreamSource {
   /** How many recent changes are kept (at least; up to a quarter more before the oldest are dropped). */
   capacity: number
   log: FastifyBaseLogger
@@ -41,10 +34,6 @@ const AWAIT_MS = 1000
 const SILENT_AFTER_MS = 2000
 /** After a failure, the stream is opened again this much later. */
 const RETRY_MS = 1000
-/** A stream read of its own waits this long on the server for events, then looks whether it has caught up. */
-const CATCH_UP_AWAIT_MS = 10
-/** And waits this long between two empty batches that have not caught up yet (an idle shard). */
-const CATCH_UP_POLL_MS = 50
 
 export class ChangeHub {
   private readonly recent: RecentChanges
@@ -87,81 +76,24 @@ export class ChangeHub {
     return this.running ? this.recent.locate(point) : undefined
   }
 
+  /** The newest change's sequence number, for changedSince() after a read. */
+  mark (): number {
+    return this.recent.newest
+  }
+
+  /** Whether a change of `project` came after `mark` (RecentChanges.changedSince()). */
+  changedSince (mark: number, project: string | undefined): boolean {
+    return this.recent.changedSince(mark, project)
+  }
+
   /** The changes after `from` (a sequence number locate() gave): RecentChanges.gather(). */
   gather (from: number, project: string | undefined, limit: number, admit: (id: unknown) => boolean): Gathered {
     return this.recent.gather(from, project, limit, admit)
   }
 
-  /**
-   * The changes after `point`, as gather() finds them, read by a stream of its own from the
-   * point's resume token, for a point the recent changes do not reach back to. It reads until it has caught up, or has `limit` documents, or
-   * has some and `softDeadline` (ms since the epoch) has passed. Caught up is not one empty
-   * batch: through `mongos` an awaitData getMore answers empty when its wait runs out while
-   * idle shards still hold committed events (SERVER-80427; manual: "Change Streams on Sharded
-   * Clusters", periodicNoopIntervalSecs). It is the stream's postBatchResumeToken reaching the
-   * cluster time the opening `aggregate` was answered at (its operationTime, read through a
-   * causally consistent session): every change committed before the request began lies behind
-   * that time. The `aggregate` is bounded by `maxTimeMS`, and the stream is closed (its cursor
-   * killed) when the request ends. When `signal` aborts first with nothing found, it throws: an
-   * answer without events must not say "nothing happened" of changes it did not look at.
-   * Throws MongoDB's error when the point cannot be resumed (isHistoryLost()).
-   */
+  /** The changes after `point`, read by a stream of its own (stream-read.ts), for a point the recent changes do not reach back to. */
   async readFrom (point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity): Promise<Gathered> {
-    const session = this.options.client().startSession({ causalConsistency: true })
-    const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: 1000, maxAwaitTimeMS: CATCH_UP_AWAIT_MS, maxTimeMS: this.options.maxTimeMS, session })
-    const ids = new Map<string, unknown>()
-    const committedAt: number[] = []
-    let at: StreamPoint = point
-    let scanned = 0
-    let caughtUp = false
-    /** The cluster time every change committed before this read lies behind. */
-    let target: bigint | undefined
-    const aborted = new Promise<null>((resolve) => {
-      if (signal.aborted) resolve(null)
-      signal.addEventListener('abort', () => { resolve(null) }, { once: true })
-    })
-    try {
-      while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
-        const event = await Promise.race([stream.tryNext(), aborted])
-        if (signal.aborted) break
-        if (target === undefined && session.operationTime !== undefined) target = fromTimestamp(session.operationTime)
-        if (event !== null) {
-          scanned++
-          const change = readChange(event as Document, this.options.scoped)
-          if (change.lost) return { lost: true }
-          if (change.id !== undefined && (project === undefined || change.projects.includes(project))) {
-            const text = idText(change.id)
-            if (!ids.has(text) && admit(change.id)) {
-              ids.set(text, change.id)
-              committedAt.push(change.committedAt)
-            }
-          }
-          at = { resumeToken: change.token, after: change.key }
-          if (ids.size >= limit) break
-          continue
-        }
-        // An empty batch: the stream stands at its postBatchResumeToken, past what it read.
-        const token = stream.resumeToken as Document | null | undefined
-        if (token !== undefined && token !== null) at = { ...at, resumeToken: token }
-        const reached = clusterTimeOf(token ?? undefined)
-        if (target === undefined || reached === undefined || reached >= target) {
-          caughtUp = true
-          break
-        }
-        // Not caught up, but what was found is sent: its token passes no unreturned change.
-        if (ids.size > 0) break
-        await pause(CATCH_UP_POLL_MS, signal)
-      }
-    } catch (error) {
-      if (ids.size === 0 || isHistoryLost(error)) throw error
-    } finally {
-      stream.close().catch(() => {}).finally(() => { session.endSession().catch(() => {}) })
-    }
-    if (!caughtUp && ids.size === 0) throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
-    // No change read: the point stands where it stood (its place among the recent changes too),
-    // only its resume token moved on. Else it joins the recent changes when they hold its last change.
-    if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }
-    return { lost: false, ids: [...ids.values()], point: this.recent.join(at), committedAt }
+    return await readFrom(this.options, this.recent, point, project, limit, admit, signal, softDeadline)
   }
 
   /**

@@ -47,10 +47,14 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
   if (refused.ok) throw new Error(`${options.badRequestExample} must be refused by every feed`)
   const badRequest = ProblemError.badRequest(refused.problems)
 
-  /** Whether changes came after `point` since it was read (a waiting request need not wait). */
-  const moved = (hub: ChangeHub, point: StreamPoint): boolean => {
+  /**
+   * Whether changes came after `point` since it was read, `mark` (hub.mark()) taken before that
+   * read: a waiting request need not wait. A point the recent changes cannot place (read by a
+   * stream of its own) cannot tell a change brought during that read: one of the project's counts.
+   */
+  const moved = (hub: ChangeHub, point: StreamPoint, project: string | undefined, mark: number): boolean => {
     const seq = hub.locate(point)
-    return seq !== undefined && seq < (hub.position().seq ?? seq)
+    return seq === undefined ? hub.changedSince(mark, project) : seq < (hub.position().seq ?? seq)
   }
 
   const delivered = (step: FeedStep): void => {
@@ -132,10 +136,11 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (stream) {
         return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered, moved })
       }
+      const mark = hub.mark()
       let answer = await next(position)
       if (answer.events.length === 0 && wait > 0) {
         // N seconds from the request's arrival, not from the end of its first read (whole ms: never before it arrived).
-        answer = await waitForChanges(reply, hub, project, answer, Date.now() - Math.floor(reply.elapsedTime) + wait * 1000, next)
+        answer = await waitForChanges(reply, hub, project, answer, Date.now() - Math.floor(reply.elapsedTime) + wait * 1000, next, mark)
       }
       delivered(answer)
       const token = encode(answer.position)
@@ -147,23 +152,28 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     }
   })
 
-  /** Waits for a change of the project until `deadline`, the client leaving or the service stopping; then answers what there is. */
-  async function waitForChanges (reply: FastifyReply, hub: ChangeHub, project: string | undefined, answer: FeedStep, deadline: number, next: (from: FeedPosition) => Promise<FeedStep>): Promise<FeedStep> {
+  /**
+   * Waits for a change of the project until `deadline`, the client leaving or the service stopping;
+   * then answers what there is. `mark` (hub.mark()) was taken before `answer` was read.
+   */
+  async function waitForChanges (reply: FastifyReply, hub: ChangeHub, project: string | undefined, answer: FeedStep, deadline: number, next: (from: FeedPosition) => Promise<FeedStep>, mark: number): Promise<FeedStep> {
     let current = answer
+    let readSince = mark
     // A client may have left during the first read, its 'close' already past.
     const state = { gone: reply.raw.closed }
     const leave = (): void => { state.gone = true }
     reply.raw.once('close', leave)
     while (current.events.length === 0 && !fastify.changes.stopping && !state.gone && Date.now() < deadline) {
       const point = (current.position as { point: StreamPoint }).point
-      if (!moved(hub, point)) {
+      if (!moved(hub, point, project, readSince)) {
         await hub.nextWake(project, deadline, fastify.changes.onStop, reply.raw)
         // The wait ran out and the stream, following from the point, brought nothing after it:
         // nothing to read again, and the answer comes at the end of its wait, not one read later.
-        if (Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined && !moved(hub, point)) break
+        if (Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined && !moved(hub, point, project, readSince)) break
       }
       // Stopping: the answer is what it has, not another read of a database that may be stopping too (Ctrl-C stops the embedded one).
       if (state.gone || fastify.changes.stopping) break
+      readSince = hub.mark()
       current = await next(current.position)
       if (fastify.changes.stopping) break
     }

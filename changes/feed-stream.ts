@@ -37,7 +37,7 @@ export interface StreamOptions {
   next: (from: FeedPosition) => Promise<FeedStep>
   encode: (at: FeedPosition) => string
   delivered: (step: FeedStep) => void
-  moved: (hub: ChangeHub, point: StreamPoint) => boolean
+  moved: (hub: ChangeHub, point: StreamPoint, project: string | undefined, mark: number) => boolean
 }
 
 /** The problem a stream's last line carries for a failure met after it began. */
@@ -53,6 +53,7 @@ const BEHIND_BYTES = 16 * MIB
 
 export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered, moved }: StreamOptions): Promise<FastifyReply> {
   // The first answer is read before anything is written: a 400, 410 or 503 is still a problem answer.
+  let mark = hub.mark()
   let step = await next(first)
   const raw = reply.raw
   reply.hijack()
@@ -108,7 +109,7 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
         return reply
       }
       // A full answer: more may be ready at once.
-      if (step.events.length < limit && step.position.phase === 'following' && !moved(hub, step.position.point)) {
+      if (step.events.length < limit && step.position.phase === 'following' && !moved(hub, step.position.point, project, mark)) {
         await hub.nextWake(project, Math.min(endsAt, checkpointAt + CHECKPOINT_MS), fastify.changes.onStop, raw)
         if (gone) return reply
         // Stopping: the stream ends at its last position, without another read of a database that may be stopping too.
@@ -119,6 +120,7 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
         }
         if (!hub.isRunning) hub.ready().catch(() => {})
       }
+      mark = hub.mark()
       step = await next(position)
     }
   } catch (error) {

@@ -79,6 +79,24 @@ export class RecentChanges {
     return point
   }
 
+  /** The newest change's sequence number (the numbers go on across a reset). */
+  get newest (): number {
+    return this.lastSeq
+  }
+
+  /**
+   * Whether a change that concerns `project` (any when undefined), or one that lost the history,
+   * came after sequence number `mark`; true when the recent changes no longer reach back to it.
+   */
+  changedSince (mark: number, project: string | undefined): boolean {
+    if (mark < this.firstSeq - 1) return true
+    for (let i = mark + 1 - this.firstSeq; i < this.entries.length; i++) {
+      const entry = this.entries[i] as Entry
+      if (entry.lost || (entry.id !== undefined && (project === undefined || entry.projects.includes(project)))) return true
+    }
+    return false
+  }
+
   /** The sequence number `point` stands after, when the recent changes reach back to it. */
   locate (point: StreamPoint): number | undefined {
     if (point.epoch === this.epoch && point.seq !== undefined && point.seq >= this.firstSeq - 1 && point.seq <= this.lastSeq) return point.seq

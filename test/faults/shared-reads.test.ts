@@ -1,11 +1,15 @@
 // Two followers of one feed, one request each, share the read of a changed document when they
 // can. A read that ran on the database before a change the second follower has gathered must
 // not answer for it: that follower's token would move past the change with the older state,
-// and its copy would keep, for good, a document the list no longer has.
+// and its copy would keep, for good, a document the list no longer has. And a waiting request
+// whose token this replica cannot place hears of a change that came during its own read.
+import { ObjectId, type Db } from 'mongodb'
 import t from 'tap'
-import { FeedCopy, listAll, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+import { build } from '../helpers/build.js'
+import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
+import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 import { until } from '../helpers/until.js'
-import { feedFaultApp } from './fault-app.js'
+import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, SLACK_MS, feedFaultApp, proxiedDatabase } from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 
@@ -49,4 +53,38 @@ t.test('a follower never joins a read older than a change it gathered', feeds, a
   const listed = await listAll(get, `/projects/${String(project)}/sessions`)
   t.same(first.sorted(), listed, 'the first follower\'s copy equals the list')
   t.same(second.sorted(), listed, 'the second follower\'s copy equals the list')
+})
+
+t.test('a wait on a token this replica cannot place answers a change the shared stream brought during its own read', feeds, async (t) => {
+  const config = { CURSOR_SECRET: 'a-shared-reads-secret-of-32-bytes-or-more', MONGODB_DB: uniqueDatabaseName('placed'), QUERY_TIMEOUT_MS }
+  const proxy = await proxiedDatabase(t)
+  const elsewhere = await build(t, { config, databaseUri: (await testDatabase()).uri })
+  const db = elsewhere.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  const path = `/projects/${String(project)}/sessions/changes`
+  // The token comes from another replica: this one has seen no change of the collection.
+  const copy = new FeedCopy(path)
+  await copy.catchUp(async (url) => await elsewhere.inject(url))
+  const here = await build(t, { config, databaseUri: proxy.uri })
+  const hub = here.changes.hub('sessions', true)
+
+  // Its read of its own from the token: the getMore that finds it caught up (its wait is 10 ms,
+  // the shared stream's 1 s) ran on the database; the reply is held back meanwhile.
+  const held = proxy.holdReply((command) => command.getMore !== undefined && command.collection === 'sessions' && Number(command.maxTimeMS) < 1000)
+  t.teardown(() => { held.release() })
+  const started = Date.now()
+  const waiting = here.inject(copy.url('wait=30'))
+  await held.held
+  t.ok(await until(() => hub.isRunning, ANSWER_BOUND_MS), 'the shared stream follows the collection')
+  const mark = hub.mark()
+  const changed = String((await db.collection('sessions').insertOne({ project, name: 'during the read' })).insertedId)
+  t.ok(await until(() => hub.changedSince(mark, String(project)), ANSWER_BOUND_MS), 'and has brought the change, before the read ended')
+  held.release()
+  let timer: NodeJS.Timeout | undefined
+  const answer = await Promise.race([waiting, new Promise<undefined>((resolve) => { timer = setTimeout(resolve, ANSWER_BOUND_MS + SLACK_MS) })])
+  clearTimeout(timer)
+  t.ok(answer !== undefined, `answered ${Date.now() - started} ms after it was asked, not at the end of its 30 s wait`)
+  t.same((answer?.json() as FeedAnswer | undefined)?.events.map((event) => event._id), [changed], 'with the change')
 })

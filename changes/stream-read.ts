@@ -1,0 +1,94 @@
+// A change stream read of its own, from a feed token's point that the shared stream's recent
+// changes do not reach back to (change-hub.ts): short, bounded by the request, and closed with it.
+import type { Collection, Document, MongoClient } from 'mongodb'
+import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, readChange, resumeOptions } from './change-events.js'
+import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
+import { idText, type Gathered, type RecentChanges, type StreamPoint } from './recent-changes.js'
+import { pause } from '../lib/pause.js'
+
+/** What a read of its own needs of the hub's options. */
+export interface StreamSource {
+  collection: () => Collection<Document>
+  /** The client of that collection (the read's causally consistent session). */
+  client: () => MongoClient
+  /** The time limit of the stream's opening `aggregate` (QUERY_TIMEOUT_MS). */
+  maxTimeMS: number
+  /** The collection's documents belong to projects (routing by the images' `project`). */
+  scoped: boolean
+}
+
+/** The read waits this long on the server for events, then looks whether it has caught up. */
+const CATCH_UP_AWAIT_MS = 10
+/** And waits this long between two empty batches that have not caught up yet (an idle shard). */
+const CATCH_UP_POLL_MS = 50
+
+/**
+ * The changes after `point`, as gather() finds them, read by a stream of its own from the
+ * point's resume token (a point the recent changes do not reach back to), until it has caught
+ * up, or has `limit` documents, or has some and `softDeadline` (ms since the epoch) has passed.
+ * Caught up is not one empty batch (through `mongos` an awaitData getMore answers empty while
+ * idle shards still hold committed events: SERVER-80427; manual: "Change Streams on Sharded
+ * Clusters", periodicNoopIntervalSecs): it is the postBatchResumeToken reaching the cluster
+ * time the opening `aggregate` was answered at (its operationTime, through a causally
+ * consistent session), behind which lies every change committed before the request began.
+ * The `aggregate` is bounded by `maxTimeMS`, and the stream closed when the request ends. When
+ * `signal` aborts first with nothing found, it throws: an answer without events must not vouch
+ * for changes it did not look at. Throws MongoDB's error when the point cannot be resumed.
+ */
+export async function readFrom (source: StreamSource, recent: RecentChanges, point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity): Promise<Gathered> {
+  const session = source.client().startSession({ causalConsistency: true })
+  const stream = source.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: 1000, maxAwaitTimeMS: CATCH_UP_AWAIT_MS, maxTimeMS: source.maxTimeMS, session })
+  const ids = new Map<string, unknown>()
+  const committedAt: number[] = []
+  let at: StreamPoint = point
+  let scanned = 0
+  let caughtUp = false
+  /** The cluster time every change committed before this read lies behind. */
+  let target: bigint | undefined
+  const aborted = new Promise<null>((resolve) => {
+    if (signal.aborted) resolve(null)
+    signal.addEventListener('abort', () => { resolve(null) }, { once: true })
+  })
+  try {
+    while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
+      const event = await Promise.race([stream.tryNext(), aborted])
+      if (signal.aborted) break
+      if (target === undefined && session.operationTime !== undefined) target = fromTimestamp(session.operationTime)
+      if (event !== null) {
+        scanned++
+        const change = readChange(event as Document, source.scoped)
+        if (change.lost) return { lost: true }
+        if (change.id !== undefined && (project === undefined || change.projects.includes(project))) {
+          const text = idText(change.id)
+          if (!ids.has(text) && admit(change.id)) {
+            ids.set(text, change.id)
+            committedAt.push(change.committedAt)
+          }
+        }
+        at = { resumeToken: change.token, after: change.key }
+        if (ids.size >= limit) break
+        continue
+      }
+      // An empty batch: the stream stands at its postBatchResumeToken, past what it read.
+      const token = stream.resumeToken as Document | null | undefined
+      if (token !== undefined && token !== null) at = { ...at, resumeToken: token }
+      const reached = clusterTimeOf(token ?? undefined)
+      if (target === undefined || reached === undefined || reached >= target) {
+        caughtUp = true
+        break
+      }
+      // Not caught up, but what was found is sent: its token passes no unreturned change.
+      if (ids.size > 0) break
+      await pause(CATCH_UP_POLL_MS, signal)
+    }
+  } catch (error) {
+    if (ids.size === 0 || isHistoryLost(error)) throw error
+  } finally {
+    stream.close().catch(() => {}).finally(() => { session.endSession().catch(() => {}) })
+  }
+  if (!caughtUp && ids.size === 0) throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
+  // No change read: the point stands where it stood (its place among the recent changes too),
+  // only its resume token moved on. Else it joins the recent changes when they hold its last change.
+  if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }
+  return { lost: false, ids: [...ids.values()], point: recent.join(at), committedAt }
+}
