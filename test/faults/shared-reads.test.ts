@@ -83,7 +83,7 @@ t.test('a wait on a token this replica cannot place answers a change the shared 
   t.ok(await until(() => hub.changedSince(mark, String(project)), ANSWER_BOUND_MS), 'and has brought the change, before the read ended')
   held.release()
   let timer: NodeJS.Timeout | undefined
-  const answer = await Promise.race([waiting, new Promise<undefined>((resolve) => { timer = setTimeout(resolve, ANSWER_BOUND_MS + SLACK_MS) })])
+  const answer = await Promise.race([waiting, new Promise<undefined>((resolve) => { timer = setTimeout(() => { resolve(undefined) }, ANSWER_BOUND_MS + SLACK_MS) })])
   clearTimeout(timer)
   t.ok(answer !== undefined, `answered ${Date.now() - started} ms after it was asked, not at the end of its 30 s wait`)
   t.same((answer?.json() as FeedAnswer | undefined)?.events.map((event) => event._id), [changed], 'with the change')
