@@ -4,7 +4,9 @@
 // in turn; one replica is restarted mid-way. At the end every copy equals its list, document
 // for document, no event ever named a document that was never in the follower's project, and
 // every remove's reason (deleted, unmatched, moved) is a state the writer's own log gave the
-// document since the follower's previous answer (any state it had, where the majority point lags).
+// document since the follower's previous answer (any state it had, where the majority point lags),
+// and, where writes are majority committed as they are acknowledged, every answer without
+// events comes with the copy already equal to the list.
 // Then the database loses its history (dropped): every follower gets 410 at once, lists again,
 // and converges. Seeded: FEED_SEED=<n> replays a run. On the stand-in it runs again on stand-ins
 // as inconvenient as MongoDB is allowed to be (offline-mongodb/README.md, "Hazards"): slow
@@ -118,6 +120,8 @@ async function converge (t: Test, seed: number, uri: string, expiring: boolean):
     t.same([...follower.copy.seen].filter((id) => !(everIn.get(follower.project)?.has(id) ?? false)), [], 'its events named only documents of its project')
     follower.copy = new FeedCopy(follower.copy.path, follower.copy.query)
   }
+  /** How many answers without events were checked against the list. */
+  let emptyChecked = 0
   /** The reasons of removes checked, by reason. */
   const reasons = new Map<string, number>()
   let turn = 0
@@ -162,6 +166,13 @@ async function converge (t: Test, seed: number, uri: string, expiring: boolean):
         reasons.set(String(event.reason), (reasons.get(String(event.reason)) ?? 0) + 1)
       }
       readAt.set(key, seq)
+      // Every write was acknowledged before this request (and, without hazards, is majority
+      // committed): an answer without events says the copy already holds them all.
+      if (!expiring && answer.synced && answer.events.length === 0) {
+        const list = await listAll(get, follower.copy.path.replace('/changes', ''), follower.copy.query)
+        if (JSON.stringify(follower.copy.sorted()) !== JSON.stringify(list)) t.same(follower.copy.sorted(), list, `round ${round}: ${key}: an answer without events, and the copy is the list`)
+        emptyChecked++
+      }
     }
     if (round === Math.floor(ROUNDS / 2)) {
       // A replica restarts: a new process, the same secret; tokens it issued go on elsewhere and after.
@@ -169,6 +180,7 @@ async function converge (t: Test, seed: number, uri: string, expiring: boolean):
       replicas = [await build(t, { config, databaseUri: uri }), replicas[1] as (typeof replicas)[number]]
     }
   }
+  if (!expiring) t.ok(emptyChecked > 0, `${emptyChecked} answers without events, each with the copy equal to the list`)
   t.ok([...reasons.values()].reduce((a, b) => a + b, 0) > 0, `every remove's reason is one of the writer's states (${[...reasons].map(([reason, n]) => `${n} ${reason}`).join(', ')})`)
   for (const follower of followers) {
     // A write just before: the answer with no events that ends the catch-up must already hold it.
