@@ -28,9 +28,10 @@ const CATCH_UP_POLL_MS = 50
  * up, or has `limit` documents, or has some and `softDeadline` (ms since the epoch) has passed.
  * Caught up is not one empty batch (through `mongos` an awaitData getMore answers empty while
  * idle shards still hold committed events: SERVER-80427; manual: "Change Streams on Sharded
- * Clusters", periodicNoopIntervalSecs): it is the postBatchResumeToken reaching the cluster
- * time the opening `aggregate` was answered at (its operationTime, through a causally
- * consistent session), behind which lies every change committed before the request began.
+ * Clusters", periodicNoopIntervalSecs), and a busy collection's never come empty: it is a
+ * batch's postBatchResumeToken reaching the cluster time the opening `aggregate` was answered
+ * at (its operationTime, through a causally consistent session), behind which lies every
+ * change committed before the request began.
  * The `aggregate` is bounded by `maxTimeMS`, and the stream closed when the request ends. When
  * `signal` aborts first with nothing found, it throws: an answer without events must not vouch
  * for changes it did not look at. Throws MongoDB's error when the point cannot be resumed.
@@ -67,6 +68,19 @@ export async function readFrom (source: StreamSource, recent: RecentChanges, poi
         }
         at = { resumeToken: change.token, after: change.key }
         if (ids.size >= limit) break
+        // The batch's last event: the stream stands at the batch's postBatchResumeToken (the
+        // driver's resumeToken then), which is how a busy collection, whose batches are never
+        // empty, is seen to have caught up. An event's own token at the target time is not: more
+        // events may share that cluster time (a transaction's).
+        if (stream.bufferedCount() === 0 && target !== undefined) {
+          const token = stream.resumeToken as Document | null | undefined
+          const reached = clusterTimeOf(token ?? undefined)
+          if (token != null && reached !== undefined && (reached > target || (reached === target && token._data !== change.key))) {
+            at = { ...at, resumeToken: token }
+            caughtUp = true
+            break
+          }
+        }
         continue
       }
       // An empty batch: the stream stands at its postBatchResumeToken, past what it read.
