@@ -156,6 +156,9 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   fastify.addHook('preClose', async () => {
     lifecycle.draining = true
     lifecycle.closing = true
+    // As at the end of a drain: the answers in flight close their connections, which close()
+    // otherwise waits for until the clients' keep-alive ends.
+    for (const response of answering) if (!response.headersSent) response.shouldKeepAlive = false
     stopped()
   })
 }

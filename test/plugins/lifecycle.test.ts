@@ -1,5 +1,6 @@
 // The drain waits for in-flight requests: the count must come back to zero whatever the client
 // does, or a shutdown would wait its whole bound for requests that no longer exist.
+import http from 'node:http'
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { until } from '../helpers/until.js'
@@ -69,4 +70,30 @@ t.test('the shutdown delay: new requests answered while it lasts, refused once i
   answerSlow()
   t.equal((await slow).statusCode, 200, 'which is answered')
   t.equal(await firstOf(drained), 'settled', 'and then the drain ends, long before its bound')
+})
+
+t.test('close() without a drain: an answer in flight closes its connection, and close() does not wait for the client', async (t) => {
+  let answerSlow = (): void => {}
+  const fastify = await build(t, {
+    extend: (app) => {
+      app.get('/test/slow', async () => { await new Promise<void>((resolve) => { answerSlow = resolve }); return { ok: true } })
+    }
+  })
+  const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
+  // A client that keeps its connections alive, as an HTTP client library does.
+  const agent = new http.Agent({ keepAlive: true })
+  t.teardown(() => { agent.destroy() })
+  const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
+    http.get(`${address}/test/slow`, { agent }, (res) => { res.resume(); res.on('end', () => { resolve(res) }) }).on('error', reject)
+  })
+  t.ok(await until(() => fastify.lifecycle.inFlight === 1, 10_000), 'a request in flight')
+  const closed = fastify.close()
+  // Answered once closing has begun (as a waiting feed is woken by it), after Fastify closed the idle connections.
+  t.ok(await until(() => fastify.lifecycle.closing, 10_000), 'closing')
+  answerSlow()
+  const res = await answered
+  t.equal(res.statusCode, 200, 'it is answered')
+  t.equal(res.headers.connection, 'close', 'with its connection closed after it')
+  await closed
+  t.pass('close() ended without the client letting go of its connection')
 })
