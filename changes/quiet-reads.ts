@@ -6,7 +6,7 @@
 // two reads in a row. A burst of waits costs a few reads, not one each. A shared read that finds
 // any change leaves each step to read for itself.
 import { BSON } from 'mongodb'
-import { pause, unlessAborted } from '../lib/pause.js'
+import { atMost, pause, unlessAborted, type Wait } from '../lib/pause.js'
 import type { Gathered, StreamPoint } from './recent-changes.js'
 
 /** A read of every change after a point (any project, the first one enough), bounded in time. */
@@ -14,9 +14,6 @@ export type AnyChangeAfter = (point: StreamPoint) => Promise<Gathered>
 
 /** How long the steps that arrive during a slow read wait at most before their own shared read begins. */
 export const JOIN_MS = 100
-
-/** Resolves after `ms`, or once `signal` aborts (lib/pause.ts; a test gives one it moves itself). */
-export type Wait = (ms: number, signal: AbortSignal) => Promise<void>
 
 interface Queue { point: StreamPoint, running?: Promise<Gathered>, next?: Promise<Gathered> }
 
@@ -51,7 +48,7 @@ export class QuietReads {
   /** The read that follows the one running: it begins once that one has ended or JOIN_MS have passed, and takes no joiner after. */
   private async after (key: string, queue: Queue): Promise<Gathered> {
     // Awaited even with no read running: confirm() has made this the queue's next read by then.
-    await (queue.running === undefined ? undefined : this.endOrJoin(queue.running))
+    await (queue.running === undefined ? undefined : atMost(queue.running.catch(() => {}), JOIN_MS, this.wait))
     const running = this.read(queue.point)
     queue.running = running
     queue.next = undefined
@@ -62,12 +59,5 @@ export class QuietReads {
       // Reads may overlap: an older one ending last leaves a newer queue of the same point alone.
       if (queue.running === undefined && queue.next === undefined && this.queues.get(key) === queue) this.queues.delete(key)
     }
-  }
-
-  /** Resolves when `running` ends or JOIN_MS have passed, whichever comes first. */
-  private async endOrJoin (running: Promise<Gathered>): Promise<void> {
-    const ended = new AbortController()
-    await Promise.race([running.catch(() => {}), this.wait(JOIN_MS, ended.signal)])
-    ended.abort()
   }
 }

@@ -1,5 +1,8 @@
 // A wait that a request's or a service's AbortSignal can cut short, and waits that give up on a promise.
 
+/** A wait of `ms` that `signal` cuts short: pause() itself, or one a test moves itself. */
+export type Wait = (ms: number, signal: AbortSignal) => Promise<void>
+
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export async function pause (ms: number, signal: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => {
@@ -35,12 +38,12 @@ export async function within<T> (work: Promise<T>, ms: number, late: () => Error
   }
 }
 
-/** Waits for `work` at most `ms`, then goes on and leaves it to itself; a failure in time is thrown. */
-export async function atMost (work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
+/** Waits for `work` at most `ms` (by `wait`), then goes on and leaves it to itself; a failure in time is thrown. */
+export async function atMost (work: Promise<unknown>, ms: number, wait: Wait = pause): Promise<void> {
+  const ended = new AbortController()
   try {
-    await Promise.race([work, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })])
+    await Promise.race([work, wait(ms, ended.signal)])
   } finally {
-    clearTimeout(timer)
+    ended.abort()
   }
 }
