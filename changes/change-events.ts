@@ -48,6 +48,10 @@ const projectKeys = (image: unknown): string[] => {
   return Array.isArray(project) ? project.filter((element) => element instanceof ObjectId).map((element: ObjectId) => element.toHexString()) : []
 }
 
+/** Whether a change names a document of `project` (any project when undefined). */
+export const concerns = (change: Change, project: string | undefined): boolean =>
+  change.id !== undefined && (project === undefined || change.projects.includes(project))
+
 /** The events that end a collection's history as a stream sees it (manual: Change Events). */
 const COLLECTION_ENDS = new Set(['drop', 'rename', 'dropDatabase', 'invalidate'])
 

@@ -3,7 +3,7 @@
 // Pure bookkeeping: no database, no timers.
 import { randomBytes } from 'node:crypto'
 import { BSON, ObjectId, type Document } from 'mongodb'
-import type { Change } from './change-events.js'
+import { concerns, type Change } from './change-events.js'
 
 /** A place in a collection's changes, as a feed token holds it (changes/feed-token.ts). */
 export interface StreamPoint {
@@ -92,7 +92,7 @@ export class RecentChanges {
     if (mark < this.firstSeq - 1) return true
     for (let i = mark + 1 - this.firstSeq; i < this.entries.length; i++) {
       const entry = this.entries[i] as Entry
-      if (entry.lost || (entry.id !== undefined && (project === undefined || entry.projects.includes(project)))) return true
+      if (entry.lost || concerns(entry, project)) return true
     }
     return false
   }
@@ -114,7 +114,7 @@ export class RecentChanges {
     for (let i = from + 1 - this.firstSeq; i < this.entries.length; i++) {
       const entry = this.entries[i] as Entry
       if (entry.lost) return { lost: true }
-      if (entry.id !== undefined && (project === undefined || entry.projects.includes(project))) {
+      if (concerns(entry, project)) {
         const text = idText(entry.id)
         if (!ids.has(text) && admit(entry.id)) {
           if (ids.size === limit) break

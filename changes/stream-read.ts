@@ -1,7 +1,7 @@
 // A change stream read of its own, from a feed token's point that the shared stream's recent
 // changes do not reach back to (change-hub.ts): short, bounded by the request, and closed with it.
 import type { Collection, Document, MongoClient } from 'mongodb'
-import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, readChange, resumeOptions } from './change-events.js'
+import { STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions } from './change-events.js'
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 import { idText, type Gathered, type RecentChanges, type StreamPoint } from './recent-changes.js'
 import { pause } from '../lib/pause.js'
@@ -59,7 +59,7 @@ export async function readFrom (source: StreamSource, recent: RecentChanges, poi
         scanned++
         const change = readChange(event as Document, source.scoped)
         if (change.lost) return { lost: true }
-        if (change.id !== undefined && (project === undefined || change.projects.includes(project))) {
+        if (concerns(change, project)) {
           const text = idText(change.id)
           if (!ids.has(text) && admit(change.id)) {
             ids.set(text, change.id)
