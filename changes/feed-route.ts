@@ -99,9 +99,11 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       const reason = await fastify.changes.unavailable(collection, scoped, request)
       if (reason !== undefined) throw unavailable(reason)
       const hub = fastify.changes.hub(collection, scoped)
-      // A first request starts the shared stream beside its checks: one round trip fewer before the listing.
-      const following = position === undefined ? hub.ready() : undefined
-      following?.catch(() => {})
+      // The shared stream starts beside the checks (one round trip fewer before a first listing);
+      // a request with `since` does not wait for it: it reads on its own meanwhile, and the stream
+      // serves the waits and the next answers.
+      const following = hub.ready()
+      following.catch(() => {})
       // The project and the collection's identity side by side, within the request's one budget.
       const [exists, identity] = await Promise.all([
         scoped ? options.projectExists(request, projectKey, projectId as ObjectId) : true,
@@ -113,15 +115,12 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       if (position === undefined) {
         // The changes are followed from before the listing: nothing written during it is lost.
         await fastify.database.bounded(async (signal) => {
-          await unlessAborted(following ?? hub.ready(), signal).catch((error: unknown) => {
+          await unlessAborted(following, signal).catch((error: unknown) => {
             if (fastify.changes.stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
             throw feedError(error)
           })
         }, request)
         position = { phase: 'listing', start: hub.position() }
-      } else if (!hub.isRunning) {
-        // Started for the waits and the next answers; this one reads on its own meanwhile.
-        hub.ready().catch(() => {})
       }
       const { projection: read } = pageProjection(projection, fields, [])
       const project = scoped ? projectKey : undefined
