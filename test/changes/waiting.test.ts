@@ -12,7 +12,7 @@ import t, { type Test } from 'tap'
 import { FEED_MAX_WAIT } from '../../list-query/compile-list-query.js'
 import type { Config } from '../../plugins/config.js'
 import { build } from '../helpers/build.js'
-import { FeedCopy, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, feedProject, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 import { until } from '../helpers/until.js'
 
 const feeds = await requireChangeStreams(t)
@@ -22,10 +22,7 @@ t.setTimeout(120_000)
 async function setUp (t: Test, config: Partial<Config> = {}) {
   const fastify = await build(t, { config: { CURSOR_SECRET: 'a-waiting-test-secret-of-32-bytes-long', ...config } })
   const db = fastify.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
-  const path = `/projects/${String(project)}/registrations/changes`
+  const { project, path } = await feedProject(db, 'registrations')
   const copy = new FeedCopy(path)
   await copy.catchUp(async (url) => await fastify.inject(url))
   return { fastify, db, project, path, copy }
@@ -131,10 +128,8 @@ t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no conn
 
 t.test('shutdown ends waiting requests at once, with what they have', feeds, async (t) => {
   const fastify = await build(t, { config: { CURSOR_SECRET: 'a-waiting-test-secret-of-32-bytes-long' } })
-  await prepareFeeds(fastify.mongo.db as Db)
-  const project = new ObjectId()
-  await fastify.mongo.db?.collection('projects').insertOne({ _id: project })
-  const copy = new FeedCopy(`/projects/${String(project)}/registrations/changes`)
+  const { path } = await feedProject(fastify.mongo.db as Db, 'registrations')
+  const copy = new FeedCopy(path)
   await copy.catchUp(async (url) => await fastify.inject(url))
   const sent = Date.now()
   const answering = fastify.inject(copy.url(`wait=${FEED_MAX_WAIT}`))

@@ -4,7 +4,7 @@ import type { Test } from 'tap'
 import { ANSWER_MARGIN_MS, clientOptions } from '../../plugins/mongodb.js'
 import { build, type BuildOptions } from '../helpers/build.js'
 import { testDatabase } from '../helpers/database.js'
-import { prepareFeeds } from '../helpers/feeds.js'
+import { feedProject } from '../helpers/feeds.js'
 import { timeUntil, until } from '../helpers/until.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
 
@@ -40,10 +40,8 @@ export async function feedFaultApp (t: Test): Promise<{ proxy: FaultProxy, fasti
   const proxy = await proxiedDatabase(t)
   const fastify = await faultApp(t, proxy)
   const db = fastify.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
-  return { proxy, fastify, db, project, sessions: db.collection('sessions'), path: `/projects/${String(project)}/sessions/changes` }
+  const { project, path } = await feedProject(db, 'sessions')
+  return { proxy, fastify, db, project, sessions: db.collection('sessions'), path }
 }
 
 export interface Timed { status: number, code?: string, ms: number, retryAfter?: string }

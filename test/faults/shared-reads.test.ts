@@ -3,11 +3,11 @@
 // not answer for it: that follower's token would move past the change with the older state,
 // and its copy would keep, for good, a document the list no longer has. And a waiting request
 // whose token this replica cannot place hears of a change that came during its own read.
-import { ObjectId, type Db } from 'mongodb'
+import type { Db } from 'mongodb'
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
-import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
+import { FeedCopy, feedProject, listAll, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 import { until } from '../helpers/until.js'
 import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, SLACK_MS, feedFaultApp, proxiedDatabase } from './fault-app.js'
 
@@ -60,10 +60,7 @@ t.test('a wait on a token this replica cannot place answers a change the shared 
   const proxy = await proxiedDatabase(t)
   const elsewhere = await build(t, { config, databaseUri: (await testDatabase()).uri })
   const db = elsewhere.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
-  const path = `/projects/${String(project)}/sessions/changes`
+  const { project, path } = await feedProject(db, 'sessions')
   // The token comes from another replica: this one has seen no change of the collection.
   const copy = new FeedCopy(path)
   await copy.catchUp(async (url) => await elsewhere.inject(url))

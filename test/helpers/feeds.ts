@@ -1,4 +1,4 @@
-import { MongoClient, type Db, type Document } from 'mongodb'
+import { MongoClient, ObjectId, type Db, type Document } from 'mongodb'
 import type { Test } from 'tap'
 import { testDatabase } from './database.js'
 import { ALL_LISTS } from './lists.js'
@@ -21,6 +21,14 @@ export async function prepareFeeds (db: Db): Promise<void> {
     // documents on every shard (the manual's "Hashed Sharding"; no enableSharding since 6.0).
     if (sharded) await db.admin().command({ shardCollection: `${db.databaseName}.${name}`, key: { _id: 'hashed' } })
   }
+}
+
+/** The collections prepared for feeds, and one project: its feed of `kind` is `path`. */
+export async function feedProject (db: Db, kind: string): Promise<{ project: ObjectId, path: string }> {
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  return { project, path: `/projects/${String(project)}/${kind}/changes` }
 }
 
 let standalone: Promise<string | undefined> | undefined
