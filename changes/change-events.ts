@@ -79,7 +79,7 @@ export function readChange (event: Document, scoped: boolean): Change {
   }
   const before = type === 'insert' ? [] : projectKeys(event.fullDocumentBeforeChange)
   const after = type === 'delete' ? [] : projectKeys(event.fullDocument)
-  change.projects = before.length + after.length < 2 ? [...before, ...after] : [...new Set([...before, ...after])]
+  change.projects = [...new Set([...before, ...after])]
   return change
 }
 
