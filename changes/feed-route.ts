@@ -57,14 +57,7 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     return seq === undefined ? hub.changedSince(mark, project) : seq < (hub.position().seq ?? seq)
   }
 
-  const delivered = (step: FeedStep): void => {
-    if (step.events.length === 0) return
-    const { stats } = fastify.changes
-    stats.eventsSent.set(collection, (stats.eventsSent.get(collection) ?? 0) + step.events.length)
-    if (stats.onLag === undefined) return
-    const now = Date.now()
-    for (const at of step.committedAt) stats.onLag(Math.max(0, now - at) / 1000)
-  }
+  const delivered = (step: FeedStep): void => { fastify.changes.delivered(collection, step.events.length, step.committedAt) }
 
   fastify.get(feedUrl, {
     schema: feedOpenApi(options, badRequest),

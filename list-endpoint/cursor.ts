@@ -5,8 +5,8 @@
 //
 // Layout: a version byte (2), four 8-byte digests (SHA-256 prefixes of the binding's path,
 // filter, sort and fields), then the values as one BSON document {"0": v0, "1": v1, …}, exactly
-// as stored (an int64 stays one); then `.` and the HMAC of those bytes. A cursor of one
-// ObjectId is ~120 characters, and it is written twice per page (body and Link). Version 1
+// as stored (an int64 stays one); then `.` and the HMAC of those bytes: short, as a cursor is
+// written twice per page (body and Link). Version 1
 // cursors (JSON and Extended JSON, signed as text) are still read: a walk started before an
 // upgrade goes on after it.
 import { createHash, timingSafeEqual } from 'node:crypto'

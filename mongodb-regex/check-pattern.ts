@@ -8,7 +8,7 @@ export type PatternVerdict =
   | { ok: false, code: 'INVALID_REGEX' | 'UNSAFE_REGEX', reason: string, by: RefusedBy, nul?: boolean }
 
 /**
- * Clients repeat their patterns: the analysis (tens of µs) runs once per pattern and options.
+ * Clients repeat their patterns: the analysis (docs/performance.md, "Compile") runs once per pattern and options.
  * One cache per option string (at most the 65 orderings of `imsx`), keyed by the pattern alone,
  * so that no key is built on the hot path.
  */

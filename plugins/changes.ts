@@ -26,20 +26,19 @@ const AVAILABLE_TTL_MS = 60_000
 /** How long the shared streams have to close at shutdown: a getMore under way ends within the hub's 1 s await, on a database that answers. */
 const HUB_STOP_MS = 1500
 
+/** The feeds' figures, read by the metrics; only this plugin writes them. */
 export interface FeedStats {
   /** Events sent, by collection. */
-  eventsSent: Map<string, number>
+  readonly eventsSent: ReadonlyMap<string, number>
   /** Requests waiting for a change now (admitted with wait), streams open now. */
-  waiting: number
-  streams: number
+  readonly waiting: number
+  readonly streams: number
   /** Of those, the ones asleep between reads now, until a change, their deadline or a checkpoint. */
   readonly idle: number
   /** Events of types the feed does not know, passed over, by collection. */
-  eventsSkipped: Map<string, number>
+  readonly eventsSkipped: ReadonlyMap<string, number>
   /** Changes that could never be read (the stream moved past them), by collection. */
-  unreadable: Map<string, number>
-  /** Hears the delay from a change's commit to its delivery, in seconds (the metrics). */
-  onLag?: (seconds: number) => void
+  readonly unreadable: ReadonlyMap<string, number>
 }
 
 export interface ChangeFeeds {
@@ -57,6 +56,10 @@ export interface ChangeFeeds {
   readonly stopping: boolean
   /** Calls `listener` once when the service stops; returns the function that cancels it. */
   onStop: (listener: () => void) => () => void
+  /** Counts the events of an answer of `collection`'s feed, which their changes were committed at (ms since the epoch). */
+  delivered: (collection: string, events: number, committedAt: readonly number[]) => void
+  /** Calls `listener` with each delay from a change's commit to its delivery, in seconds; returns the function that stops it. */
+  onLag: (listener: (seconds: number) => void) => () => void
   readonly stats: FeedStats
 }
 
@@ -68,10 +71,11 @@ async function changesPlugin (fastify: FastifyInstance) {
   const stopListeners = new Set<() => void>()
   let stopping = false
   let admitted = 0
-  const stats: FeedStats = {
-    eventsSent: new Map(),
-    eventsSkipped: new Map(),
-    unreadable: new Map(),
+  const lagListeners = new Set<(seconds: number) => void>()
+  const stats = {
+    eventsSent: new Map<string, number>(),
+    eventsSkipped: new Map<string, number>(),
+    unreadable: new Map<string, number>(),
     waiting: 0,
     streams: 0,
     get idle () {
@@ -81,7 +85,7 @@ async function changesPlugin (fastify: FastifyInstance) {
     }
   }
   const identities = new CollectionIdentities(fastify.database, fastify.config.QUERY_TIMEOUT_MS)
-  const count = (map: Map<string, number>, collection: string): void => { map.set(collection, (map.get(collection) ?? 0) + 1) }
+  const count = (map: Map<string, number>, collection: string, by = 1): void => { map.set(collection, (map.get(collection) ?? 0) + by) }
 
   const check = availabilityCheck(fastify.database, fastify.config.QUERY_TIMEOUT_MS, AVAILABLE_TTL_MS)
 
@@ -153,6 +157,17 @@ async function changesPlugin (fastify: FastifyInstance) {
       }
       stopListeners.add(listener)
       return () => { stopListeners.delete(listener) }
+    },
+    delivered: (collection, events, committedAt) => {
+      if (events === 0) return
+      count(stats.eventsSent, collection, events)
+      if (lagListeners.size === 0) return
+      const now = Date.now()
+      for (const at of committedAt) for (const listener of lagListeners) listener(Math.max(0, now - at) / 1000)
+    },
+    onLag: (listener) => {
+      lagListeners.add(listener)
+      return () => { lagListeners.delete(listener) }
     },
     stats
   }

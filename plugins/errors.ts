@@ -120,8 +120,7 @@ function refuseWhatNodeAnswers (server: Server): void {
   // RFC 9110, 10.1.1: a server may refuse an expectation it cannot meet with 417.
   server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
     const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST', 'The only expectation this server meets is Expect: 100-continue.')
-    response.shouldKeepAlive = false
-    response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': requestId }).end(body)
+    response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' }).end(body)
   })
 }
 

@@ -67,6 +67,10 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   const answering = new SlotSet<ServerResponse>()
   const stopListeners: Array<() => void> = []
   const exempted = new WeakSet<ServerResponse>()
+  // Node ends the connection after an answer whose Connection header says close (public, unlike `shouldKeepAlive`).
+  const closeAfterAnswer = (): void => {
+    for (const response of answering) if (!response.headersSent) response.setHeader('connection', 'close')
+  }
   const stopped = (): void => {
     for (const listener of stopListeners.splice(0)) listener()
   }
@@ -77,7 +81,7 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     stopAccepting: () => {
       lifecycle.draining = true
       lifecycle.closing = true
-      for (const response of answering) if (!response.headersSent) response.shouldKeepAlive = false
+      closeAfterAnswer()
       if (fastify.server.listening) fastify.server.close()
       fastify.server.closeIdleConnections()
       stopped()
@@ -158,9 +162,10 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     lifecycle.closing = true
     // As at the end of a drain: the answers in flight close their connections, which close()
     // otherwise waits for until the clients' keep-alive ends.
-    for (const response of answering) if (!response.headersSent) response.shouldKeepAlive = false
+    closeAfterAnswer()
     stopped()
   })
 }
 
-export default fp(lifecyclePlugin, { name: 'lifecycle', dependencies: ['config', 'errors'] })
+// After CORS: a browser can read the 503 of a replica shutting down.
+export default fp(lifecyclePlugin, { name: 'lifecycle', dependencies: ['config', 'errors', 'cors'] })

@@ -25,7 +25,7 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT'
 export const methodLabel = (method: string): string => KNOWN_METHODS.has(method) ? method : '_OTHER'
 
 /** A counter fed from a Map of running totals kept elsewhere (auth failures, off-schema values). */
-function counterFrom (registry: Registry, name: string, help: string, label: string, totals: () => Map<string, number>): void {
+function counterFrom (registry: Registry, name: string, help: string, label: string, totals: () => ReadonlyMap<string, number>): void {
   const seen = new Map<string, number>()
   // eslint-disable-next-line no-new
   new Counter({
@@ -103,7 +103,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
   new Gauge({ name: 'changes_streams_open', help: 'Change-feed streams open (Accept: application/x-ndjson)', registers: [registry], collect () { this.set(fastify.changes.stats.streams) } })
   const lag = new SeriesHistogram('changes_delivery_lag_seconds', 'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
   const lagSeries = lag.series()
-  fastify.changes.stats.onLag = (seconds) => { lag.observe(lagSeries, seconds) }
+  const stopLag = fastify.changes.onLag((seconds) => { lag.observe(lagSeries, seconds) })
+  fastify.addHook('onClose', (_instance, done) => { stopLag(); done() })
   const kept = fastify.keptDocuments
   if (kept !== undefined) {
     counterFrom(registry, 'documents_kept_lookups_total', 'Documents looked for among those kept (DOCUMENTS_KEPT_MB): copied, or written because none was kept with the same bytes', 'outcome', () => new Map([['copied', kept.reused], ['written', kept.written]]))

@@ -6,6 +6,7 @@ import t from 'tap'
 import { seedDemoData } from '../../demo-data/seed.js'
 import { ANSWER_MARGIN_MS } from '../../plugins/mongodb.js'
 import { uniqueDatabaseName } from '../helpers/database.js'
+import { NESTED_LISTS } from '../helpers/lists.js'
 import { SLACK_MS, proxiedDatabase } from './fault-app.js'
 import { get, startService, expectReady, untilReady } from './service-process.js'
 import { timeUntil, until } from '../helpers/until.js'
@@ -47,8 +48,7 @@ t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ${CONCURRENCY
   // Projects the service has not seen: each nested list must also learn that its project exists.
   const projects = ((await get(`${service.url}/projects?limit=100&fields=_id`)).body?.data as Array<{ _id: string }> | undefined ?? []).map((p) => p._id)
   t.ok(projects.length >= 3, `${projects.length} projects`)
-  const kinds = ['sessions', 'activities', 'registrations', 'places', 'teams', 'categories', 'stewards']
-  const urls = projects.flatMap((id) => kinds.map((kind) => `/projects/${id}/${kind}?limit=20`))
+  const urls = projects.flatMap((id) => NESTED_LISTS.map((list) => `/projects/${id}/${list}?limit=20`))
 
   const cold = await burst(service.url, urls)
   t.ok(cold.every((o) => o.status === 200), `cold: ${summary(cold)}`)

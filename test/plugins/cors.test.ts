@@ -34,6 +34,18 @@ t.test('allowed origins: preflight answered, headers exposed', async (t) => {
   t.equal(problem.headers['access-control-allow-origin'], APP, 'a browser can read the problem too')
 })
 
+t.test('a refusal before the route is reached (shutting down) still carries CORS and the request id', async (t) => {
+  const fastify = await buildWithDemoData(t, { config: { CORS_ORIGINS: APP } })
+  fastify.lifecycle.stopAccepting()
+  const refused = await fastify.inject({ url: '/projects?limit=1', headers: { origin: APP, 'x-request-id': 'browser-1' } })
+  t.equal(refused.statusCode, 503)
+  t.match(refused.json(), { code: 'OVERLOADED' })
+  t.equal(refused.headers['access-control-allow-origin'], APP, 'a browser can read why')
+  t.equal(refused.headers['x-request-id'], 'browser-1')
+  const pre = await fastify.inject(preflight(APP))
+  t.equal(pre.statusCode, 204, 'a preflight is still answered: the request it announces gets the 503 to read')
+})
+
 t.test('other origins, and OPTIONS that is not a preflight, get no CORS header', async (t) => {
   const fastify = await buildWithDemoData(t, { config: { CORS_ORIGINS: APP } })
   const stranger = await fastify.inject(preflight('https://evil.example'))
