@@ -2,7 +2,7 @@
 // that the service makes, written out by hand for the floor (no compiler, no framework).
 import { ObjectId, type CollationOptions, type Db, type Document, type Sort } from 'mongodb'
 import { DEFAULT_COLLATION, parseCollation } from '../database/collation.js'
-import { projectionOf } from '../list-endpoint/list-route.js'
+import { projectionOf } from '../list-endpoint/list-schema.js'
 import { Activity, Project, Registration, Session } from '../schemas/kinds.js'
 
 export interface MixEntry {

@@ -66,7 +66,7 @@ const altered = (param: string): CursorReading => invalid(param === 'since'
   ? `since is not a token of this service, or it was altered, or it was signed with another key (after a restart without CURSOR_SECRET, or by a replica with another one)${FEED_ADVICE}`
   : `${param} is not a cursor of this service, or it was altered`)
 
-/** The sort's digest also holds the collation it runs in (list-route.ts): the message names both. */
+/** The sort's digest also holds the collation it runs in (list-handler.ts): the message names both. */
 const PART_WORDS: Record<string, string> = { sort: 'sort (or the collation it ran in)' }
 
 function mismatch (changed: string[]): CursorReading {

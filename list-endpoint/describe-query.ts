@@ -18,7 +18,7 @@ export const filterSchemaId = (kindId: string): string => `${kindId}Filter`
 
 /**
  * The filter schema of every kind, by component name. Kinds with a project field are listed
- * under /projects/{projectId}/, which fixes it; so does the route (list-route.ts).
+ * under /projects/{projectId}/, which fixes it; so does the route (list-handler.ts).
  */
 export function filterSchemas (): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {}

@@ -33,7 +33,7 @@ function authorizationHeaders (raw: string[]): number {
 /**
  * docs/access-control.md. With AUTH_MODE=jwt, every list, change feed and counts route whose list
  * is not `open` requires a bearer token; its projects claim says which projects the caller reads
- * (list-route.ts applies it).
+ * (list-handler.ts applies it).
  * Checked first, before the query string, so that nothing about the request is judged for a
  * caller who is not known.
  */

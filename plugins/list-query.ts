@@ -87,7 +87,7 @@ async function listQueryPlugin (fastify: FastifyInstance) {
     if (spec === undefined) return
     // Clients repeat their queries (polling, paging dashboards): a compiled query depends on
     // nothing but its query string and the route, so the last COMPILED_PER_ROUTE are kept.
-    // ListQuery objects are never changed after compilation (list-route.ts builds new ones).
+    // ListQuery objects are never changed after compilation (list-handler.ts builds new ones).
     const compiled = new RecentMap<ListQuery>(COMPILED_PER_ROUTE)
     const compile: onRequestHookHandler = function (request, _reply, done) {
       const text = rawQuery(request)

@@ -12,7 +12,7 @@ declare module 'fastify' {
 
 /**
  * Every /projects/:projectId/… route: a malformed id is refused before anything else (400).
- * The project's existence is checked by the list itself, beside its query (list-route.ts),
+ * The project's existence is checked by the list itself, beside its query (list-handler.ts),
  * after the query string was validated: a bad request never costs a database query.
  */
 export default async function projectScope (fastify: FastifyInstance) {
