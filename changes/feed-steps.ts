@@ -1,6 +1,6 @@
 // A feed's step engine: one answer's worth read from a position, a page of the listing or the
 // changes after its point, with the changed documents read again by the feed's own filter and
-// fields so that MongoDB decides what matches (feed-route.ts serves the answers).
+// fields so that MongoDB decides what matches (feed-handler.ts serves the answers).
 import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type Document, type ReadPreferenceMode } from 'mongodb'
