@@ -12,18 +12,15 @@ import { MongoClient } from 'mongodb'
 import { seedDemoData } from '../demo-data/seed.js'
 import { imageCommand } from '../lib/image-command.js'
 import type { DriverFigure } from './driver-process.js'
-import { benchFeeds } from './feeds.js'
-import { benchBaseline } from './http-baseline.js'
 import type { SectionContext } from './http-context.js'
 import { benchEncodings } from './http-encodings.js'
 import { benchGrowth } from './http-growth.js'
 import { benchMix } from './http-mix.js'
-import { shortDuration, type HttpOptions, type HttpResult, type Server, type Target } from './http-types.js'
-import { body, cpuMicros, measure, pidOf, warmUp } from './load.js'
-import { benchConditional } from './http-conditional.js'
+import type { HttpOptions, HttpResult, Server, Target } from './http-types.js'
+import { body } from './load.js'
 import { benchLanguage, languagePairs } from './http-language.js'
-import { buildGrowth, buildLanguage, buildMix } from './mix.js'
-import { benchStages } from './stages.js'
+import { buildGrowth, buildLanguage, buildMix, type MixEntry } from './mix.js'
+import { baselineSection, conditionalSection, feedsSection, freePort, stagesSection, type RunContext } from './http-sections.js'
 
 const DIST = new URL('../', import.meta.url)
 const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path))
@@ -49,33 +46,51 @@ async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cor
   })
 }
 
+/**
+ * The database (the stand-in in a process of its own, unless MONGODB_URI is set) with the demo
+ * data, the loads built from it, and its replay unless `--database direct`.
+ */
+async function openDatabase (options: HttpOptions, children: ChildProcess[]) {
+  let db = { uri: process.env.MONGODB_URI ?? '', kind: 'external', reason: 'MONGODB_URI is set' }
+  if (process.env.MONGODB_URI === undefined) {
+    // The stand-in's regex bound needs this flag on its command line (offline-mongodb/regex.ts).
+    const database = await start('bench/database-process.js', {}, /^\{/, OTHER_CORES, ['--allow-natives-syntax'])
+    children.push(database.child)
+    db = JSON.parse(database.line)
+  }
+  const dbName = process.env.MONGODB_DB ?? 'listing'
+  const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000 }).connect()
+  if (db.kind !== 'external') await seedDemoData(db.uri, dbName, { scale: options.scale })
+  const mix = await buildMix(client.db(dbName))
+  const growth = await buildGrowth(client.db(dbName))
+  const language = await buildLanguage(client.db(dbName))
+  await client.close()
+  let replay: ChildProcess | undefined
+  let uri = db.uri
+  if (options.database === 'replay') {
+    const started = await start('bench/replay-process.js', { UPSTREAM_URI: db.uri }, /"uri"/, OTHER_CORES)
+    replay = started.child
+    children.push(replay)
+    uri = JSON.parse(started.line).uri
+  }
+  return { db, dbName, uri, replay, mix, growth, language }
+}
+
+/** Same driver calls, same answers: checked before anything is timed (and recorded, when replaying). */
+async function checkAgreement (servers: Server[], entries: MixEntry[]): Promise<void> {
+  for (const entry of entries) {
+    const [first, ...others] = await Promise.all(servers.map(async (s) => await body(s.url + entry.path)))
+    for (const [i, other] of others.entries()) {
+      if (!isDeepStrictEqual(first, other)) throw new Error(`${servers[i + 1]?.target} and the service disagree on ${entry.name}`)
+    }
+  }
+}
+
 export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   const children: ChildProcess[] = []
   try {
     if (TASKSET !== undefined) execSync(`${TASKSET} -cp ${OTHER_CORES} ${process.pid}`, { stdio: 'ignore' })
-    let db = { uri: process.env.MONGODB_URI ?? '', kind: 'external', reason: 'MONGODB_URI is set' }
-    if (process.env.MONGODB_URI === undefined) {
-      // The stand-in's regex bound needs this flag on its command line (offline-mongodb/regex.ts).
-      const database = await start('bench/database-process.js', {}, /^\{/, OTHER_CORES, ['--allow-natives-syntax'])
-      children.push(database.child)
-      db = JSON.parse(database.line)
-    }
-    const dbName = process.env.MONGODB_DB ?? 'listing'
-    const client = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000 }).connect()
-    if (db.kind !== 'external') await seedDemoData(db.uri, dbName, { scale: options.scale })
-    const mix = await buildMix(client.db(dbName))
-    const growth = await buildGrowth(client.db(dbName))
-    const language = await buildLanguage(client.db(dbName))
-    await client.close()
-
-    let replay: ChildProcess | undefined
-    let uri = db.uri
-    if (options.database === 'replay') {
-      const started = await start('bench/replay-process.js', { UPSTREAM_URI: db.uri }, /"uri"/, OTHER_CORES)
-      replay = started.child
-      children.push(replay)
-      uri = JSON.parse(started.line).uri
-    }
+    const { db, dbName, uri, replay, mix, growth, language } = await openDatabase(options, children)
     console.log(`database: ${db.kind} (${db.reason})${replay === undefined ? '' : ', recorded once and replayed from memory'}; servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
 
     const env = { MONGODB_URI: uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
@@ -101,13 +116,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const pairs = simple === undefined ? [] : languagePairs({ service }, simple, language)
     for (const { a, b } of pairs) for (const { server: s, path } of [a, b]) await body(s.url + path)
 
-    // Same driver calls, same answers: checked before anything is timed (and recorded, when replaying).
-    for (const entry of [...mix, ...growth.pageSize, ...growth.inSize]) {
-      const [first, ...others] = await Promise.all(servers.map(async (s) => await body(s.url + entry.path)))
-      for (const [i, other] of others.entries()) {
-        if (!isDeepStrictEqual(first, other)) throw new Error(`${servers[i + 1]?.target} and the service disagree on ${entry.name}`)
-      }
-    }
+    await checkAgreement(servers, [...mix, ...growth.pageSize, ...growth.inSize])
     // The driver's share of a page (bench/driver-process.ts), its queries recorded with the rest.
     const driver = options.sections.has('driver') ? await start('bench/driver-process.js', env, /^recorded$/, SERVER_CORE) : undefined
     if (driver !== undefined) children.push(driver.child)
@@ -128,67 +137,11 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     if (pairs.length > 0) result.language = await benchLanguage(sections, pairs)
     if (options.sections.has('compression')) result.compression = await benchEncodings(sections)
 
-    if (options.sections.has('stages')) {
-      // The price of each optional stage on a 1-document page (bench/stages.ts).
-      const onePage = growth.pageSize[0]?.path as string
-      const firstId = ((await body(service.url + onePage)) as { data: Array<{ _id: string }> }).data[0]?._id as string
-      result.stages = await benchStages<Server>({
-        service: async (name, extra, nodeArgs = []) => await server(`stage: ${name}`, 'server.js', { METRICS_PORT: '0', ...extra }, /API at/, /API at (http:\/\/[^/]+)/, [...deployed, ...nodeArgs]),
-        freePort,
-        measure: async (s, paths, headers, long) => await measure(s, paths, long === true ? options.duration : shortDuration(options), options.connections, headers),
-        warmUp: async (s, paths, headers) => await warmUp(s, paths, options.connections, headers),
-        rounds: Math.max(3, options.rounds)
-      }, { withCursor: onePage, plain: `${onePage.split('?')[0] as string}?filter=${encodeURIComponent(JSON.stringify({ _id: firstId }))}&limit=1`, large: growth.pageSize.find((entry) => entry.limit === 1000)?.path as string, mix: mix.map((entry) => entry.path) })
-    }
-
-    if (options.sections.has('feeds')) {
-      // A service of its own against the database itself: a replay cannot answer change streams.
-      const metricsPort = await freePort()
-      const feedService = await server('service', 'server.js', { MONGODB_URI: db.uri, METRICS_PORT: String(metricsPort), CHANGES_MAX_WAITING: '2000' }, /API at/, /API at (http:\/\/[^/]+)/, deployed)
-      const mixPaths = mix.map((entry) => entry.path)
-      await warmUp(feedService, mixPaths, options.connections)
-      result.feeds = await benchFeeds({
-        url: feedService.url,
-        pid: pidOf(feedService),
-        metricsUrl: `http://127.0.0.1:${metricsPort}`,
-        databaseUri: db.uri,
-        databaseName: dbName,
-        mixPaths,
-        rounds: Math.max(3, options.rounds),
-        measure: async (paths) => await measure(feedService, paths, options.duration, options.connections),
-        cpuMicros
-      })
-    }
-
-    if (options.sections.has('conditional')) {
-      // A service of its own against the database itself: a replay cannot answer change streams.
-      // The commands it costs are the database's own counts (serverStatus opcounters), less this probe.
-      const probe = await new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000, heartbeatFrequencyMS: 600_000 }).connect()
-      const commandsSent = async (): Promise<number> => {
-        const { opcounters } = await probe.db('admin').command({ serverStatus: 1 }) as { opcounters: Record<string, number> }
-        return Object.values(opcounters).reduce((sum, n) => sum + Number(n), 0)
-      }
-      const pollService = await server('service', 'server.js', { MONGODB_URI: db.uri, METRICS_PORT: '0' }, /API at/, /API at (http:\/\/[^/]+)/, deployed)
-      const path = growth.pageSize.find((entry) => entry.limit === 100)?.path as string
-      await warmUp(pollService, [path], options.connections)
-      result.conditional = await benchConditional({
-        service: pollService,
-        commandsSent,
-        path,
-        rounds: Math.max(3, options.rounds),
-        measure: async (headers) => await measure(pollService, [path], shortDuration(options), options.connections, headers)
-      }).finally(async () => { await probe.close() })
-    }
-
-    if (options.baseline !== undefined && options.sections.has('baseline')) {
-      // Another build of the service (its dist/), with the same flags, database and load.
-      console.log(`baseline: node ${deployed.join(' ')} ${options.baseline.dist}/server.js (${options.baseline.name})`)
-      const baseline = await server('baseline', `${options.baseline.dist}/server.js`, { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, deployed)
-      // This build started afresh too: after the other sections, the first one's JIT and kept
-      // documents are shaped by loads the baseline never served.
-      const fresh = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, serviceArgs)
-      result.baseline = await benchBaseline({ ...sections, service: fresh }, baseline, options.baseline.name)
-    }
+    const run: RunContext = { ...sections, database: { uri: db.uri, name: dbName }, deployed, serviceArgs, start: server }
+    if (options.sections.has('stages')) result.stages = await stagesSection(run)
+    if (options.sections.has('feeds')) result.feeds = await feedsSection(run)
+    if (options.sections.has('conditional')) result.conditional = await conditionalSection(run)
+    if (options.baseline !== undefined && options.sections.has('baseline')) result.baseline = await baselineSection(run, options.baseline)
 
     if (replay !== undefined) {
       replay.stdin?.write('stats\n')
@@ -204,14 +157,4 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))])
     }
   }
-}
-
-/** A free loopback port for the metrics listener. */
-async function freePort (): Promise<number> {
-  const { createServer } = await import('node:net')
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }

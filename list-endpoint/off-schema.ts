@@ -2,6 +2,7 @@
 // value whose BSON type does not fit its declared field is left out of that document's JSON
 // (docs/query-language.md, "The lists"): never converted into an invented value, never a 5xx for the page.
 import type { TObject, TSchema } from '@sinclair/typebox'
+import type { FastifyBaseLogger } from 'fastify'
 import { Long, type Document } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
 
@@ -56,6 +57,13 @@ export function withExactLongs (value: unknown): unknown {
 
 /** A misfit found in a stored document: which field, in which document. */
 export interface Misfit { field: string, id: unknown }
+
+/** The misfits seen, as the `fastify.offSchema` decorator gives them (plugins/off-schema.ts). */
+export interface OffSchemaRecord {
+  /** Misfits seen, by `collection.field`. */
+  readonly counts: Map<string, number>
+  report: (collection: string, misfit: Misfit, log: FastifyBaseLogger) => void
+}
 
 interface FieldCheck { fits: Fits, inner?: Record<string, FieldCheck>, exact?: (value: unknown) => unknown }
 

@@ -11,21 +11,15 @@ import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
 import { collationKey, parseCollation } from '../database/collation.js'
 import type { ChangeHub } from '../changes/change-hub.js'
+import type { ConditionalRequests, ValidatorScope } from '../list-endpoint/validators.js'
 import type { Gathered, StreamPoint } from '../changes/recent-changes.js'
 import { RecentMap } from '../lib/recent-map.js'
 import { routeHooks } from '../lib/route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    conditional: {
-      /**
-       * Answers 304 when the request's `If-None-Match` names an answer of this very request
-       * read after a point of the collection's stream, and nothing of `project` changed since.
-       * Else notes the point this answer is read after (for its ETag) and resolves false; a
-       * request without `If-None-Match` gets its false at once, with no turn of the event loop.
-       */
-      notModified: (request: FastifyRequest, reply: FastifyReply, scope: ValidatorScope) => false | Promise<boolean>
-    }
+    /** Conditional requests: a list's 304 (list-endpoint/validators.ts). */
+    conditional: ConditionalRequests
   }
   interface FastifyRequest {
     /** The stream's point the answer is read after: what its ETag carries. */
@@ -35,13 +29,6 @@ declare module 'fastify' {
     /** Opts a route in: its answers carry ETags and honour If-None-Match. */
     conditional?: boolean
   }
-}
-
-export interface ValidatorScope {
-  collection: string
-  /** Whether changes are routed by project (nested lists), and the path's project. */
-  scoped: boolean
-  project?: string
 }
 
 const VERSION = 'v1'

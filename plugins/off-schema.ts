@@ -1,18 +1,12 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Misfit } from '../list-endpoint/off-schema.js'
+import type { OffSchemaRecord } from '../list-endpoint/off-schema.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Stored values left out of responses because their type does not fit (list-endpoint/off-schema.ts). */
     offSchema: OffSchemaRecord
   }
-}
-
-export interface OffSchemaRecord {
-  /** Misfits seen, by `collection.field`. */
-  readonly counts: Map<string, number>
-  report: (collection: string, misfit: Misfit, log: FastifyBaseLogger) => void
 }
 
 /** Counts every misfit; logs the first one of each collection and field, with the document's `_id`. */
