@@ -1,18 +1,12 @@
 // Whether the database can give a collection's change feed: the deployment (a replica set or a
 // sharded cluster, MongoDB 6.0 or later) and the collection (its pre- and post-images). Both
 // checks run within a request's deadline, as every other command does (Database#bounded).
-import type { Db, Document } from 'mongodb'
+import type { Document } from 'mongodb'
+import type { Database, SharedBudget } from '../database/database.js'
 import { unavailableReason } from './change-events.js'
 
-/** A request whose database deadline a check shares (plugins/mongodb.ts, SharedBudget). */
-interface Budget { databaseDeadline: number }
-
-/** What the checks use of the service's database (plugins/mongodb.ts, Database). */
-export interface CheckedDatabase {
-  db: () => Db
-  bounded: <T>(work: (signal: AbortSignal) => Promise<T>, budget?: Budget) => Promise<T>
-  timed: <T>(command: string, work: () => Promise<T>) => Promise<T>
-}
+/** What the checks use of the service's database. */
+export type CheckedDatabase = Pick<Database, 'db' | 'bounded' | 'timed'>
 
 /**
  * The wire version of MongoDB 6.0, the first release with change stream pre- and post-images
@@ -49,7 +43,7 @@ export function deploymentReason (hello: Document, version?: string): string | u
 }
 
 /** Why the database cannot give a collection's feed, or undefined when it can. */
-export type AvailabilityCheck = (collection: string, scoped: boolean, budget?: Budget) => Promise<string | undefined>
+export type AvailabilityCheck = (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined>
 
 /** Why a collection cannot have a feed, from its listCollections entry (undefined: it does not exist). */
 function collectionReason (collection: string, info: Document | undefined): string | undefined {
@@ -83,7 +77,7 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
     }
     return deployment.reason
   }
-  const checkOnce = (collection: string, scoped: boolean, budget?: Budget): Promise<string | undefined> => database.bounded(async (signal) => {
+  const checkOnce = (collection: string, scoped: boolean, budget?: SharedBudget): Promise<string | undefined> => database.bounded(async (signal) => {
     const unfit = await deploymentVerdict(signal)
     if (unfit !== undefined || !scoped) return unfit
     const options = { maxTimeMS: queryTimeoutMs, signal }
@@ -97,6 +91,36 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
       const reason = unavailableReason(error)
       if (reason === undefined) throw error
       return reason
+    }
+  }
+}
+
+/**
+ * Why `check` says a collection's feed cannot be given, remembered: a verdict that it can for
+ * `ttlMs`, one that it cannot not at all (the next request asks again, so that a collection
+ * created or given its images afterwards is followed at once). Checks of one collection under
+ * way are shared; each reason is said once through `warn`.
+ */
+export function rememberedAvailability (check: AvailabilityCheck, ttlMs: number, warn: (message: string) => void): (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined> {
+  const verdicts = new Map<string, { reason: string | undefined, until: number, pending?: Promise<string | undefined> }>()
+  const said = new Set<string>()
+  return async (collection, scoped, budget) => {
+    const known = verdicts.get(collection)
+    const now = Date.now()
+    if (known !== undefined && (known.pending !== undefined || known.until > now)) return await (known.pending ?? known.reason)
+    const pending = check(collection, scoped, budget)
+    verdicts.set(collection, { reason: known?.reason, until: 0, pending })
+    try {
+      const reason = await pending
+      verdicts.set(collection, { reason, until: reason === undefined ? now + ttlMs : 0 })
+      if (reason !== undefined && !said.has(reason)) {
+        said.add(reason)
+        warn(`change feeds of ${collection} answer 503 CHANGES_UNAVAILABLE: ${reason}; lists are unaffected`)
+      }
+      return reason
+    } catch (error) {
+      verdicts.delete(collection)
+      throw error
     }
   }
 }

@@ -13,7 +13,8 @@ import type { ChangeHub } from './change-hub.js'
 import type { StreamPoint } from './recent-changes.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
 import { expired, feedError, unavailable } from './feed-problems.js'
-import { feedSteps, type FeedStep, type FeedStepper } from './feed-steps.js'
+import { shuttingDown } from './feed-figures.js'
+import { FeedSteps, type FeedStep } from './feed-steps.js'
 import { asksForStream, streamFeed } from './feed-stream.js'
 import type { FeedDescription } from './feed-openapi.js'
 
@@ -30,8 +31,6 @@ export interface FeedRouteOptions extends FeedDescription {
   notFound: (id: ObjectId) => ProblemError
 }
 
-const shuttingDown = (): ProblemError => new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
-
 /**
  * Whether changes came after `point` since it was read, `mark` (hub.mark()) taken before that
  * read: a waiting request need not wait. A point the recent changes cannot place (read by a
@@ -46,12 +45,12 @@ export class FeedHandler {
   readonly feedUrl: string
   /** A token's filter was decided in a collation: under another one it would decide otherwise. */
   private readonly feedSort: string
-  private readonly step: FeedStepper
+  private readonly steps: FeedSteps
 
   constructor (private readonly fastify: FastifyInstance, private readonly options: FeedRouteOptions) {
     const collation = parseCollation(fastify.config.COLLATION)
     this.feedSort = collation === undefined ? FEED_SORT : `${FEED_SORT} collation ${collationKey(collation)}`
-    this.step = feedSteps(fastify, options)
+    this.steps = new FeedSteps(fastify, options.collection, options.schema)
     this.feedUrl = `${options.url}changes`
   }
 
@@ -84,7 +83,7 @@ export class FeedHandler {
       const next = (from: FeedPosition): Promise<FeedStep> => {
         const shared = budget
         budget = undefined
-        return this.step(request, hub, where, read, from, limit, project, admit, shared)
+        return this.steps.step(request, hub, where, read, from, limit, project, admit, shared)
       }
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
       const delivered = (step: FeedStep): void => { fastify.changes.delivered(collection, step.events.length, step.committedAt) }

@@ -3,11 +3,11 @@
 // fields so that MongoDB decides what matches (feed-handler.ts serves the answers).
 import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { BSON, ObjectId, type Document, type ReadPreferenceMode } from 'mongodb'
+import { BSON, ObjectId, type CollationOptions, type Document, type ReadPreferenceMode } from 'mongodb'
 import { parseCollation } from '../database/collation.js'
 import { EXACT_VALUES } from '../list-endpoint/cursor.js'
 import { keysetFilter } from '../list-endpoint/keyset.js'
-import { bsonToJson } from '../list-endpoint/bson-json.js'
+import { bsonToJson, type Transcoder } from '../list-endpoint/bson-json.js'
 import { decodeFields, type Page } from '../list-endpoint/bson-page.js'
 import { leadingObjectIdAt } from '../list-endpoint/bson-plan.js'
 import { findPage, type PageQuery } from '../list-endpoint/find-page.js'
@@ -55,22 +55,15 @@ export function readTime (point: StreamPoint): bigint | undefined {
   return last !== undefined && last > time - 1n ? last : time - 1n
 }
 
-/** Reads one answer's worth from a position of the feed of `collection`, whose kind is `schema`; within `budget`'s deadline when given, else its own. */
-export type FeedStepper = (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest) => Promise<FeedStep>
+/** Why the removes of `ids` that a page lacks happened, by the id's text. */
+type Reasons = Map<string, Removal>
 
-export function feedSteps (fastify: FastifyInstance, { collection, schema }: { collection: string, schema: TObject }): FeedStepper {
-  const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
-  const quiet = new WeakMap<ChangeHub, QuietReads>()
-  const quietOf = (hub: ChangeHub): QuietReads => {
-    let reads = quiet.get(hub)
-    if (reads === undefined) quiet.set(hub, reads = new QuietReads(async (point) => await hub.readFrom(point, undefined, 1, () => true, AbortSignal.timeout(QUERY_TIMEOUT_MS))))
-    return reads
-  }
-  // Whether a document is in the feed is decided in the lists' collation, as a list would decide it.
-  const collation = parseCollation(fastify.config.COLLATION)
-  const transcode = bsonToJson(schema, fastify.keptDocuments)
-  const report = (request: FastifyRequest) => (misfit: Misfit): void => { fastify.offSchema.report(collection, misfit, request.log) }
-
+/** Reads the answers of the feed of one collection, whose kind is `schema`. */
+export class FeedSteps {
+  private readonly quiet = new WeakMap<ChangeHub, QuietReads>()
+  /** Whether a document is in the feed is decided in the lists' collation, as a list would decide it. */
+  private readonly collation: CollationOptions | undefined
+  private readonly transcode: Transcoder
   /**
    * Reads of changed documents under way, by query and by the point they read at or after:
    * requests woken by the same change (every waiting follower of a project with the same filter
@@ -78,25 +71,92 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
    * begun before a change it has gathered and would move its token past that change with the
    * older state.
    */
-  const reading = new Map<string, Promise<{ page: Page, reasons: Map<string, Removal> }>>()
+  private readonly reading = new Map<string, Promise<{ page: Page, reasons: Reasons }>>()
+
+  constructor (private readonly fastify: FastifyInstance, private readonly collection: string, schema: TObject) {
+    this.collation = parseCollation(fastify.config.COLLATION)
+    this.transcode = bsonToJson(schema, fastify.keptDocuments)
+  }
+
+  /**
+   * Reads one answer's worth from `position`: a page of the listing, or the changes after its
+   * point; within `budget`'s deadline when given, else its own.
+   */
+  async step (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest): Promise<FeedStep> {
+    return await this.fastify.database.bounded(async (signal) => {
+      if (position.phase === 'listing') {
+        const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
+        // At or after the point the changes are followed from: no change before it is missed.
+        const page = await this.readAt(readTime(position.start), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
+        const more = page.starts.length > limit
+        const events = this.upserts(request, page, Math.min(limit, page.starts.length))
+        if (more) return { events, position: { phase: 'listing', start: position.start, lastId: idAt(page, limit - 1) }, synced: false, committedAt: [] }
+        // The listing is complete. Without events this answer would say "nothing left", yet the
+        // changes made while it was read (documents that left the filter before the last page
+        // reached them) come after its start: they are read now, as a following answer would.
+        if (events.length > 0) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
+        return await this.follow(request, hub, where, read, position.start, limit, project, admit, signal, budget)
+      }
+      return await this.follow(request, hub, where, read, position.point, limit, project, admit, signal, budget)
+    }, budget)
+  }
+
+  /** The changes after `point`, from the recent changes or a stream of its own, read again by the feed's filter and fields. */
+  private async follow (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, point: StreamPoint, limit: number, project: string | undefined, admit: (id: unknown) => boolean, signal: AbortSignal, budget?: FastifyRequest): Promise<FeedStep> {
+    const { QUERY_TIMEOUT_MS } = this.fastify.config
+    const from = hub.locate(point)
+    let gathered: Gathered
+    try {
+      // A read of its own leaves half the time left to read the documents again.
+      const left = budget === undefined ? QUERY_TIMEOUT_MS : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
+      const soft = Date.now() + Math.max(0, left) / 2
+      gathered = from === undefined ? await hub.readFrom(point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
+      // The shared stream brings a change a moment after its commit: before an answer says
+      // "nothing", what it has not brought yet is read directly, so that an answer without
+      // events is as current as the request.
+      // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
+      if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await this.quietOf(hub).confirm(gathered.point, signal) ?? await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
+    } catch (error) {
+      throw feedError(error)
+    }
+    if (gathered.lost) throw expired()
+    // At or after the point the answer moves to, which stands after every change it gathered.
+    const found = await this.readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
+    const events = gathered.ids.map((id) => found.get(idText(id)) as string)
+    return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
+  }
+
+  private quietOf (hub: ChangeHub): QuietReads {
+    let reads = this.quiet.get(hub)
+    if (reads === undefined) {
+      const { QUERY_TIMEOUT_MS } = this.fastify.config
+      reads = new QuietReads(async (point) => await hub.readFrom(point, undefined, 1, () => true, AbortSignal.timeout(QUERY_TIMEOUT_MS)))
+      this.quiet.set(hub, reads)
+    }
+    return reads
+  }
 
   /** Runs a feed's `find` at majority, at or after the cluster time `time` (feed-reads.ts). */
-  const readAt = (time: bigint | undefined, query: PageQuery, signal: AbortSignal): Promise<Page> => fastify.database.timed('find', () =>
-    readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, collation === undefined ? query : { ...query, collation }, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
+  private async readAt (time: bigint | undefined, query: PageQuery, signal: AbortSignal): Promise<Page> {
+    const { fastify, collection, collation } = this
+    const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
+    return await fastify.database.timed('find', () =>
+      readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, collation === undefined ? query : { ...query, collation }, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
+  }
 
   /**
    * Why the documents among `ids` that `page` lacks left the feed (docs/changes.md, "Why a
    * document left"), from the same state: read by `_id` alone, their project and nothing else.
    * Not found: deleted; in the feed's project (or, for /projects, existing): unmatched; else moved.
    */
-  async function reasonsFor (page: Page, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Map<string, Removal>> {
-    const reasons = new Map<string, Removal>()
+  private async reasonsFor (page: Page, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Reasons> {
+    const reasons: Reasons = new Map()
     const kept = new Set<string>()
     for (let i = 0; i < page.starts.length; i++) kept.add(idText(idAt(page, i)))
     const missing = ids.filter((id) => !kept.has(idText(id)))
     for (const id of missing) reasons.set(idText(id), { id, reason: 'deleted' })
     if (missing.length === 0) return reasons
-    const states = await readAt(time, { filter: { _id: { $in: missing } }, sort: { _id: 1 }, projection: { _id: 1, project: 1 }, skip: 0, limit: missing.length + 1 }, signal)
+    const states = await this.readAt(time, { filter: { _id: { $in: missing } }, sort: { _id: 1 }, projection: { _id: 1, project: 1 }, skip: 0, limit: missing.length + 1 }, signal)
     for (let i = 0; i < states.starts.length; i++) {
       const { _id: id, project: owner } = decodeFields(states, i, ['_id', 'project'], EXACT_VALUES)
       const removal = reasons.get(idText(id))
@@ -109,31 +169,32 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
    * The documents among `ids` that the feed's where matches at or after `time`, as upsert
    * events' JSON by their id's text, and the others as removes with their reason.
    */
-  async function readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {
+  private async readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {
     const found = new Map<string, string>()
     if (ids.length === 0) return found
     const filter = { $and: [where, { _id: { $in: ids } }] }
     const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${String(project)} ${ids.map(idText).join(',')} @${String(time)}`
-    let shared = reading.get(key)
+    let shared = this.reading.get(key)
     if (shared === undefined) {
-      const reads = readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
-        .then(async (page) => ({ page, reasons: await reasonsFor(page, ids, project, time, signal) }))
+      const reads = this.readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
+        .then(async (page) => ({ page, reasons: await this.reasonsFor(page, ids, project, time, signal) }))
       shared = reads
-      reading.set(key, reads)
-      reads.finally(() => { if (reading.get(key) === reads) reading.delete(key) }).catch(() => {})
+      this.reading.set(key, reads)
+      reads.finally(() => { if (this.reading.get(key) === reads) this.reading.delete(key) }).catch(() => {})
     }
     const { page, reasons } = await shared
     const foundIds: unknown[] = []
-    const events = upserts(request, page, page.starts.length, foundIds)
+    const events = this.upserts(request, page, page.starts.length, foundIds)
     for (let i = 0; i < events.length; i++) found.set(idText(foundIds[i]), events[i] as string)
     for (const [text, { id, reason }] of reasons) found.set(text, `{"type":"remove","_id":${JSON.stringify(idJson(id))},"reason":"${reason}"}`)
     return found
   }
 
   /** The upsert events of a page's first `count` documents, in order, written from their BSON in one pass; `ids` receives their `_id`s. */
-  function upserts (request: FastifyRequest, page: Page, count: number, ids: unknown[] = []): string[] {
+  private upserts (request: FastifyRequest, page: Page, count: number, ids: unknown[] = []): string[] {
     const bounds: number[] = []
-    const json = transcode(count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report(request), '', '', bounds)
+    const report = (misfit: Misfit): void => { this.fastify.offSchema.report(this.collection, misfit, request.log) }
+    const json = this.transcode(count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report, '', '', bounds)
     const events: string[] = []
     for (let i = 0; i < count; i++) {
       const id = idAt(page, i)
@@ -142,50 +203,4 @@ export function feedSteps (fastify: FastifyInstance, { collection, schema }: { c
     }
     return events
   }
-
-  /** Reads one answer's worth from `position`: a page of the listing, or the changes after its point. */
-  async function step (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest): Promise<FeedStep> {
-    return await fastify.database.bounded(async (signal) => {
-      if (position.phase === 'listing') {
-        const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
-        // At or after the point the changes are followed from: no change before it is missed.
-        const page = await readAt(readTime(position.start), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
-        const more = page.starts.length > limit
-        const events = upserts(request, page, Math.min(limit, page.starts.length))
-        if (more) return { events, position: { phase: 'listing', start: position.start, lastId: idAt(page, limit - 1) }, synced: false, committedAt: [] }
-        // The listing is complete. Without events this answer would say "nothing left", yet the
-        // changes made while it was read (documents that left the filter before the last page
-        // reached them) come after its start: they are read now, as a following answer would.
-        if (events.length > 0) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
-        return await follow(request, hub, where, read, position.start, limit, project, admit, signal, budget)
-      }
-      return await follow(request, hub, where, read, position.point, limit, project, admit, signal, budget)
-    }, budget)
-  }
-
-  /** The changes after `point`, from the recent changes or a stream of its own, read again by the feed's filter and fields. */
-  async function follow (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, point: StreamPoint, limit: number, project: string | undefined, admit: (id: unknown) => boolean, signal: AbortSignal, budget?: FastifyRequest): Promise<FeedStep> {
-    const from = hub.locate(point)
-    let gathered: Gathered
-    try {
-      // A read of its own leaves half the time left to read the documents again.
-      const left = budget === undefined ? QUERY_TIMEOUT_MS : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
-      const soft = Date.now() + Math.max(0, left) / 2
-      gathered = from === undefined ? await hub.readFrom(point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
-      // The shared stream brings a change a moment after its commit: before an answer says
-      // "nothing", what it has not brought yet is read directly, so that an answer without
-      // events is as current as the request.
-      // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
-      if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await quietOf(hub).confirm(gathered.point, signal) ?? await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
-    } catch (error) {
-      throw feedError(error)
-    }
-    if (gathered.lost) throw expired()
-    // At or after the point the answer moves to, which stands after every change it gathered.
-    const found = await readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
-    const events = gathered.ids.map((id) => found.get(idText(id)) as string)
-    return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
-  }
-
-  return step
 }

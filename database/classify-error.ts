@@ -112,7 +112,7 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
   if (isDamagedReply(error)) return DAMAGED
-  // The request's own bound (AbortSignal.timeout, plugins/mongodb.ts): the database did not answer in time.
+  // The request's own bound (Database#bounded, database/bounded-work.ts): the database did not answer in time.
   if (error.name === 'TimeoutError' || (error as { cause?: { name?: string } }).cause?.name === 'TimeoutError') return TIMEOUT
   return undefined
 }

@@ -19,7 +19,7 @@ export interface ReadinessOptions {
   pingTimeoutMs: number
   /** A ping unanswered this long makes the service not ready, before it times out (QUERY_TIMEOUT_MS). */
   silentAfterMs?: number
-  /** Times the pings (plugins/mongodb.ts Database#timed, for the metrics). */
+  /** Times the pings (Database#timed, database/bounded-work.ts, for the metrics). */
   timed?: <T>(command: string, work: () => Promise<T>) => Promise<T>
   /** The clock that silence is measured on: performance.now unless a test moves one. */
   now?: () => number
@@ -122,7 +122,7 @@ export class DatabaseReadiness {
    * Whether the database refuses connections now, from the driver's view of the servers (each
    * checked every heartbeatFrequencyMS, and every 500 ms while a ping waits for one): every
    * member it knows failed its last check because its connection was refused. Requests then fail
-   * at once rather than wait out server selection (plugins/mongodb.ts). A replica set in an
+   * at once rather than wait out server selection (database/bounded-work.ts). A replica set in an
    * election is not refusing: its members answer their checks as secondaries while it has no
    * primary, and requests wait for the new one within their budget; nor is a silent database,
    * whose checks time out.

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { availabilityCheck } from '../changes/availability.js'
+import { availabilityCheck, rememberedAvailability } from '../changes/availability.js'
 import { ChangeHub } from '../changes/change-hub.js'
 import { CollectionIdentities } from '../changes/collection-identity.js'
-import { ProblemError } from '../schemas/problem.js'
 import type { ChangeFeeds } from '../changes/change-feeds.js'
+import { FeedFigures } from '../changes/feed-figures.js'
 import { atMost } from '../lib/pause.js'
 
 declare module 'fastify' {
@@ -27,91 +27,41 @@ const AVAILABLE_TTL_MS = 60_000
 const HUB_STOP_MS = 1500
 
 async function changesPlugin (fastify: FastifyInstance) {
-  const { CHANGES_MAX_WAITING } = fastify.config
   const hubs = new Map<string, ChangeHub>()
-  const verdicts = new Map<string, { reason: string | undefined, until: number, pending?: Promise<string | undefined> }>()
-  const logged = new Set<string>()
   const stopListeners = new Set<() => void>()
   let stopping = false
-  let admitted = 0
-  const lagListeners = new Set<(seconds: number) => void>()
-  const stats = {
-    eventsSent: new Map<string, number>(),
-    eventsSkipped: new Map<string, number>(),
-    unreadable: new Map<string, number>(),
-    waiting: 0,
-    streams: 0,
-    get idle () {
-      let asleep = 0
-      for (const hub of hubs.values()) asleep += hub.waiting
-      return asleep
-    }
-  }
+  const figures = new FeedFigures(fastify.config.CHANGES_MAX_WAITING, () => {
+    let asleep = 0
+    for (const hub of hubs.values()) asleep += hub.waiting
+    return asleep
+  }, () => stopping)
   const identities = new CollectionIdentities(fastify.database, fastify.config.QUERY_TIMEOUT_MS)
-  const count = (map: Map<string, number>, collection: string, by = 1): void => { map.set(collection, (map.get(collection) ?? 0) + by) }
-
   const check = availabilityCheck(fastify.database, fastify.config.QUERY_TIMEOUT_MS, AVAILABLE_TTL_MS)
-
   const declared = new Map<string, boolean>()
+  const hubOf = (collection: string, scoped: boolean): ChangeHub => new ChangeHub({
+    collection: () => fastify.database.collection(collection),
+    client: () => fastify.database.db().client,
+    maxTimeMS: fastify.config.QUERY_TIMEOUT_MS,
+    scoped,
+    capacity: RECENT_CHANGES,
+    log: fastify.log,
+    onSkipped: (type) => {
+      figures.count(figures.eventsSkipped, collection)
+      fastify.log.debug({ collection, operationType: type }, 'a change event of a type the feed does not know was passed over')
+    },
+    onUnreadable: () => { figures.count(figures.unreadable, collection) },
+    onReset: () => { identities.forget(collection) }
+  })
   const feeds: ChangeFeeds = {
     declare: (collection, scoped) => { declared.set(collection, scoped) },
     hub: (collection, scoped) => {
       let hub = hubs.get(collection)
-      if (hub === undefined) {
-        hub = new ChangeHub({
-          collection: () => fastify.database.collection(collection),
-          client: () => fastify.database.db().client,
-          maxTimeMS: fastify.config.QUERY_TIMEOUT_MS,
-          scoped,
-          capacity: RECENT_CHANGES,
-          log: fastify.log,
-          onSkipped: (type) => {
-            count(stats.eventsSkipped, collection)
-            fastify.log.debug({ collection, operationType: type }, 'a change event of a type the feed does not know was passed over')
-          },
-          onUnreadable: () => { count(stats.unreadable, collection) },
-          onReset: () => { identities.forget(collection) }
-        })
-        hubs.set(collection, hub)
-      }
+      if (hub === undefined) hubs.set(collection, hub = hubOf(collection, scoped))
       return hub
     },
-    admit: (kind) => {
-      if (stopping) throw new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
-      if (admitted >= CHANGES_MAX_WAITING) {
-        throw new ProblemError(503, 'OVERLOADED', `${CHANGES_MAX_WAITING} change-feed requests already wait or stream on this replica (CHANGES_MAX_WAITING); retry shortly, or ask without wait.`, [], { 'retry-after': '1' })
-      }
-      admitted++
-      const counted = kind === 'wait' ? 'waiting' : 'streams'
-      stats[counted]++
-      let given = false
-      return () => {
-        if (given) return
-        given = true
-        admitted--
-        stats[counted]--
-      }
-    },
+    admit: figures.admit,
     identities,
-    unavailable: async (collection, scoped, budget) => {
-      const known = verdicts.get(collection)
-      const now = Date.now()
-      if (known !== undefined && (known.pending !== undefined || known.until > now)) return await (known.pending ?? known.reason)
-      const pending = check(collection, scoped, budget)
-      verdicts.set(collection, { reason: known?.reason, until: 0, pending })
-      try {
-        const reason = await pending
-        verdicts.set(collection, { reason, until: reason === undefined ? now + AVAILABLE_TTL_MS : 0 })
-        if (reason !== undefined && !logged.has(reason)) {
-          logged.add(reason)
-          fastify.log.warn(`change feeds of ${collection} answer 503 CHANGES_UNAVAILABLE: ${reason}; lists are unaffected`)
-        }
-        return reason
-      } catch (error) {
-        verdicts.delete(collection)
-        throw error
-      }
-    },
+    unavailable: rememberedAvailability(check, AVAILABLE_TTL_MS, (message) => { fastify.log.warn(message) }),
     get stopping () { return stopping },
     onStop: (listener) => {
       if (stopping) {
@@ -121,18 +71,9 @@ async function changesPlugin (fastify: FastifyInstance) {
       stopListeners.add(listener)
       return () => { stopListeners.delete(listener) }
     },
-    delivered: (collection, events, committedAt) => {
-      if (events === 0) return
-      count(stats.eventsSent, collection, events)
-      if (lagListeners.size === 0) return
-      const now = Date.now()
-      for (const at of committedAt) for (const listener of lagListeners) listener(Math.max(0, now - at) / 1000)
-    },
-    onLag: (listener) => {
-      lagListeners.add(listener)
-      return () => { lagListeners.delete(listener) }
-    },
-    stats
+    delivered: figures.delivered,
+    onLag: figures.onLag,
+    stats: figures
   }
   fastify.decorate('changes', feeds)
 

@@ -1,14 +1,13 @@
 import fastifyMongo from '@fastify/mongodb'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { MongoClient, MongoServerError, type Collection, type Document, type MongoClientOptions } from 'mongodb'
-import { classifyDatabaseError } from '../database/classify-error.js'
+import { MongoClient, type Collection, type Document, type MongoClientOptions } from 'mongodb'
 import { chooseShims } from '../database/driver-shims.js'
 import { ClientReplacement, closeClients } from '../database/client-replacement.js'
 import type { CommandListener, Database } from '../database/database.js'
+import { boundedWork, timedWork } from '../database/bounded-work.js'
 import { DatabaseReadiness } from '../database/readiness.js'
 import { SlotSet } from '../lib/slot-set.js'
-import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,33 +29,6 @@ export const CLIENT_MARGIN_MS = 500
  * requests that gave up at the same moment.
  */
 export const ANSWER_MARGIN_MS = 2 * CLIENT_MARGIN_MS
-
-/** The 503 of a request while the database refuses connections: the readiness checks have logged the outage once, and /ready reports it. */
-function refusing (): ProblemError {
-  const error = new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The database refuses connections; try again shortly.', [], { 'retry-after': '1' })
-  error.logged = false
-  return error
-}
-
-/**
- * A server's answer to one operation (a duplicate key, a time limit, a refused query), not a
- * network or state error (the server unreachable, stepping down, shutting down).
- */
-function refusedByServer (error: unknown): boolean {
-  return error instanceof MongoServerError && classifyDatabaseError(error)?.code !== 'DATABASE_UNAVAILABLE'
-}
-
-/** A request's deadline passed: read as QUERY_TIMEOUT (database/classify-error.ts). */
-const timedOut = (): DOMException => new DOMException('The database did not answer in time', 'TimeoutError')
-
-/** The promise of `work`, rejected rather than thrown when `work` throws before returning one. */
-function attempt<T> (work: () => Promise<T>): Promise<T> {
-  try {
-    return work()
-  } catch (error) {
-    return Promise.reject(error)
-  }
-}
 
 /** How many connections the pool keeps open while idle, and how many it opens at a time (see docs/operations.md, "When the database misbehaves"). */
 export const MIN_POOL_SIZE = 30
@@ -125,23 +97,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
   const slotSessions = shims.on.has('slot-sessions')
   const connect = () => withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)), slotSessions)
   const commandListeners: CommandListener[] = []
-  // Written with then() rather than as an async function around an await: one promise and one
-  // turn of the microtask queue less for every command of every request.
-  const timed = <T>(command: string, work: () => Promise<T>): Promise<T> => {
-    if (commandListeners.length === 0) return attempt(work)
-    const started = performance.now()
-    const report = (outcome: 'success' | 'failure'): void => {
-      const seconds = (performance.now() - started) / 1000
-      for (const listener of commandListeners) listener(command, outcome, seconds)
-    }
-    return attempt(work).then((result) => {
-      report('success')
-      return result
-    }, (error: unknown) => {
-      report('failure')
-      throw error
-    })
-  }
+  const timed = timedWork(commandListeners)
   const observers: Array<(client: MongoClient) => void> = []
   const client = connect()
   await fastify.register(fastifyMongo, { client, database: MONGODB_DB })
@@ -189,47 +145,7 @@ async function mongodbPlugin (fastify: FastifyInstance) {
     },
     db: () => current.db,
     // The request's deadline reaches every operation as the driver's public `signal` option.
-    bounded: (work, shared) => {
-      // Every member refuses connections (/ready says so): the request would wait out server
-      // selection, the whole budget, for the same 503. An election still gets the budget.
-      if (readiness.refusesConnections()) return Promise.reject(refusing())
-      let ms = budget
-      if (shared !== undefined) {
-        if (shared.databaseDeadline === 0) shared.databaseDeadline = Date.now() + budget
-        else ms = shared.databaseDeadline - Date.now()
-        if (ms <= 0) return Promise.reject(timedOut())
-      }
-      const deadline = new AbortController()
-      let late = (_reason: unknown): void => {}
-      const timer = setTimeout(() => {
-        const reason = timedOut()
-        deadline.abort(reason)
-        // Work that heeds the signal has failed by the next turn; work that does not (a driver
-        // path that drops it) is left to itself, and the request still answers at its deadline.
-        setImmediate(late, reason)
-      }, ms)
-      const answered = attempt(() => work(deadline.signal)).then((result) => {
-        clearTimeout(timer)
-        readiness.answered()
-        return result
-      }, (error: unknown) => {
-        if (refusedByServer(error)) {
-          // The others of the request (the count beside a page the server refused) run on to
-          // their answers, still bounded by the deadline: aborting an operation in flight closes
-          // its connection, and aborts by the hundred can empty the pool (the driver's
-          // Abortable.signal documentation, mongodb.d.ts).
-          timer.unref()
-        } else {
-          clearTimeout(timer)
-          // The database out of reach, or the request failed otherwise: whatever else it started stops too.
-          deadline.abort(error)
-        }
-        // A database out of reach: /ready says so at once, and a ping checks.
-        if (classifyDatabaseError(error as Error)?.code === 'DATABASE_UNAVAILABLE') readiness.suspect()
-        throw error
-      })
-      return Promise.race([answered, new Promise<never>((_resolve, reject) => { late = reject })])
-    },
+    bounded: boundedWork(readiness, budget),
     timed,
     onCommand: (listener) => { commandListeners.push(listener) },
     observe: (attach) => {

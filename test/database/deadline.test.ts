@@ -1,5 +1,5 @@
 // A request's deadline reaches the driver as the `signal` option of every operation
-// (`Database#bounded`, plugins/mongodb.ts). The service counts on the driver to end each kind of
+// (`Database#bounded`, database/bounded-work.ts). The service counts on the driver to end each kind of
 // wait when that signal aborts: for a reply, for a connection of the pool, and for a server.
 import { once } from 'node:events'
 import { MongoClient } from 'mongodb'

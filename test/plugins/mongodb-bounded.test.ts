@@ -1,4 +1,4 @@
-// Database#bounded (plugins/mongodb.ts): a request's operations share one signal. The deadline
+// Database#bounded (database/bounded-work.ts): a request's operations share one signal. The deadline
 // aborts them all; a server's refusal of one leaves the others to their answers, since an
 // abort in flight costs a connection; a database out of reach stops them all at once.
 import { MongoNetworkError } from 'mongodb'
