@@ -18,6 +18,29 @@ const sleep = async (ms: number): Promise<void> => { await new Promise((resolve)
 const SWEEP_MS = 250
 
 /**
+ * A written answer waits `sendTimeoutMs` at most for its client to read it; then the
+ * connection is reset and the answer dropped, so that a client that does not read holds no
+ * memory (Node keeps what the socket has not taken). A sweep every SWEEP_MS notes the answers
+ * it finds written, and resets those it noted `sendTimeoutMs` before (so an answer gets at
+ * least its time, and at most SWEEP_MS more): nothing is done per request, and almost every
+ * answer is gone before a sweep sees it. Returns the function that stops the sweeps.
+ */
+function sweepUnreadAnswers (answering: Iterable<ServerResponse>, exempted: WeakSet<ServerResponse>, sendTimeoutMs: number): () => void {
+  const writtenAt = new WeakMap<ServerResponse, number>()
+  const sweep = setInterval(() => {
+    const now = Date.now()
+    for (const response of answering) {
+      if (!response.headersSent || exempted.has(response)) continue
+      const since = writtenAt.get(response)
+      if (since === undefined) writtenAt.set(response, now)
+      else if (now - since >= sendTimeoutMs) response.socket?.resetAndDestroy()
+    }
+  }, SWEEP_MS)
+  sweep.unref()
+  return () => { clearInterval(sweep) }
+}
+
+/**
  * Draining: /ready answers 503 while requests are still served. Closing: no new connection is
  * taken, and a request that still arrives on a connection gets a problem+json 503, not
  * Fastify's own body.
@@ -68,26 +91,9 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   }
   fastify.decorate('lifecycle', lifecycle)
 
-  // A written answer waits SEND_TIMEOUT_MS at most for its client to read it; then the
-  // connection is reset and the answer dropped, so that a client that does not read holds no
-  // memory (Node keeps what the socket has not taken). A sweep every SWEEP_MS notes the answers
-  // it finds written, and resets those it noted SEND_TIMEOUT_MS before (so an answer gets at
-  // least its time, and at most SWEEP_MS more): nothing is done per request, and almost every
-  // answer is gone before a sweep sees it.
-  const { SEND_TIMEOUT_MS } = fastify.config
-  const writtenAt = new WeakMap<ServerResponse, number>()
-  const sweep = setInterval(() => {
-    const now = Date.now()
-    for (const response of answering) {
-      if (!response.headersSent || exempted.has(response)) continue
-      const since = writtenAt.get(response)
-      if (since === undefined) writtenAt.set(response, now)
-      else if (now - since >= SEND_TIMEOUT_MS) response.socket?.resetAndDestroy()
-    }
-  }, SWEEP_MS)
-  sweep.unref()
+  const stopSweep = sweepUnreadAnswers(answering, exempted, fastify.config.SEND_TIMEOUT_MS)
   fastify.addHook('onClose', (_instance, done) => {
-    clearInterval(sweep)
+    stopSweep()
     done()
   })
   // The response's 'close' comes once for every request, answered or abandoned mid-answer

@@ -1,7 +1,7 @@
-// The revalidations' shared reads (plugins/conditional-requests.ts): a request shares a read that
+// The revalidations' shared reads (changes/entity-tags.ts): a request shares a read that
 // begins after it arrived, never one already under way, which could miss a change it must see.
 import t from 'tap'
-import { SharedProbes } from '../../plugins/conditional-requests.js'
+import { SharedProbes } from '../../changes/entity-tags.js'
 import type { Gathered } from '../../changes/recent-changes.js'
 
 t.test('a read under way serves only those who came before it; the next serves everyone after', async (t) => {
