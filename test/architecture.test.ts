@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
+import ts from 'typescript'
 import { filesOf, GROUPS } from './_groups/groups.js'
 import { importsIn } from './helpers/imports.js'
 import { NODE, nodeArgs } from './helpers/node-child.js'
@@ -142,6 +143,40 @@ t.test(`no hand-written TypeScript file is longer than ${MAX_LINES} lines`, asyn
     if (lines > MAX_LINES) long.push(`${path.relative(ROOT, file)}: ${lines}`)
   }
   t.same(long, [], `${files.length} files`)
+})
+
+const MAX_FUNCTION_LINES = 100
+
+/** Each function of `file` (declarations, methods, arrows, expressions, nested ones too) as its first line and its length in lines. */
+function functionsOf (file: string, text: string): Array<{ line: number, lines: number }> {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: Array<{ line: number, lines: number }> = []
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line
+      const last = source.getLineAndCharacterOfPosition(node.getEnd()).line
+      found.push({ line: first + 1, lines: last - first + 1 })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+t.test(`no function of the service is longer than ${MAX_FUNCTION_LINES} lines`, async (t) => {
+  const files = [...FLOORS.flat().filter((room) => room.endsWith('.ts')).map((room) => path.join(ROOT, room))]
+  for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) files.push(...await sources(path.join(ROOT, room)))
+  const long: string[] = []
+  let count = 0
+  for (const file of files) {
+    for (const { line, lines } of functionsOf(file, await readFile(file, 'utf8'))) {
+      count++
+      if (lines > MAX_FUNCTION_LINES) long.push(`${path.relative(ROOT, file)}:${line}: ${lines}`)
+    }
+  }
+  t.ok(count > 500, `${count} functions read`)
+  t.same(long, [], `${files.length} files`)
+  t.same(functionsOf('a.ts', 'function f () {\n  const g = () => {\n    return 1\n  }\n}\nclass C { m () { return 2 } }\n').map(({ line, lines }) => `${line}:${lines}`), ['1:5', '2:3', '6:1'], 'functions are found and measured')
 })
 
 t.test('no test file hooks the root test: in a group, the hook would run around other files\' tests', async (t) => {
