@@ -1,10 +1,7 @@
 // The change feeds' places (CHANGES_MAX_WAITING) and figures: what plugins/changes.ts gives as
 // `fastify.changes`' admit, delivered, onLag and stats. Arrow properties: callers pass them on unbound.
-import { ProblemError } from '../schemas/problem.js'
+import { ProblemError, shuttingDown } from '../schemas/problem.js'
 import type { FeedStats } from './change-feeds.js'
-
-/** The 503 of a feed request while the service stops. */
-export const shuttingDown = (): ProblemError => new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
 
 export class FeedFigures implements FeedStats {
   readonly eventsSent = new Map<string, number>()

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ProblemError } from '../schemas/problem.js'
+import { shuttingDown } from '../schemas/problem.js'
 import { SlotSet } from '../lib/slot-set.js'
 import type { Lifecycle } from '../lib/lifecycle.js'
 
@@ -121,7 +121,7 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
       done()
       return
     }
-    done(new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.'))
+    done(shuttingDown())
   })
   fastify.addHook('preClose', async () => {
     lifecycle.draining = true

@@ -145,3 +145,6 @@ export class ProblemError extends Error {
     return new ProblemError(400, first.code, first.message, errors)
   }
 }
+
+/** The 503 of a request that a replica shutting down refuses: another replica will answer it. */
+export const shuttingDown = (): ProblemError => new ProblemError(503, 'OVERLOADED', 'The service is shutting down; retry, another replica will answer.', [], { 'retry-after': '1' })
