@@ -86,6 +86,16 @@ export class ChangeHub {
     return this.recent.changedSince(mark, project)
   }
 
+  /**
+   * Whether changes came after `point` since it was read, `mark` (mark()) taken before that
+   * read: a waiting request need not wait. A point the recent changes cannot place (read by a
+   * stream of its own) cannot tell a change brought during that read: one of the project's counts.
+   */
+  movedSince (point: StreamPoint, project: string | undefined, mark: number): boolean {
+    const seq = this.locate(point)
+    return seq === undefined ? this.changedSince(mark, project) : seq < (this.position().seq ?? seq)
+  }
+
   /** The changes after `from` (a sequence number locate() gave): RecentChanges.gather(). */
   gather (from: number, project: string | undefined, limit: number, admit: (id: unknown) => boolean): Gathered {
     return this.recent.gather(from, project, limit, admit)

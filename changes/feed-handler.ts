@@ -30,16 +30,6 @@ export interface FeedRouteOptions extends FeedDescription {
   notFound: (id: ObjectId) => ProblemError
 }
 
-/**
- * Whether changes came after `point` since it was read, `mark` (hub.mark()) taken before that
- * read: a waiting request need not wait. A point the recent changes cannot place (read by a
- * stream of its own) cannot tell a change brought during that read: one of the project's counts.
- */
-function moved (hub: ChangeHub, point: StreamPoint, project: string | undefined, mark: number): boolean {
-  const seq = hub.locate(point)
-  return seq === undefined ? hub.changedSince(mark, project) : seq < (hub.position().seq ?? seq)
-}
-
 export class FeedHandler {
   readonly feedUrl: string
   /** A token's filter was decided in a collation: under another one it would decide otherwise. */
@@ -86,7 +76,7 @@ export class FeedHandler {
       }
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
       const delivered = (step: FeedStep): void => { fastify.changes.delivered(collection, step.events.length, step.committedAt) }
-      if (stream) return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered, moved })
+      if (stream) return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered })
       const mark = hub.mark()
       let answer = await next(position)
       if (answer.events.length === 0 && wait > 0) {
@@ -149,11 +139,11 @@ export class FeedHandler {
     reply.raw.once('close', leave)
     while (current.events.length === 0 && !changes.stopping && !state.gone && Date.now() < deadline) {
       const point = (current.position as { point: StreamPoint }).point
-      if (!moved(hub, point, project, readSince)) {
+      if (!hub.movedSince(point, project, readSince)) {
         await hub.nextWake(project, deadline, changes.onStop, reply.raw)
         // The wait ran out and the stream, following from the point, brought nothing after it:
         // nothing to read again, and the answer comes at the end of its wait, not one read later.
-        if (Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined && !moved(hub, point, project, readSince)) break
+        if (Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined && !hub.movedSince(point, project, readSince)) break
       }
       // Stopping: the answer is what it has, not another read of a database that may be stopping too (Ctrl-C stops the embedded one).
       if (state.gone || changes.stopping) break

@@ -7,7 +7,6 @@ import { classifyDatabaseError } from '../database/classify-error.js'
 import { ProblemError, internalError, problem, type Problem } from '../schemas/problem.js'
 import { weightOf } from '../lib/accept-header.js'
 import type { ChangeHub } from './change-hub.js'
-import type { StreamPoint } from './recent-changes.js'
 import type { FeedPosition } from './feed-token.js'
 import type { FeedStep } from './feed-steps.js'
 
@@ -37,7 +36,6 @@ export interface StreamOptions {
   next: (from: FeedPosition) => Promise<FeedStep>
   encode: (at: FeedPosition) => string
   delivered: (step: FeedStep) => void
-  moved: (hub: ChangeHub, point: StreamPoint, project: string | undefined, mark: number) => boolean
 }
 
 /** The problem a stream's last line carries for a failure met after it began. */
@@ -51,7 +49,7 @@ const MIB = 1024 * 1024
 /** What a stream holds for a slow client at most, whatever its documents weigh: events alone would let large ones take 10 × limit of them. */
 const BEHIND_BYTES = 16 * MIB
 
-export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered, moved }: StreamOptions): Promise<FastifyReply> {
+export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered }: StreamOptions): Promise<FastifyReply> {
   // The first answer is read before anything is written: a 400, 410 or 503 is still a problem answer.
   let mark = hub.mark()
   let step = await next(first)
@@ -109,7 +107,7 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
         return reply
       }
       // A full answer: more may be ready at once.
-      if (step.events.length < limit && step.position.phase === 'following' && !moved(hub, step.position.point, project, mark)) {
+      if (step.events.length < limit && step.position.phase === 'following' && !hub.movedSince(step.position.point, project, mark)) {
         await hub.nextWake(project, Math.min(endsAt, checkpointAt + CHECKPOINT_MS), fastify.changes.onStop, raw)
         if (gone) return reply
         // Stopping: the stream ends at its last position, without another read of a database that may be stopping too.

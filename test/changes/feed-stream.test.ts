@@ -34,10 +34,10 @@ function openStream (streamSeconds: number) {
   const fastify = { lifecycle: { exempt: () => () => {} }, config: { CHANGES_STREAM_SECONDS: streamSeconds }, changes } as unknown as FastifyInstance
   const reply = { raw, hijack: () => {}, getHeaders: () => ({}) } as unknown as FastifyReply
   const request = { id: 'r', log: { warn: () => {} } } as unknown as FastifyRequest
-  const hub = { isRunning: true, nextWake: waiters.nextWake.bind(waiters), mark: () => 0 } as unknown as ChangeHub
+  const hub = { isRunning: true, nextWake: waiters.nextWake.bind(waiters), mark: () => 0, movedSince: () => false } as unknown as ChangeHub
   const point = { resumeToken: { _data: 'p' } }
   const next = async (): Promise<FeedStep> => ({ events: ready.splice(0), position: { phase: 'following', point }, synced: true, committedAt: [] })
-  const done = streamFeed({ fastify, request, reply, hub, project: 'a', limit: 10, first: { phase: 'following', point }, next, encode: () => 'token', delivered: () => {}, moved: () => false })
+  const done = streamFeed({ fastify, request, reply, hub, project: 'a', limit: 10, first: { phase: 'following', point }, next, encode: () => 'token', delivered: () => {} })
   return {
     lines,
     raw,
