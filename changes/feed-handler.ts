@@ -5,8 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type Document } from 'mongodb'
 import type { FeedQuery } from '../list-query/compile-list-query.js'
 import { ProblemError, shuttingDown } from '../schemas/problem.js'
-import { collationKey, parseCollation } from '../database/collation.js'
-import type { CursorBinding } from '../list-endpoint/cursor.js'
+import { parseCollation } from '../database/collation.js'
+import { collationSuffix, fieldsKey, type CursorBinding } from '../list-endpoint/cursor.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { unlessAborted } from '../lib/pause.js'
 import type { ChangeHub } from './change-hub.js'
@@ -37,8 +37,7 @@ export class FeedHandler {
   private readonly steps: FeedSteps
 
   constructor (private readonly fastify: FastifyInstance, private readonly options: FeedRouteOptions) {
-    const collation = parseCollation(fastify.config.COLLATION)
-    this.feedSort = collation === undefined ? FEED_SORT : `${FEED_SORT} collation ${collationKey(collation)}`
+    this.feedSort = FEED_SORT + collationSuffix(parseCollation(fastify.config.COLLATION))
     this.steps = new FeedSteps(fastify, options.collection, options.schema)
     this.feedUrl = `${options.url}changes`
   }
@@ -56,7 +55,7 @@ export class FeedHandler {
       path: `${collection} ${this.feedUrl} ${String(request.projectId)}`,
       filter: BSON.EJSON.stringify(filter, { relaxed: false }),
       sort: this.feedSort,
-      fields: fields === undefined ? '*' : [...fields].sort().join(',')
+      fields: fieldsKey(fields)
     }
     const token = since === undefined ? undefined : decodeToken(fastify.cursors, binding, since)
     if (token !== undefined && !token.ok) throw ProblemError.about('since', 400, token.code, token.message)

@@ -10,7 +10,8 @@
 // cursors (JSON and Extended JSON, signed as text) are still read: a walk started before an
 // upgrade goes on after it.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { BSON } from 'mongodb'
+import { BSON, type CollationOptions } from 'mongodb'
+import { collationKey } from '../database/collation.js'
 import { RecentMap } from '../lib/recent-map.js'
 import { HmacSha256 } from './hmac-sha256.js'
 
@@ -31,6 +32,16 @@ export const EXACT_VALUES = { promoteValues: false, promoteBuffers: false, bsonR
 
 /** What a cursor is bound to: the list's path (kind and project), filter, sort and fields. */
 export type CursorBinding = Record<typeof PARTS[number], string>
+
+/** What follows a binding's `sort` under a collation: a place decided in one collation is refused in another. */
+export function collationSuffix (collation: CollationOptions | undefined): string {
+  return collation === undefined ? '' : ` collation ${collationKey(collation)}`
+}
+
+/** A binding's `fields`: the same fields asked for in any order bind alike. */
+export function fieldsKey (fields: readonly string[] | undefined): string {
+  return fields === undefined ? '*' : [...fields].sort().join(',')
+}
 
 export type CursorReading =
   | { ok: true, values: unknown[] }

@@ -3,9 +3,9 @@
 import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ObjectId, type CollationOptions, type Document } from 'mongodb'
-import { collationKey, parseCollation } from '../database/collation.js'
+import { parseCollation } from '../database/collation.js'
 import type { ListQuery } from '../list-query/compile-list-query.js'
-import { valuesDocument, type CursorBinding } from './cursor.js'
+import { collationSuffix, fieldsKey, valuesDocument, type CursorBinding } from './cursor.js'
 import { keysetFilter } from './keyset.js'
 import { bsonToJson, type Transcoder } from './bson-json.js'
 import { countMatching } from './count-matching.js'
@@ -54,7 +54,7 @@ export class ListHandler {
   constructor (private readonly fastify: FastifyInstance, private readonly scope: ListScope) {
     this.projection = projectionOf(scope.schema)
     this.collation = parseCollation(fastify.config.COLLATION)
-    this.sortIn = this.collation === undefined ? '' : ` collation ${collationKey(this.collation)}`
+    this.sortIn = collationSuffix(this.collation)
     this.varies = fastify.config.COMPRESSION === 'on'
     this.guard = offSchemaGuard(scope.schema)
     this.transcode = bsonToJson(scope.schema, fastify.keptDocuments)
@@ -132,7 +132,7 @@ export class ListHandler {
       path: `${this.scope.collection} ${this.scope.url} ${String(projectId)}`,
       filter: filterText(query),
       sort: `${JSON.stringify(query.sort)}${this.sortIn}`,
-      fields: query.fields === undefined ? '*' : [...query.fields].sort().join(',')
+      fields: fieldsKey(query.fields)
     }
   }
 
