@@ -50,7 +50,9 @@ export class FeedHandler {
     const readable = request.principal?.projects ?? '*'
     const where = this.options.where(request, filter)
     // /projects/changes names only the caller's projects, even in a remove.
-    const admit = scoped || readable === '*' ? () => true : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())
+    const admit = scoped || readable === '*'
+      ? () => true
+      : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())
     const binding: CursorBinding = {
       path: `${collection} ${this.feedUrl} ${String(request.projectId)}`,
       filter: BSON.EJSON.stringify(filter, { relaxed: false }),
@@ -61,9 +63,12 @@ export class FeedHandler {
     if (token !== undefined && !token.ok) throw ProblemError.about('since', 400, token.code, token.message)
     // HEAD of a stream gets the headers a stream begins with, and holds nothing open.
     const stream = asksForStream(request.headers.accept)
-    const release = stream ? (request.method === 'GET' ? fastify.changes.admit('stream') : undefined) : wait > 0 ? fastify.changes.admit('wait') : undefined
+    const release = stream
+      ? (request.method === 'GET' ? fastify.changes.admit('stream') : undefined)
+      : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
-      const { hub, identity, position } = await this.checked(request, projectKey, token?.identity ?? null, token?.position)
+      const { hub, identity, position } =
+        await this.checked(request, projectKey, token?.identity ?? null, token?.position)
       const { projection: read } = pageProjection(this.options.projection, fields, [])
       const project = scoped ? projectKey : undefined
       // The first step shares the request's budget with the checks; one after a wait, or in a stream, has its own.
@@ -74,19 +79,29 @@ export class FeedHandler {
         return this.steps.step(request, hub, where, read, from, limit, project, admit, shared)
       }
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
-      const delivered = (step: FeedStep): void => { fastify.changes.delivered(collection, step.events.length, step.committedAt) }
-      if (stream) return await streamFeed({ fastify, request, reply, hub, project, limit, first: position, next, encode, delivered })
+      const delivered = (step: FeedStep): void => {
+        fastify.changes.delivered(collection, step.events.length, step.committedAt)
+      }
+      if (stream) {
+        return await streamFeed({
+          fastify, request, reply, hub, project, limit, first: position, next, encode, delivered
+        })
+      }
       const mark = hub.mark()
       let answer = await next(position)
       if (answer.events.length === 0 && wait > 0) {
         // N seconds from the request's arrival, not from the end of its first read (whole ms: never before it arrived).
-        answer = await this.waitForChanges(reply, hub, project, answer, Date.now() - Math.floor(reply.elapsedTime) + wait * 1000, next, mark)
+        answer = await this.waitForChanges(
+          reply, hub, project, answer, Date.now() - Math.floor(reply.elapsedTime) + wait * 1000, next, mark
+        )
       }
       delivered(answer)
       const nextToken = encode(answer.position)
-      reply.header('link', `<${nextUrl(request, nextToken, fastify.config.PUBLIC_URL, keptPairs(request.raw.url ?? '', 'since'), 'since')}>; rel="next"`)
+      const kept = keptPairs(request.raw.url ?? '', 'since')
+      reply.header('link', `<${nextUrl(request, nextToken, fastify.config.PUBLIC_URL, kept, 'since')}>; rel="next"`)
       reply.type('application/json; charset=utf-8')
-      return `{"events":[${answer.events.join(',')}],"next":${JSON.stringify(nextToken)},"synced":${String(answer.synced)}}`
+      return `{"events":[${answer.events.join(',')}],"next":${JSON.stringify(nextToken)},` +
+        `"synced":${String(answer.synced)}}`
     } finally {
       release?.()
     }
@@ -95,10 +110,15 @@ export class FeedHandler {
   /**
    * The checks before a first step, within the request's one budget: the feed can be given, the
    * project exists, the token is of this collection's history; then the collection's shared
-   * stream and, without a token, the point
-   * the changes are followed from, taken before the listing so that nothing written during it is lost.
+   * stream and, without a token, the point the changes are followed from, taken before the
+   * listing so that nothing written during it is lost.
    */
-  private async checked (request: FastifyRequest, projectKey: string, issuedIn: string | null, position: FeedPosition | undefined): Promise<{ hub: ChangeHub, identity: string | null, position: FeedPosition }> {
+  private async checked (
+    request: FastifyRequest,
+    projectKey: string,
+    issuedIn: string | null,
+    position: FeedPosition | undefined
+  ): Promise<{ hub: ChangeHub, identity: string | null, position: FeedPosition }> {
     const { fastify, options: { collection, scoped } } = this
     const reason = await fastify.changes.unavailable(collection, scoped, request)
     if (reason !== undefined) throw unavailable(reason)
@@ -125,10 +145,18 @@ export class FeedHandler {
   }
 
   /**
-   * Waits for a change of the project until `deadline`, the client leaving or the service stopping;
-   * then answers what there is. `mark` (hub.mark()) was taken before `answer` was read.
+   * Waits for a change of the project until `deadline`, the client leaving or the service
+   * stopping; then answers what there is. `mark` (hub.mark()) was taken before `answer` was read.
    */
-  private async waitForChanges (reply: FastifyReply, hub: ChangeHub, project: string | undefined, answer: FeedStep, deadline: number, next: (from: FeedPosition) => Promise<FeedStep>, mark: number): Promise<FeedStep> {
+  private async waitForChanges (
+    reply: FastifyReply,
+    hub: ChangeHub,
+    project: string | undefined,
+    answer: FeedStep,
+    deadline: number,
+    next: (from: FeedPosition) => Promise<FeedStep>,
+    mark: number
+  ): Promise<FeedStep> {
     const { changes } = this.fastify
     let current = answer
     let readSince = mark
@@ -142,9 +170,13 @@ export class FeedHandler {
         await hub.nextWake(project, deadline, changes.onStop, reply.raw)
         // The wait ran out and the stream, following from the point, brought nothing after it:
         // nothing to read again, and the answer comes at the end of its wait, not one read later.
-        if (Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined && !hub.movedSince(point, project, readSince)) break
+        if (
+          Date.now() >= deadline && hub.isRunning && hub.locate(point) !== undefined &&
+          !hub.movedSince(point, project, readSince)
+        ) break
       }
-      // Stopping: the answer is what it has, not another read of a database that may be stopping too (Ctrl-C stops the embedded one).
+      // Stopping: the answer is what it has, not another read of a database that may be stopping
+      // too (Ctrl-C stops the embedded one).
       if (state.gone || changes.stopping) break
       readSince = hub.mark()
       current = await next(current.position)

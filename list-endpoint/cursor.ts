@@ -27,8 +27,16 @@ const TEXT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
  */
 const MAX_TEXT = 16 * 1024
 
-/** How a cursor's values are read, from the page and from the cursor: as stored, nothing promoted to JavaScript numbers or RegExps. */
-export const EXACT_VALUES = { promoteValues: false, promoteBuffers: false, bsonRegExp: true, validation: { utf8: true } } as const
+/**
+ * How a cursor's values are read, from the page and from the cursor: as stored, nothing promoted
+ * to JavaScript numbers or RegExps.
+ */
+export const EXACT_VALUES = {
+  promoteValues: false,
+  promoteBuffers: false,
+  bsonRegExp: true,
+  validation: { utf8: true }
+} as const
 
 /** What a cursor is bound to: the list's path (kind and project), filter, sort and fields. */
 export type CursorBinding = Record<typeof PARTS[number], string>
@@ -72,9 +80,11 @@ const invalid = (message: string): CursorReading => ({ ok: false, code: 'INVALID
 const FEED_ADVICE = ': start again without since, and replace the copy with what the feed lists'
 const what = (param: string): string => param === 'since' ? 'token' : 'cursor'
 const advice = (param: string): string => param === 'since' ? FEED_ADVICE : ''
-const unreadable = (param: string): CursorReading => invalid(`${param} is not a readable ${what(param)}${advice(param)}`)
+const unreadable = (param: string): CursorReading =>
+  invalid(`${param} is not a readable ${what(param)}${advice(param)}`)
 const altered = (param: string): CursorReading => invalid(param === 'since'
-  ? `since is not a token of this service, or it was altered, or it was signed with another key (after a restart without CURSOR_SECRET, or by a replica with another one)${FEED_ADVICE}`
+  ? 'since is not a token of this service, or it was altered, or it was signed with another key ' +
+    `(after a restart without CURSOR_SECRET, or by a replica with another one)${FEED_ADVICE}`
   : `${param} is not a cursor of this service, or it was altered`)
 
 /** The sort's digest also holds the collation it runs in (list-handler.ts): the message names both. */
@@ -82,7 +92,13 @@ const PART_WORDS: Record<string, string> = { sort: 'sort (or the collation it ra
 
 function mismatch (changed: string[]): CursorReading {
   const words = changed.map((part) => PART_WORDS[part] ?? part)
-  return { ok: false, code: 'CURSOR_MISMATCH', message: `This cursor continues another query: its ${words.join(', ')} ${changed.length === 1 ? 'differs' : 'differ'} from this request's; keep them as on the first page (only limit and count may change)` }
+  return {
+    ok: false,
+    code: 'CURSOR_MISMATCH',
+    message: `This cursor continues another query: its ${words.join(', ')} ` +
+      `${changed.length === 1 ? 'differs' : 'differ'} from this request's; ` +
+      'keep them as on the first page (only limit and count may change)'
+  }
 }
 
 /** Sort-key values as the BSON document `{"0": v0, "1": v1, …}` a cursor holds (a missing one null). */
@@ -120,28 +136,40 @@ export class CursorCodec {
   head (binding: CursorBinding): Buffer {
     const head = Buffer.alloc(VALUES_AT)
     head[0] = VERSION
-    for (let i = 0; i < PARTS.length; i++) digest(binding[PARTS[i] as typeof PARTS[number]]).copy(head, 1 + i * DIGEST_BYTES)
+    for (let i = 0; i < PARTS.length; i++) {
+      digest(binding[PARTS[i] as typeof PARTS[number]]).copy(head, 1 + i * DIGEST_BYTES)
+    }
     return head
   }
 
   /** The sort-key values of a cursor, if it is ours, intact, and made for this very query. */
   decode (text: string, binding: CursorBinding, param = 'after'): CursorReading {
     const dot = text.lastIndexOf('.')
-    if (dot <= 0 || text.length > MAX_TEXT || !TEXT.test(text)) return invalid(param === 'since' ? `since is not a token of this service: pass the next of a previous answer unchanged, or ${FEED_ADVICE.slice(2)}` : `${param} is not a cursor of this service: pass the next value of a previous page unchanged`)
+    if (dot <= 0 || text.length > MAX_TEXT || !TEXT.test(text)) {
+      return invalid(param === 'since'
+        ? 'since is not a token of this service: pass the next of a previous answer unchanged, or ' +
+          FEED_ADVICE.slice(2)
+        : `${param} is not a cursor of this service: pass the next value of a previous page unchanged`)
+    }
     const text64 = text.slice(0, dot)
     const payload = Buffer.from(text64, 'base64url')
     // Version 1 was JSON (its first byte `{`), signed as base64url text.
     const version1 = payload[0] === 0x7b
     const signature = Buffer.from(text.slice(dot + 1), 'base64url')
     // base64url's last character may carry unused bits: only the one text of the bytes is ours.
-    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) return altered(param)
+    if (payload.toString('base64url') !== text64 || signature.toString('base64url') !== text.slice(dot + 1)) {
+      return altered(param)
+    }
     // Version 1 signed the base64url text (ASCII), not the bytes.
     const signedBytes = version1 ? Buffer.from(text64, 'latin1') : payload
     const signed = this.keys.some((key) => signedWith(key, signedBytes, signature))
     if (!signed) return altered(param)
     if (version1) return readVersion1(payload, binding)
-    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) return invalid(`${param} is a ${what(param)} of another version of this service${advice(param)}`)
-    const changed = PARTS.filter((part, i) => !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
+    if (payload[0] !== VERSION || payload.length < VALUES_AT + 5) {
+      return invalid(`${param} is a ${what(param)} of another version of this service${advice(param)}`)
+    }
+    const changed = PARTS.filter((part, i) =>
+      !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
     if (changed.length > 0) return mismatch(changed)
     try {
       const keyed = BSON.deserialize(payload.subarray(VALUES_AT), EXACT_VALUES)
@@ -161,9 +189,12 @@ function readVersion1 (payload: Buffer, binding: CursorBinding): CursorReading {
   } catch {
     return unreadable('after')
   }
-  if (content.v !== 1 || !Array.isArray(content.b) || !Array.isArray(content.k)) return invalid('after is a cursor of another version of this service')
+  if (content.v !== 1 || !Array.isArray(content.b) || !Array.isArray(content.k)) {
+    return invalid('after is a cursor of another version of this service')
+  }
   const given = content.b as unknown[]
-  const changed = PARTS.filter((part, i) => given[i] !== createHash('sha256').update(binding[part]).digest('base64url').slice(0, 16))
+  const changed = PARTS.filter((part, i) =>
+    given[i] !== createHash('sha256').update(binding[part]).digest('base64url').slice(0, 16))
   if (changed.length > 0) return mismatch(changed)
   try {
     return { ok: true, values: BSON.EJSON.deserialize(content.k as unknown[], { relaxed: false }) as unknown[] }

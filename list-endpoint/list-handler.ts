@@ -35,12 +35,17 @@ function both (filter: Document, fixed: Document): Document {
 // write() where a Buffer takes a writev() (its cost: docs/performance.md). The bytes are the same.
 const SMALL_ANSWER = 4096
 
+interface DecodedAnswer { data: Document[], limit: number, skip: number, total?: number, next?: string }
+
 export class ListHandler {
   readonly projection: Document
   private readonly collation: CollationOptions | undefined
   /** A cursor continues an order: the same sort in another collation is another query. */
   private readonly sortIn: string
-  /** Whether a page is compressed depends on Accept-Encoding, even when this one is not: caches must know it (plugins/compression.ts). */
+  /**
+   * Whether a page is compressed depends on Accept-Encoding, even when this one is not: caches
+   * must know it (plugins/compression.ts).
+   */
   private readonly varies: boolean
   private readonly guard: ReturnType<typeof offSchemaGuard>
   private readonly transcode: Transcoder
@@ -61,7 +66,10 @@ export class ListHandler {
   }
 
   /** The route's handler. */
-  readonly list = async (request: FastifyRequest, reply: FastifyReply): Promise<string | Buffer | Document | undefined> => {
+  readonly list = async (
+    request: FastifyRequest,
+    reply: FastifyReply
+  ): Promise<string | Buffer | Document | undefined> => {
     const query = request.listQuery as ListQuery
     const sortKeys = Object.keys(query.sort)
     const projectId = request.projectId as ObjectId
@@ -72,7 +80,9 @@ export class ListHandler {
     // What a cursor is bound to; built once, and only when a cursor is read or written.
     let bound: CursorBinding | undefined
     const binding = (): CursorBinding => (bound ??= this.bindingOf(query, projectId))
-    const pageWhere = query.after === undefined ? where : { $and: [where, this.afterCursor(query, sortKeys, binding())] }
+    const pageWhere = query.after === undefined
+      ? where
+      : { $and: [where, this.afterCursor(query, sortKeys, binding())] }
     // What is read: the fields asked for, and the sort keys a cursor needs (`extra`, not answered).
     const { projection: read, extra } = pageProjection(this.projection, query.fields, sortKeys)
     if (this.varies) varyOnEncoding(reply)
@@ -92,7 +102,9 @@ export class ListHandler {
     let where = scoped ? both(filter, { project: request.projectId }) : filter
     if (fixedFilter !== undefined) where = both(where, fixedFilter)
     // /projects lists only the caller's projects, ANDed so that no filter widens it.
-    if (!scoped && !open && readable !== '*') where = { $and: [where, { _id: { $in: [...readable].map((id) => new ObjectId(id)) } }] }
+    if (!scoped && !open && readable !== '*') {
+      where = { $and: [where, { _id: { $in: [...readable].map((id) => new ObjectId(id)) } }] }
+    }
     return where
   }
 
@@ -111,16 +123,24 @@ export class ListHandler {
     const { fastify } = this
     const known = fastify.projectCache.get(projectKey)
     if (known !== undefined) return known
-    const exists = await fastify.database.bounded(async (signal) => await projectExists(fastify, id, { maxTimeMS: fastify.config.QUERY_TIMEOUT_MS, signal }), request)
+    const exists = await fastify.database.bounded(
+      async (signal) => await projectExists(fastify, id, { maxTimeMS: fastify.config.QUERY_TIMEOUT_MS, signal }),
+      request
+    )
     fastify.projectCache.set(projectKey, exists)
     return exists
   }
 
-  /** Whether the answer is the one If-None-Match names and nothing changed since (a 304); its project must still exist. */
+  /**
+   * Whether the answer is the one If-None-Match names and nothing changed since (a 304); its
+   * project must still exist.
+   */
   private unchanged (request: FastifyRequest, reply: FastifyReply, projectKey: string): false | Promise<boolean> {
     const { collection, scoped } = this.scope
     const scope = { collection, scoped, project: scoped ? projectKey : undefined }
-    if (!scoped || request.headers['if-none-match'] === undefined) return this.fastify.conditional.notModified(request, reply, scope)
+    if (!scoped || request.headers['if-none-match'] === undefined) {
+      return this.fastify.conditional.notModified(request, reply, scope)
+    }
     return this.projectExists(request, projectKey, request.projectId as ObjectId).then(async (exists) => {
       if (!exists) throw projectNotFound(request.projectId as ObjectId)
       return await this.fastify.conditional.notModified(request, reply, scope)
@@ -136,11 +156,16 @@ export class ListHandler {
     }
   }
 
-  /** The range of the documents after the cursor of `after`: checked against its signature and this very query. */
+  /**
+   * The range of the documents after the cursor of `after`: checked against its signature and
+   * this very query.
+   */
   private afterCursor (query: ListQuery, sortKeys: string[], binding: CursorBinding): Document {
     const cursor = this.fastify.cursors.decode(query.after as string, binding)
     if (!cursor.ok) throw cursorProblem(cursor.code, cursor.message)
-    if (cursor.values.length !== sortKeys.length) throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
+    if (cursor.values.length !== sortKeys.length) {
+      throw cursorProblem('INVALID_CURSOR', 'after is not a cursor for this sort')
+    }
     return keysetFilter(query.sort, cursor.values, this.collation)
   }
 
@@ -149,7 +174,15 @@ export class ListHandler {
    * none), and the count when asked, within the query's time; 404 when the project does not
    * exist. A project remembered as existing costs no query, one remembered as absent none either.
    */
-  private async readList (request: FastifyRequest, projectId: ObjectId, projectKey: string, query: ListQuery, read: Document, where: Document, pageWhere: Document): Promise<PageRead> {
+  private async readList (
+    request: FastifyRequest,
+    projectId: ObjectId,
+    projectKey: string,
+    query: ListQuery,
+    read: Document,
+    where: Document,
+    pageWhere: Document
+  ): Promise<PageRead> {
     const { fastify, collation } = this
     const { collection, scoped } = this.scope
     const { sort, skip, limit, count } = query
@@ -158,10 +191,22 @@ export class ListHandler {
     const result = await fastify.database.bounded((signal): Promise<PageRead> => {
       const options = { maxTimeMS: fastify.config.QUERY_TIMEOUT_MS, signal }
       // The documents stay BSON until they are written as JSON (find-page.ts, bson-json.ts).
-      const pageQuery = { filter: pageWhere, sort, projection: read, skip, limit: limit + 1, ...(collation === undefined ? {} : { collation }) }
+      const pageQuery = {
+        filter: pageWhere,
+        sort,
+        projection: read,
+        skip,
+        limit: limit + 1,
+        ...(collation === undefined ? {} : { collation })
+      }
       const reading = readPage(fastify, collection, projectId, known, limit === 0, pageQuery, options)
       if (!count) return reading
-      const counting = fastify.database.timed('aggregate', () => countMatching(fastify.database.db(), collection, where, collation === undefined ? options : { ...options, collation }))
+      const counting = fastify.database.timed('aggregate', () => countMatching(
+        fastify.database.db(),
+        collection,
+        where,
+        collation === undefined ? options : { ...options, collation }
+      ))
       return Promise.all([reading, counting]).then(([pageRead, counted]) => ({ ...pageRead, total: counted }))
     }, request)
     if (known === undefined) fastify.projectCache.set(projectKey, result.exists)
@@ -170,7 +215,15 @@ export class ListHandler {
   }
 
   /** The cursor of the next page, from the page's last document, and its Link header. */
-  private nextCursor (request: FastifyRequest, reply: FastifyReply, page: Page, query: ListQuery, sortKeys: string[], projectKey: string, binding: () => CursorBinding): string {
+  private nextCursor (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: Page,
+    query: ListQuery,
+    sortKeys: string[],
+    projectKey: string,
+    binding: () => CursorBinding
+  ): string {
     const { cursors } = this.fastify
     const last = query.limit - 1
     // The last document's sort keys as they are stored: copied from its bytes when they are
@@ -186,20 +239,34 @@ export class ListHandler {
     return next
   }
 
-  /** The answer: written from the page's BSON, or from decoded documents when a nested path was read only for the cursor. */
-  private answer (request: FastifyRequest, reply: FastifyReply, page: Page, query: ListQuery, extra: string[], total: number | undefined, next: string | undefined): string | Buffer | Document {
+  /**
+   * The answer: written from the page's BSON, or from decoded documents when a nested path was
+   * read only for the cursor.
+   */
+  private answer (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: Page,
+    query: ListQuery,
+    extra: string[],
+    total: number | undefined,
+    next: string | undefined
+  ): string | Buffer | Document {
     const { limit, skip } = query
-    const report = (misfit: Misfit): void => { this.fastify.offSchema.report(this.scope.collection, misfit, request.log) }
+    const report = (misfit: Misfit): void => {
+      this.fastify.offSchema.report(this.scope.collection, misfit, request.log)
+    }
     // A nested path read only for the cursor (`customFields.x` with fields=name) is cut out of
     // decoded documents; every other page goes from BSON to JSON directly.
     if (extra.some((path) => path.includes('.'))) {
       const data = this.guard(withoutExtra(page.starts.map((_, i) => decodeAt(page, i)), extra), report)
-      const body: { data: Document[], limit: number, skip: number, total?: number, next?: string } = { data, limit, skip }
+      const body: DecodedAnswer = { data, limit, skip }
       if (total !== undefined) body.total = total
       if (next !== undefined) body.next = next
       return body
     }
-    const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
+    const tail = `,"limit":${limit},"skip":${skip}` +
+      `${total === undefined ? '' : `,"total":${total}`}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}}`
     reply.type('application/json; charset=utf-8')
     const json = this.transcode(page, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
     return json.length < SMALL_ANSWER ? json.toString('utf8') : json
