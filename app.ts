@@ -12,7 +12,10 @@ import { sharedSerializers } from './lib/shared-serializers.js'
 export interface AppOptions {
   /** The configuration with MONGODB_URI resolved to the database chosen for this process. */
   config: Config
-  /** The clock of what the app remembers for a while (the project cache, the key set's cool-down and pauses): Date.now unless a test sets one. */
+  /**
+   * The clock of what the app remembers for a while (the project cache, the key set's cool-down
+   * and pauses): Date.now unless a test sets one.
+   */
   now?: () => number
 }
 
@@ -23,9 +26,17 @@ export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 export function serverOptions (config: Config, { pretty = false } = {}): FastifyHttpOptions<Server> {
   return {
     // pino-pretty (a development dependency) on a terminal outside production: process/service.ts decides.
-    logger: pretty ? { level: config.LOG_LEVEL, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : { level: config.LOG_LEVEL },
+    logger: pretty
+      ? {
+          level: config.LOG_LEVEL,
+          transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }
+        }
+      : { level: config.LOG_LEVEL },
     // Per-request log lines cost more than a list request itself; they are kept for debug and trace.
-    logController: new LogController({ disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace', requestIdLogLabel: 'requestId' }),
+    logController: new LogController({
+      disableRequestLogging: config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace',
+      requestIdLogLabel: 'requestId'
+    }),
     // Nothing of ours reads request.query (lists read their raw query string): parsed only if read.
     routerOptions: { ignoreTrailingSlash: true, querystringParser: lazyQuery },
     // Every time limit a client could stretch (docs/operations.md, "Slow clients"): the request's
@@ -33,7 +44,12 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
     // connectionsCheckingInterval (30 s by default: a slowloris client would get up to that
     // much more). How long a written answer may wait to be read is plugins/lifecycle.ts's.
     // Without Host, Node would answer a bare 400 itself: plugins/errors.ts refuses it as a problem.
-    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, requestTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000, requireHostHeader: false },
+    http: {
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+      requireHostHeader: false
+    },
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // Unset: X-Forwarded-* are ignored, so no caller chooses its address, scheme or host.

@@ -16,7 +16,10 @@ export interface KeySetOptions {
   timeoutMs: number
   /** A key set larger than this is refused (identity providers publish a few KiB). */
   maxBytes: number
-  /** At most one fetch for unknown `kid`s per this long (the fetch at start and the refresh of old keys do not count)… */
+  /**
+   * At most one fetch for unknown `kid`s per this long (the fetch at start and the refresh of old
+   * keys do not count)…
+   */
   cooldownMs: number
   /** …and after a fetch that failed, no other one for this long. */
   retryMs: number
@@ -118,7 +121,9 @@ export class KeySet {
     } catch (error) {
       // The keys already held stay usable: a key set that cannot be had revokes nothing.
       this.#failed = true
-      this.options.onFailure?.(error instanceof FetchError ? error.message : `the key set could not be fetched (${(error as Error).name})`)
+      this.options.onFailure?.(error instanceof FetchError
+        ? error.message
+        : `the key set could not be fetched (${(error as Error).name})`)
     }
   }
 
@@ -128,7 +133,11 @@ export class KeySet {
     try {
       response = await this.#fetchFn(this.options.uri, { signal, headers: { accept: 'application/json' } })
     } catch (error) {
-      throw new FetchError(signal.aborted ? `no answer within ${this.options.timeoutMs} ms` : `unreachable (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`)
+      throw new FetchError(signal.aborted
+        ? `no answer within ${this.options.timeoutMs} ms`
+        : `unreachable (${(error as Error).cause instanceof Error
+          ? ((error as Error).cause as Error).message
+          : (error as Error).message})`)
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => {})
@@ -150,7 +159,9 @@ export class KeySet {
     } catch (error) {
       await response.body?.cancel().catch(() => {})
       if (error instanceof FetchError) throw error
-      throw new FetchError(signal.aborted ? `no whole answer within ${this.options.timeoutMs} ms` : 'the answer broke off')
+      throw new FetchError(signal.aborted
+        ? `no whole answer within ${this.options.timeoutMs} ms`
+        : 'the answer broke off')
     }
     try {
       return JSON.parse(Buffer.concat(chunks).toString('utf8'))
@@ -166,10 +177,13 @@ function keysOf (document: unknown): Map<string, Key> {
   if (!Array.isArray(list)) throw new FetchError('it has no "keys" array')
   const keys = new Map<string, Key>()
   for (const jwk of list as Array<Record<string, unknown>>) {
-    if (jwk === null || typeof jwk !== 'object' || typeof jwk.kid !== 'string' || !SIGNING_KEY_TYPES.has(jwk.kty as string)) continue
+    if (jwk === null || typeof jwk !== 'object' || typeof jwk.kid !== 'string' ||
+      !SIGNING_KEY_TYPES.has(jwk.kty as string)) continue
     if (jwk.use !== undefined && jwk.use !== 'sig') continue
     try {
-      const pem = createPublicKey({ key: jwk as never, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString()
+      const pem = createPublicKey({ key: jwk as never, format: 'jwk' })
+        .export({ format: 'pem', type: 'spki' })
+        .toString()
       keys.set(jwk.kid, { pem, ...(typeof jwk.alg === 'string' ? { alg: jwk.alg } : {}) })
     } catch {
       // A key Node cannot read (a curve it lacks, a malformed modulus) signs nothing here.

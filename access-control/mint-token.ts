@@ -25,7 +25,8 @@ function fail (message: string): never {
 function ttlSeconds (text: string): number {
   const match = /^(\d+)([smhd]?)$/.exec(text)
   if (match === null) fail(`--ttl: '${text}' is not a duration such as 90, 15m, 1h or 2d`)
-  return Number(match[1]) * ({ '': 1, s: 1, m: 60, h: 3600, d: 86400 } as Record<string, number>)[match[2] as string] as number
+  return Number(match[1]) *
+    ({ '': 1, s: 1, m: 60, h: 3600, d: 86400 } as Record<string, number>)[match[2] as string] as number
 }
 
 function keyPair (): { privatePem: string, publicPem: string } {
@@ -40,10 +41,16 @@ function keyPair (): { privatePem: string, publicPem: string } {
   return { privatePem: readFileSync(privateFile, 'utf8'), publicPem: readFileSync(publicFile, 'utf8') }
 }
 
-const values = readOptions(USAGE, { projects: { type: 'string' }, ttl: { type: 'string', default: '1h' }, sub: { type: 'string', default: 'developer' } })
+const values = readOptions(USAGE, {
+  projects: { type: 'string' },
+  ttl: { type: 'string', default: '1h' },
+  sub: { type: 'string', default: 'developer' }
+})
 if (values.projects === undefined) fail('--projects is required')
 const projects = values.projects === '*' ? '*' : values.projects.split(',')
-if (projects !== '*' && !projects.every((id) => OBJECT_ID.test(id))) fail('--projects takes 24-hexadecimal project ids separated by commas, or *')
+if (projects !== '*' && !projects.every((id) => OBJECT_ID.test(id))) {
+  fail('--projects takes 24-hexadecimal project ids separated by commas, or *')
+}
 
 const { privatePem, publicPem } = keyPair()
 const sign = createSigner({ key: privatePem, algorithm: 'ES256', kid: 'dev', expiresIn: ttlSeconds(values.ttl) * 1000 })

@@ -50,9 +50,13 @@ function reasonOf (error: unknown): string {
     case TokenError.codes.inactive: return 'not yet valid'
     case TokenError.codes.invalidSignature: return 'bad signature'
     case TokenError.codes.invalidAlgorithm: return 'algorithm not allowed'
-    case TokenError.codes.missingRequiredClaim: return `missing ${/The (\w+) claim/.exec(error.message)?.[1] ?? 'claim'}`
-    case TokenError.codes.invalidClaimValue: return /iss/.test(error.message) ? 'wrong issuer' : /aud/.test(error.message) ? 'wrong audience' : 'invalid claim'
-    case TokenError.codes.malformed: case TokenError.codes.invalidType: case TokenError.codes.missingSignature: return 'malformed'
+    case TokenError.codes.missingRequiredClaim:
+      return `missing ${/The (\w+) claim/.exec(error.message)?.[1] ?? 'claim'}`
+    case TokenError.codes.invalidClaimValue:
+      return /iss/.test(error.message) ? 'wrong issuer' : /aud/.test(error.message) ? 'wrong audience' : 'invalid claim'
+    case TokenError.codes.malformed:
+    case TokenError.codes.invalidType:
+    case TokenError.codes.missingSignature: return 'malformed'
     default: return 'invalid token'
   }
 }
@@ -93,7 +97,8 @@ export function quietKeyBuilder<T> (make: () => T): T {
   const emitWarning = process.emitWarning
   process.emitWarning = function (this: NodeJS.Process, ...args: Parameters<typeof process.emitWarning>) {
     const options: unknown = args[1]
-    if (typeof options === 'object' && options !== null && (options as { code?: unknown }).code === KEY_BUILDER_WARNING) return
+    if (typeof options === 'object' && options !== null &&
+      (options as { code?: unknown }).code === KEY_BUILDER_WARNING) return
     Reflect.apply(emitWarning, this, args)
   } as typeof process.emitWarning
   try {
@@ -149,7 +154,9 @@ export function tokenVerifier (options: VerifierOptions): TokenVerifier {
   const pem = options.publicKey?.replaceAll('\\n', '\n')
   const lookup = async (kid: unknown, alg: string): Promise<KeyLookup> => {
     if (keySet === undefined) return { ok: true, pem: pem as string }
-    if (typeof kid !== 'string' || kid.length === 0 || kid.length > 256) return { ok: false, reason: 'unknown key', retryAfterMs: 0 }
+    if (typeof kid !== 'string' || kid.length === 0 || kid.length > 256) {
+      return { ok: false, reason: 'unknown key', retryAfterMs: 0 }
+    }
     return await keySet.key(kid, alg)
   }
 
@@ -160,7 +167,9 @@ export function tokenVerifier (options: VerifierOptions): TokenVerifier {
     const header = headerOf(parts[1] as string)
     if (header === undefined) return { ok: false, reason: 'malformed', tokenSent: true }
     // A token of another algorithm never costs a key lookup.
-    if (typeof header.alg !== 'string' || !options.algorithms.includes(header.alg)) return { ok: false, reason: 'algorithm not allowed', tokenSent: true }
+    if (typeof header.alg !== 'string' || !options.algorithms.includes(header.alg)) {
+      return { ok: false, reason: 'algorithm not allowed', tokenSent: true }
+    }
     const key = await lookup(header.kid, header.alg)
     if (!key.ok) {
       return key.reason === 'key set unavailable'

@@ -33,25 +33,41 @@ export const INPUTS = [
   {
     name: '(d) two regexes, one with options',
     spec: buildQuerySpec(Activity, { scopeField: 'project' }),
-    query: `${json({ name: { $regex: '^(fest|work)shop\\s+\\d{4}$', $options: 'i' }, tags: { $regex: '^jazz' } })}&sort=-createdAt`
+    query: `${json({ name: { $regex: '^(fest|work)shop\\s+\\d{4}$', $options: 'i' }, tags: { $regex: '^jazz' } })}` +
+      '&sort=-createdAt'
   },
   {
     name: '(e) $or: name or email contains a word',
     spec: buildQuerySpec(Registration, { scopeField: 'project' }),
-    query: `${json({ $or: [{ name: { $regex: 'dupont', $options: 'i' } }, { email: { $regex: 'dupont', $options: 'i' } }] })}&sort=-createdAt`
+    query: `${json({
+      $or: [{ name: { $regex: 'dupont', $options: 'i' } }, { email: { $regex: 'dupont', $options: 'i' } }]
+    })}&sort=-createdAt`
   }
 ]
 
 /** The regex check before its verdict is cached: what a client's first use of a pattern costs. */
 export function benchFirstRegexCheck (calls = 200): Array<{ pattern: string, options: string, us: number }> {
-  const patterns: Array<[string, string]> = [['yoga', 'i'], ['^(fest|work)shop\\s+\\d{4}$', 'i'], ['^jazz', ''], ['[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}', '']]
+  const patterns: Array<[string, string]> = [
+    ['yoga', 'i'],
+    ['^(fest|work)shop\\s+\\d{4}$', 'i'],
+    ['^jazz', ''],
+    ['[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}', '']
+  ]
   return patterns.map(([pattern, options]) => {
-    const us = median(Array.from({ length: 5 }, (_, round) => timePerCall((i: number) => checkPatternUncached(`${pattern}(?:${round}x${i})?`, options), calls))) / 1000
+    const us = median(Array.from({ length: 5 }, (_, round) =>
+      timePerCall((i: number) => checkPatternUncached(`${pattern}(?:${round}x${i})?`, options), calls))) / 1000
     return { pattern, options, us }
   })
 }
 
-export interface CompileFigure { input: string, listingNs: number, aqpNs: number, ratio: number, ratioMin: number, ratioMax: number }
+export interface CompileFigure {
+  input: string
+  listingNs: number
+  aqpNs: number
+  ratio: number
+  ratioMin: number
+  ratioMax: number
+}
 
 export function benchCompile ({ rounds = 15, calls = 4000 } = {}): CompileFigure[] {
   return INPUTS.map(({ name, spec, query }) => {
@@ -70,7 +86,14 @@ export function benchCompile ({ rounds = 15, calls = 4000 } = {}): CompileFigure
       b.push(timePerCall(theirs, calls))
     }
     const ratios = a.map((x, i) => x / (b[i] as number))
-    return { input: name, listingNs: median(a), aqpNs: median(b), ratio: median(a) / median(b), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios) }
+    return {
+      input: name,
+      listingNs: median(a),
+      aqpNs: median(b),
+      ratio: median(a) / median(b),
+      ratioMin: Math.min(...ratios),
+      ratioMax: Math.max(...ratios)
+    }
   })
 }
 

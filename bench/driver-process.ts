@@ -38,15 +38,19 @@ const signal = new AbortController().signal
 interface Read { page: string, way: string, ways: Record<'service' | 'rawCursor' | 'cursor', () => Promise<unknown>> }
 
 const pages: Read[] = pageSize.filter((entry) => entry.limit === 20 || entry.limit === 100).map((entry) => {
-  const query = { filter: entry.filter, sort: entry.sort, projection: entry.projection, skip: entry.skip, limit: entry.limit + 1 }
+  const query = {
+    filter: entry.filter, sort: entry.sort, projection: entry.projection, skip: entry.skip, limit: entry.limit + 1
+  }
   const collection = db.collection(entry.collection)
   return {
     page: `${entry.limit} registrations`,
     way: 'findPage',
     ways: {
       service: async () => await findPage(db, entry.collection, query, { maxTimeMS: 5000, signal }),
-      rawCursor: async () => await collection.find(query.filter, { ...query, batchSize: query.limit, raw: true, maxTimeMS: 5000 }).toArray(),
-      cursor: async () => await collection.find(query.filter, { ...query, batchSize: query.limit, maxTimeMS: 5000 }).toArray()
+      rawCursor: async () =>
+        await collection.find(query.filter, { ...query, batchSize: query.limit, raw: true, maxTimeMS: 5000 }).toArray(),
+      cursor: async () =>
+        await collection.find(query.filter, { ...query, batchSize: query.limit, maxTimeMS: 5000 }).toArray()
     }
   }
 })
@@ -84,7 +88,15 @@ for (const { page, way, ways } of pages) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, way] of Object.entries(ways)) runs[name as keyof typeof runs].push(await cpuPerCall(way))
   }
-  figures.push({ page, way, serviceUs: median(runs.service), rawCursorUs: median(runs.rawCursor), cursorUs: median(runs.cursor), ratio: median(runs.service.map((x, i) => x / (runs.rawCursor[i] as number))), vsDecoded: median(runs.service.map((x, i) => x / (runs.cursor[i] as number))) })
+  figures.push({
+    page,
+    way,
+    serviceUs: median(runs.service),
+    rawCursorUs: median(runs.rawCursor),
+    cursorUs: median(runs.cursor),
+    ratio: median(runs.service.map((x, i) => x / (runs.rawCursor[i] as number))),
+    vsDecoded: median(runs.service.map((x, i) => x / (runs.cursor[i] as number)))
+  })
 }
 console.log(JSON.stringify(figures))
 await client.close()

@@ -78,7 +78,10 @@ async function poolConnections (metricsUrl: string): Promise<number> {
 }
 
 /** `count` requests that wait on `feeds` (in turn), each asked again as soon as it is answered, until stop(). */
-function holdWaiters (agent: http.Agent, feeds: Array<{ url: string, token: string }>, count: number, onAnswer?: (at: number, answer: Answer) => void): { stop: () => Promise<void>, failures: string[] } {
+function holdWaiters (
+  agent: http.Agent, feeds: Array<{ url: string, token: string }>, count: number,
+  onAnswer?: (at: number, answer: Answer) => void
+): { stop: () => Promise<void>, failures: string[] } {
   const state = { stopped: false }
   const failures: string[] = []
   const loops = Array.from({ length: count }, async (_, i) => {
@@ -111,9 +114,12 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
   const client = await new MongoClient(databaseUri).connect()
   try {
     const db = client.db(databaseName)
-    const projects = (await db.collection('projects').find({}, { projection: { _id: 1 }, sort: { _id: 1 } }).toArray()).map((p) => p._id as ObjectId)
+    const projects = (await db.collection('projects').find({}, { projection: { _id: 1 }, sort: { _id: 1 } }).toArray())
+      .map((p) => p._id as ObjectId)
     const feedOf = (project: ObjectId): string => `${url}/projects/${project.toHexString()}/registrations/changes`
-    const feeds = await Promise.all(projects.map(async (project) => ({ url: feedOf(project), token: await caughtUp(agent, feedOf(project)) })))
+    const feeds = await Promise.all(projects.map(async (project) => ({
+      url: feedOf(project), token: await caughtUp(agent, feedOf(project))
+    })))
 
     // The mix alone and beside 1,000 waiting requests, in turn.
     await context.measure(context.mixPaths)
@@ -132,7 +138,9 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
           const stopping = held.stop()
           for (const project of projects) await db.collection('registrations').insertOne({ project, role: 'wake-up' })
           await stopping
-          if (held.failures.length > 0) throw new Error(`waiting requests failed: ${held.failures.slice(0, 3).join('; ')}`)
+          if (held.failures.length > 0) {
+            throw new Error(`waiting requests failed: ${held.failures.slice(0, 3).join('; ')}`)
+          }
           await db.collection('registrations').deleteMany({ role: 'wake-up' })
         }
         runs.push({ waiting, ...figure, poolConnections: pool })
@@ -148,7 +156,9 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
       const marker = `catch-up-${round}`
       const registrations = db.collection('registrations')
       if (round === 0) {
-        for (let i = 0; i < CATCH_UP; i += 1000) await registrations.insertMany(Array.from({ length: 1000 }, () => ({ project, role: marker })))
+        for (let i = 0; i < CATCH_UP; i += 1000) {
+          await registrations.insertMany(Array.from({ length: 1000 }, () => ({ project, role: marker })))
+        }
       } else {
         await registrations.updateMany({ role: `catch-up-${round - 1}` }, { $set: { role: marker } })
       }
@@ -169,18 +179,27 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
       before = context.cpuMicros(context.pid)
       let documents = 0
       let next: string | undefined
-      const list = `${url}/projects/${project.toHexString()}/registrations?limit=1000&sort=%2B_id&filter=${encodeURIComponent(JSON.stringify({ role: marker }))}`
+      const list = `${url}/projects/${project.toHexString()}/registrations?limit=1000&sort=%2B_id` +
+        `&filter=${encodeURIComponent(JSON.stringify({ role: marker }))}`
       // Five walks: a walk of 10,000 documents takes a few clock ticks of CPU (10 ms each).
       for (let walk = 0; walk < LIST_WALKS; walk++) {
         do {
-          const page = await getJson(agent, `${list}${next === undefined ? '' : `&after=${next}`}`) as unknown as { data: unknown[], next?: string }
+          const page = await getJson(agent, `${list}${next === undefined ? '' : `&after=${next}`}`) as unknown as {
+            data: unknown[], next?: string
+          }
           documents += page.data.length
           next = page.next
         } while (next !== undefined)
       }
       const listCpu = context.cpuMicros(context.pid) - before
-      if (events < CATCH_UP || documents !== CATCH_UP * LIST_WALKS) throw new Error(`catch-up: ${events} events and ${documents} documents for ${CATCH_UP} changes`)
-      catchUp.push({ changes: CATCH_UP, feedEventsPerCpuSecond: events / (feedCpu / 1e6), listDocumentsPerCpuSecond: documents / (listCpu / 1e6) })
+      if (events < CATCH_UP || documents !== CATCH_UP * LIST_WALKS) {
+        throw new Error(`catch-up: ${events} events and ${documents} documents for ${CATCH_UP} changes`)
+      }
+      catchUp.push({
+        changes: CATCH_UP,
+        feedEventsPerCpuSecond: events / (feedCpu / 1e6),
+        listDocumentsPerCpuSecond: documents / (listCpu / 1e6)
+      })
     }
     await db.collection('registrations').deleteMany({ role: /^catch-up-/ })
     // Those 10,000 deletions fill the stand-in's whole oplog (10,000 entries): a token from before
@@ -212,7 +231,12 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
     await db.collection('registrations').deleteMany({ role: { $in: ['lag', 'wake-up'] } })
     const sorted = [...lags].sort((a, b) => a - b)
     const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
-    return { waiters: WAITERS, runs, catchUp, lag: { waiters: LAG_WAITERS, deliveries: lags.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN } }
+    return {
+      waiters: WAITERS,
+      runs,
+      catchUp,
+      lag: { waiters: LAG_WAITERS, deliveries: lags.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN }
+    }
   } finally {
     agent.destroy()
     await client.close()
@@ -222,7 +246,8 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
 export function feedsTables (result: FeedsResult): Table[] {
   const alone = result.runs.filter((run) => run.waiting === 0)
   const beside = result.runs.filter((run) => run.waiting > 0)
-  const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps'): string => spreadText(spread(beside.map((run, i) => run[key] / (alone[i] as FeedRun)[key])))
+  const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps'): string =>
+    spreadText(spread(beside.map((run, i) => run[key] / (alone[i] as FeedRun)[key])))
   const row = (label: string, runs: FeedRun[]) => ({
     '': label,
     'CPU µs/request': median(runs.map((run) => run.cpuUsPerRequest)).toFixed(0),
@@ -233,23 +258,38 @@ export function feedsTables (result: FeedsResult): Table[] {
   const catchUp = result.catchUp.map((round) => round.feedEventsPerCpuSecond / round.listDocumentsPerCpuSecond)
   return [
     {
-      title: `Change feeds: the list mix alone and beside ${result.waiters} requests waiting on feeds (one service, against the database directly; ${alone.length} interleaved runs each)`,
+      title: `Change feeds: the list mix alone and beside ${result.waiters} requests waiting on feeds ` +
+        `(one service, against the database directly; ${alone.length} interleaved runs each)`,
       rows: [row('the mix alone', alone), row(`the mix, ${result.waiters} waiting`, beside)],
-      notes: [`Beside the waiting requests, per request: CPU ×${ratio('cpuUsPerRequest')}, p99 ×${ratio('p99')}, requests/s ×${ratio('rps')} (median, min–max of the runs). The pool's connections are those of the whole service, read from its metrics after each run.`]
+      notes: [
+        `Beside the waiting requests, per request: CPU ×${ratio('cpuUsPerRequest')}, p99 ×${ratio('p99')}, ` +
+          `requests/s ×${ratio('rps')} (median, min–max of the runs). The pool's connections are those of the ` +
+          'whole service, read from its metrics after each run.'
+      ]
     },
     {
-      title: `Change feeds: a catch-up of ${CATCH_UP.toLocaleString('en')} changes against walks of a list of the same documents (limit=1000; inserts, then two rounds of updates; the list walked ${LIST_WALKS} times a round)`,
+      title: `Change feeds: a catch-up of ${CATCH_UP.toLocaleString('en')} changes against walks of a list of the ` +
+        `same documents (limit=1000; inserts, then two rounds of updates; the list walked ${LIST_WALKS} times a round)`,
       rows: result.catchUp.map((round, i) => ({
         round: i === 0 ? 'inserts' : `updates ${i}`,
         'feed events / CPU-second': round.feedEventsPerCpuSecond.toFixed(0),
         'list documents / CPU-second': round.listDocumentsPerCpuSecond.toFixed(0),
         ratio: (round.feedEventsPerCpuSecond / round.listDocumentsPerCpuSecond).toFixed(2)
       })),
-      notes: [`Median ratio ${median(catchUp).toFixed(2)}: each feed answer reads the changed documents again by _id, where a list page reads a range.`]
+      notes: [
+        `Median ratio ${median(catchUp).toFixed(2)}: each feed answer reads the changed documents again by _id, ` +
+          'where a list page reads a range.'
+      ]
     },
     {
-      title: `Change feeds: delivery lag, from a write's acknowledgement to the answers of ${result.lag.waiters} requests waiting on its project (${LAG_WRITES} writes, 200 ms apart)`,
-      rows: [{ deliveries: result.lag.deliveries, 'p50 ms': result.lag.p50.toFixed(1), 'p99 ms': result.lag.p99.toFixed(1), 'max ms': result.lag.max.toFixed(1) }]
+      title: 'Change feeds: delivery lag, from a write\'s acknowledgement to the answers of ' +
+        `${result.lag.waiters} requests waiting on its project (${LAG_WRITES} writes, 200 ms apart)`,
+      rows: [{
+        deliveries: result.lag.deliveries,
+        'p50 ms': result.lag.p50.toFixed(1),
+        'p99 ms': result.lag.p99.toFixed(1),
+        'max ms': result.lag.max.toFixed(1)
+      }]
     }
   ]
 }

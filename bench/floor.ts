@@ -24,7 +24,8 @@ const server = http.createServer((req, res) => {
   }
   const answer = async () => {
     if (entry.projectId !== undefined) {
-      const project = await db.collection('projects').findOne({ _id: entry.projectId }, { projection: { _id: 1 }, maxTimeMS })
+      const project = await db.collection('projects')
+        .findOne({ _id: entry.projectId }, { projection: { _id: 1 }, maxTimeMS })
       if (project === null) throw new Error('project not found')
     }
     const collection = db.collection(entry.collection)
@@ -35,10 +36,15 @@ const server = http.createServer((req, res) => {
       entry.count ? collection.countDocuments(filter, { maxTimeMS, ...inCollation }) : undefined
     ])
     const tail = `,"limit":${limit},"skip":${skip}${total === undefined ? '' : `,"total":${total}`}}`
-    return raw ? documentsToJson(found as unknown as Buffer[], '{"data":', tail) : JSON.stringify(total === undefined ? { data: found, limit, skip } : { data: found, limit, skip, total })
+    return raw
+      ? documentsToJson(found as unknown as Buffer[], '{"data":', tail)
+      : JSON.stringify(total === undefined ? { data: found, limit, skip } : { data: found, limit, skip, total })
   }
   answer().then((body) => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body)
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body)
+    }).end(body)
   }, () => {
     res.writeHead(500).end()
   })

@@ -16,7 +16,9 @@ export interface GcFigures {
   longestMs: number
 }
 
-const zero = (): GcFigures => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, incremental: { count: 0, ms: 0 }, longestMs: 0 })
+const zero = (): GcFigures => ({
+  minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, incremental: { count: 0, ms: 0 }, longestMs: 0
+})
 let figures = zero()
 
 const KINDS = new Map<number, 'minor' | 'major' | 'incremental'>([

@@ -7,12 +7,16 @@ import { measure, warmUp } from './load.js'
 import type { MixEntry } from './mix.js'
 import { median, spread } from './timing.js'
 
-export async function benchBaseline ({ options, service, mix, growth }: SectionContext, baseline: Server, baselineName: string): Promise<BaselineFigure[]> {
+export async function benchBaseline (
+  { options, service, mix, growth }: SectionContext, baseline: Server, baselineName: string
+): Promise<BaselineFigure[]> {
   const page = growth.pageSize[0] as MixEntry
   // A request of the mix alone runs half the duration: five of them would otherwise triple the section.
   const loads = [
     { name: 'the query mix', paths: mix.map((entry) => entry.path), duration: options.duration },
-    ...mix.map((entry) => ({ name: `mix alone: ${entry.name}`, paths: [entry.path], duration: shortDuration(options) })),
+    ...mix.map((entry) => ({
+      name: `mix alone: ${entry.name}`, paths: [entry.path], duration: shortDuration(options)
+    })),
     { name: page.name, paths: [page.path], duration: options.duration }
   ]
   const figures: BaselineFigure[] = []
@@ -22,7 +26,10 @@ export async function benchBaseline ({ options, service, mix, growth }: SectionC
     const pairs: Array<[RunFigure, RunFigure]> = []
     for (let round = 0; round < Math.max(3, options.rounds); round++) {
       const order = round % 2 === 0 ? [service, baseline] : [baseline, service]
-      const [first, second] = [await measure(order[0] as Server, load.paths, load.duration, options.connections), await measure(order[1] as Server, load.paths, load.duration, options.connections)]
+      const [first, second] = [
+        await measure(order[0] as Server, load.paths, load.duration, options.connections),
+        await measure(order[1] as Server, load.paths, load.duration, options.connections)
+      ]
       pairs.push(round % 2 === 0 ? [first, second] : [second, first])
     }
     figures.push({

@@ -30,7 +30,9 @@ export async function benchConditional (context: ConditionalContext): Promise<Co
   await body(service.url + path)
   const runs: Array<{ load: string, run: RunFigure, commands: number }> = []
   for (let round = 0; round < rounds; round++) {
-    for (const [load, headers] of (round % 2 === 0 ? [['304', { 'if-none-match': etag }], ['200', {}]] : [['200', {}], ['304', { 'if-none-match': etag }]]) as Array<[string, Record<string, string>]>) {
+    for (const [load, headers] of (round % 2 === 0
+      ? [['304', { 'if-none-match': etag }], ['200', {}]]
+      : [['200', {}], ['304', { 'if-none-match': etag }]]) as Array<[string, Record<string, string>]>) {
       const before = await commandsSent()
       const run = await context.measure(headers)
       // The second serverStatus counts itself: one less.
@@ -44,6 +46,7 @@ export async function benchConditional (context: ConditionalContext): Promise<Co
     commandsPerRequest: median(of(load).map((r) => r.commands)),
     p99: median(of(load).map((r) => r.run.p99))
   })
-  const ratio = spread(of('304').map((r, i) => (1e6 / r.run.cpuUsPerRequest) / (1e6 / (of('200')[i] as { run: RunFigure }).run.cpuUsPerRequest)))
+  const ratio = spread(of('304').map((r, i) =>
+    (1e6 / r.run.cpuUsPerRequest) / (1e6 / (of('200')[i] as { run: RunFigure }).run.cpuUsPerRequest)))
   return { path, figures: [figure('304', 'with If-None-Match: 304'), figure('200', 'without: 200')], ratio }
 }

@@ -9,13 +9,31 @@ import { measure, warmUp } from './load.js'
 import type { MixEntry } from './mix.js'
 import { median, spread } from './timing.js'
 
-export interface LanguagePair { load: string, against: string, a: { server: Server, path: string }, b: { server: Server, path: string } }
+export interface LanguagePair {
+  load: string
+  against: string
+  a: { server: Server, path: string }
+  b: { server: Server, path: string }
+}
 
 /** The pairs, from the mix's project: the byte-order service answers the same URL as the service. */
-export function languagePairs ({ service }: Pick<SectionContext, 'service'>, simple: Server, language: { sortByName: MixEntry, elemMatch: MixEntry, twoKeys: MixEntry }): LanguagePair[] {
+export function languagePairs (
+  { service }: Pick<SectionContext, 'service'>, simple: Server,
+  language: { sortByName: MixEntry, elemMatch: MixEntry, twoKeys: MixEntry }
+): LanguagePair[] {
   return [
-    { load: language.sortByName.name, against: 'the same in byte order (COLLATION=simple)', a: { server: service, path: language.sortByName.path }, b: { server: simple, path: language.sortByName.path } },
-    { load: language.elemMatch.name, against: language.twoKeys.name, a: { server: service, path: language.elemMatch.path }, b: { server: service, path: language.twoKeys.path } }
+    {
+      load: language.sortByName.name,
+      against: 'the same in byte order (COLLATION=simple)',
+      a: { server: service, path: language.sortByName.path },
+      b: { server: simple, path: language.sortByName.path }
+    },
+    {
+      load: language.elemMatch.name,
+      against: language.twoKeys.name,
+      a: { server: service, path: language.elemMatch.path },
+      b: { server: service, path: language.twoKeys.path }
+    }
   ]
 }
 
@@ -27,8 +45,14 @@ export async function benchLanguage ({ options }: SectionContext, pairs: Languag
     const runs: Array<[RunFigure, RunFigure]> = []
     for (let round = 0; round < Math.max(3, Math.ceil(options.rounds / 2)); round++) {
       // The order turns each round, so that neither always follows the other.
-      const first = await measure(round % 2 === 0 ? a.server : b.server, [round % 2 === 0 ? a.path : b.path], Math.max(2, options.duration / 4), options.connections)
-      const second = await measure(round % 2 === 0 ? b.server : a.server, [round % 2 === 0 ? b.path : a.path], Math.max(2, options.duration / 4), options.connections)
+      const first = await measure(
+        round % 2 === 0 ? a.server : b.server, [round % 2 === 0 ? a.path : b.path],
+        Math.max(2, options.duration / 4), options.connections
+      )
+      const second = await measure(
+        round % 2 === 0 ? b.server : a.server, [round % 2 === 0 ? b.path : a.path],
+        Math.max(2, options.duration / 4), options.connections
+      )
       runs.push(round % 2 === 0 ? [first, second] : [second, first])
     }
     figures.push({

@@ -5,7 +5,9 @@ import type { HttpResult, RunFigure, Server, Target } from './http-types.js'
 import { measure, warmUp } from './load.js'
 import { spread, type Spread } from './timing.js'
 
-export async function benchMix ({ options, service, floor, rawFloor, mix }: SectionContext): Promise<NonNullable<HttpResult['mix']>> {
+export async function benchMix (
+  { options, service, floor, rawFloor, mix }: SectionContext
+): Promise<NonNullable<HttpResult['mix']>> {
   const servers = [service, floor, rawFloor]
   const mixPaths = mix.map((entry) => entry.path)
   const warm: Record<string, number[]> = {}
@@ -24,6 +26,11 @@ export async function benchMix ({ options, service, floor, rawFloor, mix }: Sect
     names: mix.map((m) => m.name),
     warmUp: warm,
     runs,
-    ratios: { cpu: ratio('service', 'floor', 'cpuUsPerRequest'), p99: ratio('service', 'floor', 'p99'), rps: ratio('service', 'floor', 'rps'), rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest') }
+    ratios: {
+      cpu: ratio('service', 'floor', 'cpuUsPerRequest'),
+      p99: ratio('service', 'floor', 'p99'),
+      rps: ratio('service', 'floor', 'rps'),
+      rawFloorCpu: ratio('raw floor', 'floor', 'cpuUsPerRequest')
+    }
   }
 }

@@ -20,7 +20,9 @@ import type { HttpOptions, HttpResult, Server, Target } from './http-types.js'
 import { body } from './load.js'
 import { benchLanguage, languagePairs } from './http-language.js'
 import { buildGrowth, buildLanguage, buildMix, type MixEntry } from './mix.js'
-import { baselineSection, conditionalSection, feedsSection, freePort, stagesSection, type RunContext } from './http-sections.js'
+import {
+  baselineSection, conditionalSection, feedsSection, freePort, stagesSection, type RunContext
+} from './http-sections.js'
 
 const DIST = new URL('../', import.meta.url)
 const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path))
@@ -30,14 +32,20 @@ const OTHER_CORES = '0'
 
 export { SECTIONS, type Section } from './http-types.js'
 
-function spawnNode (script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]): ChildProcess {
+function spawnNode (
+  script: string, env: NodeJS.ProcessEnv, cores: string | undefined, nodeArgs: string[]
+): ChildProcess {
   const args = [...nodeArgs, new URL(script, DIST).pathname]
-  const [command, argv] = TASKSET !== undefined && cores !== undefined ? [TASKSET, ['-c', cores, process.execPath, ...args]] : [process.execPath, args]
+  const [command, argv] = TASKSET !== undefined && cores !== undefined
+    ? [TASKSET, ['-c', cores, process.execPath, ...args]]
+    : [process.execPath, args]
   return spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
 }
 
 /** Starts a node process and resolves with it and the first stdout line that `match`es. */
-async function start (script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess, line: string, lines: Interface }> {
+async function start (
+  script: string, env: NodeJS.ProcessEnv, match: RegExp, cores?: string, nodeArgs: string[] = []
+): Promise<{ child: ChildProcess, line: string, lines: Interface }> {
   const child = spawnNode(script, env, cores, nodeArgs)
   return await new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
@@ -81,7 +89,9 @@ async function checkAgreement (servers: Server[], entries: MixEntry[]): Promise<
   for (const entry of entries) {
     const [first, ...others] = await Promise.all(servers.map(async (s) => await body(s.url + entry.path)))
     for (const [i, other] of others.entries()) {
-      if (!isDeepStrictEqual(first, other)) throw new Error(`${servers[i + 1]?.target} and the service disagree on ${entry.name}`)
+      if (!isDeepStrictEqual(first, other)) {
+        throw new Error(`${servers[i + 1]?.target} and the service disagree on ${entry.name}`)
+      }
     }
   }
 }
@@ -91,13 +101,27 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
   try {
     if (TASKSET !== undefined) execSync(`${TASKSET} -cp ${OTHER_CORES} ${process.pid}`, { stdio: 'ignore' })
     const { db, dbName, uri, replay, mix, growth, language } = await openDatabase(options, children)
-    console.log(`database: ${db.kind} (${db.reason})${replay === undefined ? '' : ', recorded once and replayed from memory'}; servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
+    console.log(`database: ${db.kind} (${db.reason})` +
+      `${replay === undefined ? '' : ', recorded once and replayed from memory'}; ` +
+      `servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
 
-    const env = { MONGODB_URI: uri, MONGODB_DB: dbName, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!', SHUTDOWN_DELAY_MS: '0', AUTH_MODE: 'none' }
+    const env = {
+      MONGODB_URI: uri,
+      MONGODB_DB: dbName,
+      NODE_ENV: 'production',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      CURSOR_SECRET: 'bench-only-cursor-secret-of-32-bytes!',
+      SHUTDOWN_DELAY_MS: '0',
+      AUTH_MODE: 'none'
+    }
     // Every server measured counts its collector's pauses (bench/gc-observer.ts).
     const gcObserver = `--import=${new URL('bench/gc-observer.js', DIST).pathname}`
-    const server = async (target: Target, script: string, extra: NodeJS.ProcessEnv, match: RegExp, url: RegExp, nodeArgs: string[] = []): Promise<Server> => {
-      const { child, line, lines } = await start(script, { ...env, ...extra }, match, SERVER_CORE, [gcObserver, ...nodeArgs])
+    const server = async (
+      target: Target, script: string, extra: NodeJS.ProcessEnv, match: RegExp, url: RegExp, nodeArgs: string[] = []
+    ): Promise<Server> => {
+      const { child, line, lines } =
+        await start(script, { ...env, ...extra }, match, SERVER_CORE, [gcObserver, ...nodeArgs])
       children.push(child)
       return { target, child, url: url.exec(line)?.[1] as string, lines }
     }
@@ -107,18 +131,25 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const deployed = imageCommand(new URL('../Dockerfile', DIST)).nodeFlags
     console.log(`service: node ${deployed.join(' ')} dist/server.js`)
     const serviceArgs = [...deployed, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)]
-    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) }, /API at/, /API at (http:\/\/[^/]+)/, serviceArgs)
+    const service = await server('service', 'server.js', { METRICS_PORT: String(await freePort()) },
+      /API at/, /API at (http:\/\/[^/]+)/, serviceArgs)
     const floor = await server('floor', 'bench/floor.js', {}, /listening on/, /on (http:\/\/\S+)/)
-    const rawFloor = await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)
+    const rawFloor =
+      await server('raw floor', 'bench/floor.js', { FLOOR_RAW: '1' }, /listening on/, /on (http:\/\/\S+)/)
     const servers = [service, floor, rawFloor]
     // The language section's byte-order service, started now so that its commands are recorded too.
-    const simple = options.sections.has('language') ? await server('service in byte order', 'server.js', { METRICS_PORT: '0', COLLATION: 'simple' }, /API at/, /API at (http:\/\/[^/]+)/, deployed) : undefined
+    const simple = options.sections.has('language')
+      ? await server('service in byte order', 'server.js', { METRICS_PORT: '0', COLLATION: 'simple' },
+        /API at/, /API at (http:\/\/[^/]+)/, deployed)
+      : undefined
     const pairs = simple === undefined ? [] : languagePairs({ service }, simple, language)
     for (const { a, b } of pairs) for (const { server: s, path } of [a, b]) await body(s.url + path)
 
     await checkAgreement(servers, [...mix, ...growth.pageSize, ...growth.inSize])
     // The driver's share of a page (bench/driver-process.ts), its queries recorded with the rest.
-    const driver = options.sections.has('driver') ? await start('bench/driver-process.js', env, /^recorded$/, SERVER_CORE) : undefined
+    const driver = options.sections.has('driver')
+      ? await start('bench/driver-process.js', env, /^recorded$/, SERVER_CORE)
+      : undefined
     if (driver !== undefined) children.push(driver.child)
     if (replay !== undefined) {
       replay.stdin?.write('replay\n')
@@ -126,7 +157,9 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     }
     const result: HttpResult = { database: { kind: db.kind, reason: db.reason }, pinned: TASKSET !== undefined }
     if (driver !== undefined) {
-      const figures = new Promise<DriverFigure[]>((resolve) => driver.lines.on('line', (line) => { if (line.startsWith('[')) resolve(JSON.parse(line)) }))
+      const figures = new Promise<DriverFigure[]>((resolve) => driver.lines.on('line', (line) => {
+        if (line.startsWith('[')) resolve(JSON.parse(line))
+      }))
       driver.child.stdin?.write('go\n')
       result.driver = await figures
     }
@@ -137,11 +170,15 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     if (pairs.length > 0) result.language = await benchLanguage(sections, pairs)
     if (options.sections.has('compression')) result.compression = await benchEncodings(sections)
 
-    const run: RunContext = { ...sections, database: { uri: db.uri, name: dbName }, deployed, serviceArgs, start: server }
+    const run: RunContext = {
+      ...sections, database: { uri: db.uri, name: dbName }, deployed, serviceArgs, start: server
+    }
     if (options.sections.has('stages')) result.stages = await stagesSection(run)
     if (options.sections.has('feeds')) result.feeds = await feedsSection(run)
     if (options.sections.has('conditional')) result.conditional = await conditionalSection(run)
-    if (options.baseline !== undefined && options.sections.has('baseline')) result.baseline = await baselineSection(run, options.baseline)
+    if (options.baseline !== undefined && options.sections.has('baseline')) {
+      result.baseline = await baselineSection(run, options.baseline)
+    }
 
     if (replay !== undefined) {
       replay.stdin?.write('stats\n')

@@ -22,20 +22,38 @@ export const pidOf = (server: Server): number => server.child.pid as number
  * One measured run. A server left idle while the others ran loses some of its optimized code,
  * so each run follows one unmeasured second of the same load.
  */
-export async function measure (server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}): Promise<RunFigure> {
-  await autocannon({ url: server.url, connections, duration: 1, requests: paths.map((path) => ({ method: 'GET', path, headers })) })
+export async function measure (
+  server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}
+): Promise<RunFigure> {
+  await autocannon({
+    url: server.url, connections, duration: 1, requests: paths.map((path) => ({ method: 'GET', path, headers }))
+  })
   return await run(server, paths, duration, connections, headers)
 }
 
-async function run (server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}): Promise<RunFigure> {
+async function run (
+  server: Server, paths: string[], duration: number, connections: number, headers: Record<string, string> = {}
+): Promise<RunFigure> {
   await gcFigures(server)
   const before = cpuMicros(pidOf(server))
-  const result = await autocannon({ url: server.url, connections, duration, requests: paths.map((path) => ({ method: 'GET', path, headers })) })
+  const result = await autocannon({
+    url: server.url, connections, duration, requests: paths.map((path) => ({ method: 'GET', path, headers }))
+  })
   const cpu = cpuMicros(pidOf(server)) - before
   const gc = await gcFigures(server)
   // A 304 (a poll answered from its ETag) is an answer as a 200 is.
   const ok = result['2xx'] + result['3xx']
-  return { target: server.target, requests: ok, rps: ok / duration, p50: result.latency.p50, p99: result.latency.p99, cpuUsPerRequest: cpu / Math.max(ok, 1), errors: result.non2xx - result['3xx'] + result.errors, duration, ...(gc === undefined ? {} : { gc }) }
+  return {
+    target: server.target,
+    requests: ok,
+    rps: ok / duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuUsPerRequest: cpu / Math.max(ok, 1),
+    errors: result.non2xx - result['3xx'] + result.errors,
+    duration,
+    ...(gc === undefined ? {} : { gc })
+  }
 }
 
 /** The collector's pauses since the last call, from a server started with bench/gc-observer.js. */
@@ -60,7 +78,9 @@ async function gcFigures (server: Server): Promise<GcFigures | undefined> {
  * within 3 % of each other (a fresh process needs tens of seconds before its JIT settles), or
  * 15 rounds. Returns the CPU per request of each round.
  */
-export async function warmUp (server: Server, paths: string[], connections: number, headers: Record<string, string> = {}): Promise<number[]> {
+export async function warmUp (
+  server: Server, paths: string[], connections: number, headers: Record<string, string> = {}
+): Promise<number[]> {
   const seen: number[] = []
   for (let round = 0; round < 15; round++) {
     seen.push((await run(server, paths, 2, connections, headers)).cpuUsPerRequest)
@@ -80,7 +100,9 @@ export async function body (url: string): Promise<unknown> {
 }
 
 /** The answer's body as sent (compressed or not) and its Content-Encoding. */
-export async function rawBody (url: string, encoding: string): Promise<{ body: Buffer, bytes: number, encoding: string | undefined }> {
+export async function rawBody (
+  url: string, encoding: string
+): Promise<{ body: Buffer, bytes: number, encoding: string | undefined }> {
   const { get } = await import('node:http')
   return await new Promise((resolve, reject) => {
     get(url, { headers: { 'accept-encoding': encoding } }, (res) => {

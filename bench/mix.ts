@@ -34,8 +34,17 @@ export async function buildGrowth (db: Db): Promise<{ pageSize: MixEntry[], inSi
   if (project === null) throw new Error('the database holds no public project: seed it first (npm run seed)')
   const projectId = project._id as ObjectId
   const p = projectId.toHexString()
-  const sessions = await db.collection('sessions').find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 100 }).toArray()
-  const base = { collection: 'registrations', projectId, sort: { _id: 1 } as Sort, skip: 0, count: false, projection: projectionOf(Registration), ...inCollation }
+  const sessions = await db.collection('sessions')
+    .find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 100 }).toArray()
+  const base = {
+    collection: 'registrations',
+    projectId,
+    sort: { _id: 1 } as Sort,
+    skip: 0,
+    count: false,
+    projection: projectionOf(Registration),
+    ...inCollation
+  }
   return {
     pageSize: [1, 20, 100, 1000].map((limit) => ({
       ...base,
@@ -59,7 +68,8 @@ export async function buildGrowth (db: Db): Promise<{ pageSize: MixEntry[], inSi
       return {
         ...base,
         name: '$or of 10 branches (a session id each), 20 a page',
-        path: `/projects/${p}/registrations?filter=${json({ $or: ids.map((id) => ({ 'sessionsSubscriptions.session': id })) })}&limit=20`,
+        path: `/projects/${p}/registrations` +
+          `?filter=${json({ $or: ids.map((id) => ({ 'sessionsSubscriptions.session': id })) })}&limit=20`,
         filter: { $or: ids.map((id) => ({ 'sessionsSubscriptions.session': id })), project: projectId },
         limit: 20
       }
@@ -73,7 +83,8 @@ export async function buildMix (db: Db): Promise<MixEntry[]> {
   if (project === null) throw new Error('the database holds no public project: seed it first (npm run seed)')
   const projectId = project._id as ObjectId
   const p = projectId.toHexString()
-  const sessions = await db.collection('sessions').find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 50 }).toArray()
+  const sessions = await db.collection('sessions')
+    .find({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: 50 }).toArray()
   const sessionIds = sessions.map((s) => s._id as ObjectId)
   const festival = await db.collection('sessions').findOne({ project: projectId }, { sort: { start: 1 } })
   const day = (festival?.start as Date | undefined)?.toISOString().slice(0, 10) ?? '2024-06-14'
@@ -82,7 +93,8 @@ export async function buildMix (db: Db): Promise<MixEntry[]> {
   const entries: MixEntry[] = [
     {
       name: 'sessions in a date range, by start, limit 20',
-      path: `/projects/${p}/sessions?filter=${json({ start: { $gte: day }, end: { $lt: next } })}&sort=%2Bstart&limit=20`,
+      path: `/projects/${p}/sessions` +
+        `?filter=${json({ start: { $gte: day }, end: { $lt: next } })}&sort=%2Bstart&limit=20`,
       collection: 'sessions',
       projectId,
       filter: { start: { $gte: new Date(day) }, end: { $lt: new Date(next) }, project: projectId },
@@ -144,19 +156,57 @@ export async function buildMix (db: Db): Promise<MixEntry[]> {
 }
 
 /** The language section's loads (bench/http-language.ts): names sorted, one subscription against two keys. */
-export async function buildLanguage (db: Db): Promise<{ sortByName: MixEntry, elemMatch: MixEntry, twoKeys: MixEntry }> {
+export async function buildLanguage (
+  db: Db
+): Promise<{ sortByName: MixEntry, elemMatch: MixEntry, twoKeys: MixEntry }> {
   const project = await db.collection('projects').findOne({ public: true }, { sort: { _id: 1 } })
   if (project === null) throw new Error('the database holds no public project: seed it first (npm run seed)')
   const projectId = project._id as ObjectId
   const p = projectId.toHexString()
-  const session = await db.collection('sessions').findOne({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 } })
+  const session = await db.collection('sessions')
+    .findOne({ project: projectId }, { projection: { _id: 1 }, sort: { _id: 1 } })
   const sessionId = session?._id as ObjectId
   const from = '2024-05-01'
-  const base = { collection: 'registrations', projectId, sort: { _id: 1 } as Sort, skip: 0, limit: 20, count: false, projection: projectionOf(Registration), ...inCollation }
+  const base = {
+    collection: 'registrations',
+    projectId,
+    sort: { _id: 1 } as Sort,
+    skip: 0,
+    limit: 20,
+    count: false,
+    projection: projectionOf(Registration),
+    ...inCollation
+  }
   const one = { session: sessionId.toHexString(), subscribedAt: { $gte: from } }
   return {
-    sortByName: { ...base, name: 'registrations by name, 100 a page', path: `/projects/${p}/registrations?sort=%2Bname&limit=100`, filter: { project: projectId }, sort: { name: 1, _id: 1 }, limit: 100 },
-    elemMatch: { ...base, name: 'one subscription: $elemMatch on session and date, 20 a page', path: `/projects/${p}/registrations?filter=${json({ sessionsSubscriptions: { $elemMatch: one } })}&limit=20`, filter: { sessionsSubscriptions: { $elemMatch: { session: sessionId, subscribedAt: { $gte: new Date(from) } } }, project: projectId } },
-    twoKeys: { ...base, name: 'the two keys (sessionsSubscriptions.session, .subscribedAt)', path: `/projects/${p}/registrations?filter=${json({ 'sessionsSubscriptions.session': one.session, 'sessionsSubscriptions.subscribedAt': one.subscribedAt })}&limit=20`, filter: { 'sessionsSubscriptions.session': sessionId, 'sessionsSubscriptions.subscribedAt': { $gte: new Date(from) }, project: projectId } }
+    sortByName: {
+      ...base,
+      name: 'registrations by name, 100 a page',
+      path: `/projects/${p}/registrations?sort=%2Bname&limit=100`,
+      filter: { project: projectId },
+      sort: { name: 1, _id: 1 },
+      limit: 100
+    },
+    elemMatch: {
+      ...base,
+      name: 'one subscription: $elemMatch on session and date, 20 a page',
+      path: `/projects/${p}/registrations?filter=${json({ sessionsSubscriptions: { $elemMatch: one } })}&limit=20`,
+      filter: {
+        sessionsSubscriptions: { $elemMatch: { session: sessionId, subscribedAt: { $gte: new Date(from) } } },
+        project: projectId
+      }
+    },
+    twoKeys: {
+      ...base,
+      name: 'the two keys (sessionsSubscriptions.session, .subscribedAt)',
+      path: `/projects/${p}/registrations?filter=${json({
+        'sessionsSubscriptions.session': one.session, 'sessionsSubscriptions.subscribedAt': one.subscribedAt
+      })}&limit=20`,
+      filter: {
+        'sessionsSubscriptions.session': sessionId,
+        'sessionsSubscriptions.subscribedAt': { $gte: new Date(from) },
+        project: projectId
+      }
+    }
   }
 }

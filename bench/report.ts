@@ -28,7 +28,10 @@ function markdownTable (table: Table): string {
   return lines.join('\n')
 }
 
-/** The page's sections: every table of a whole run, and the comparison with another build (`--only baseline` writes it alone). */
+/**
+ * The page's sections: every table of a whole run, and the comparison with another build
+ * (`--only baseline` writes it alone).
+ */
 export const SECTION = { all: 'npm run bench', baseline: 'npm run bench -- --baseline' } as const
 
 /** Fails now, not after the benchmarks, when `file` cannot take the tables. */
@@ -38,7 +41,10 @@ export async function checkWritable (file: string, sections: Array<keyof typeof 
 }
 
 /** Replaces what the benchmark wrote into a section of `file` by a heading line and the tables. */
-export async function writeTables (file: string, section: keyof typeof SECTION, heading: string, tables: Table[]): Promise<void> {
+export async function writeTables (
+  file: string, section: keyof typeof SECTION, heading: string, tables: Table[]
+): Promise<void> {
   const page = await readFile(file, 'utf8')
-  await writeFile(file, replaceSection(page, SECTION[section], [heading, '', ...tables.map(markdownTable)].join('\n'), file))
+  await writeFile(file,
+    replaceSection(page, SECTION[section], [heading, '', ...tables.map(markdownTable)].join('\n'), file))
 }

@@ -60,29 +60,59 @@ const values = readOptions(USAGE, {
 })
 const sections = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((part) => part.trim())
 const unknown = sections.filter((part) => !(SECTIONS as readonly string[]).includes(part))
-if (unknown.length > 0 || sections.length === 0) usageError(USAGE, `--only takes parts of ${SECTIONS.join(', ')}; not ${unknown.join(', ') || 'nothing'}`)
-if (sections.includes('baseline') && values.only !== undefined && values.baseline === undefined) usageError(USAGE, '--only baseline measures against --baseline DIR: name it')
+if (unknown.length > 0 || sections.length === 0) {
+  usageError(USAGE, `--only takes parts of ${SECTIONS.join(', ')}; not ${unknown.join(', ') || 'nothing'}`)
+}
+if (sections.includes('baseline') && values.only !== undefined && values.baseline === undefined) {
+  usageError(USAGE, '--only baseline measures against --baseline DIR: name it')
+}
 // The page's main section is every table of one run: one written from a part would leave the
 // others out. The comparison with another build has a section of its own.
 const onlyBaseline = values.only?.trim() === 'baseline'
-if (values.only !== undefined && !onlyBaseline && values.write !== undefined) usageError(USAGE, '--write writes every table: it goes with no --only but --only baseline')
-const numbers = { rounds: Number(values.rounds), duration: Number(values.duration), connections: Number(values.connections), scale: Number(values.scale) }
-if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
-  usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; --database is replay or direct')
+if (values.only !== undefined && !onlyBaseline && values.write !== undefined) {
+  usageError(USAGE, '--write writes every table: it goes with no --only but --only baseline')
 }
-const baseline = values.baseline === undefined ? undefined : { dist: path.resolve(values.baseline, 'dist'), name: baselineName(values.baseline) }
-const options = { ...numbers, database: values.database as 'replay' | 'direct', sections: new Set(sections as Section[]), ...(baseline === undefined ? {} : { baseline }) }
-const writes: Array<'all' | 'baseline'> = [...(onlyBaseline ? [] : ['all' as const]), ...(baseline === undefined ? [] : ['baseline' as const])]
+const numbers = {
+  rounds: Number(values.rounds),
+  duration: Number(values.duration),
+  connections: Number(values.connections),
+  scale: Number(values.scale)
+}
+if (Object.values(numbers).some((n) => !(n > 0)) || (values.database !== 'replay' && values.database !== 'direct')) {
+  usageError(USAGE, '--rounds, --duration, --connections and --scale take positive numbers; ' +
+    '--database is replay or direct')
+}
+const baseline = values.baseline === undefined
+  ? undefined
+  : { dist: path.resolve(values.baseline, 'dist'), name: baselineName(values.baseline) }
+const options = {
+  ...numbers,
+  database: values.database as 'replay' | 'direct',
+  sections: new Set(sections as Section[]),
+  ...(baseline === undefined ? {} : { baseline })
+}
+const writes: Array<'all' | 'baseline'> = [
+  ...(onlyBaseline ? [] : ['all' as const]),
+  ...(baseline === undefined ? [] : ['baseline' as const])
+]
 if (values.write !== undefined) await checkWritable(values.write, writes)
 
-const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
+const machine = {
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.cpus().length,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`
+}
 console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}`)
 
 // --only baseline measures the two builds and nothing else.
 const compile = onlyBaseline ? undefined : benchCompile()
 const serialize = onlyBaseline ? undefined : benchSerialize()
 const signature = onlyBaseline ? undefined : benchSignature()
-const tables = compile === undefined || serialize === undefined || signature === undefined ? [] : [compileTable(compile), serializeTable(serialize), signatureTable(signature)]
+const tables = compile === undefined || serialize === undefined || signature === undefined
+  ? []
+  : [compileTable(compile), serializeTable(serialize), signatureTable(signature)]
 tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
 const against = http === undefined ? undefined : baselineTable(http)
@@ -98,9 +128,21 @@ await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')
 if (values.write !== undefined) {
-  const run = `--rounds ${options.rounds} --duration ${options.duration} --connections ${options.connections} --database ${options.database}`
-  const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`
-  if (!onlyBaseline) await writeTables(values.write, 'all', `${measured}; \`npm run bench -- ${run}\`${http === undefined ? ' (micro-benchmarks only)' : ''}.`, tables)
-  if (against !== undefined) await writeTables(values.write, 'baseline', `${measured}; \`npm run bench -- ${onlyBaseline ? '--only baseline ' : ''}--baseline <checkout of ${options.baseline?.name ?? 'it'}> ${run}\`.`, [against])
+  const run = `--rounds ${options.rounds} --duration ${options.duration} --connections ${options.connections} ` +
+    `--database ${options.database}`
+  const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine.cpu}, ` +
+    `${machine.cores} cores, Node ${machine.node}`
+  if (!onlyBaseline) {
+    await writeTables(values.write, 'all',
+      `${measured}; \`npm run bench -- ${run}\`${http === undefined ? ' (micro-benchmarks only)' : ''}.`, tables)
+  }
+  if (against !== undefined) {
+    await writeTables(
+      values.write, 'baseline',
+      `${measured}; \`npm run bench -- ${onlyBaseline ? '--only baseline ' : ''}` +
+        `--baseline <checkout of ${options.baseline?.name ?? 'it'}> ${run}\`.`,
+      [against]
+    )
+  }
   console.log(`written: ${values.write}`)
 }

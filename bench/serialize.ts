@@ -20,7 +20,18 @@ import { Registration, Session } from '../schemas/kinds.js'
 import type { Table } from './report.js'
 import { median, timePerCall } from './timing.js'
 
-export interface SerializeFigure { payload: string, transcodeNs: number, warmNs: number, coldNs: number, newNs: number, newVsAlone: number, schemaNs: number, stringifyNs: number, vsSchema: number, vsStringify: number }
+export interface SerializeFigure {
+  payload: string
+  transcodeNs: number
+  warmNs: number
+  coldNs: number
+  newNs: number
+  newVsAlone: number
+  schemaNs: number
+  stringifyNs: number
+  vsSchema: number
+  vsStringify: number
+}
 
 function project (docs: Document[], fields: string[]): Document[] {
   return docs.map((doc) => Object.fromEntries(fields.filter((f) => f in doc).map((f) => [f, doc[f]])))
@@ -37,7 +48,9 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     // The same work per round whatever the page size: fewer calls for bigger pages.
     const n = Math.max(10, Math.round(calls * 20 / docs.length))
     type FjsSchema = Parameters<typeof fastJson>[0]
-    const serialize = fastJson(listEnvelope(schema) as FjsSchema, { schema: { [schema.$id as string]: schema as FjsSchema } })
+    const serialize = fastJson(listEnvelope(schema) as FjsSchema, {
+      schema: { [schema.$id as string]: schema as FjsSchema }
+    })
     const projected = project(docs, Object.keys(schema.properties))
     const raw = projected.map((doc) => Buffer.from(BSON.serialize(doc)))
     const guard = offSchemaGuard(schema)
@@ -54,7 +67,8 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
     let next = 0
     let nextAlone = 0
     const misfit = (): void => { throw new Error('the demo data fits its schema') }
-    const write = (transcoder: Transcoder, pageWritten: Page): Buffer => transcoder(pageWritten, undefined, misfit, '{"data":', ',"limit":100,"skip":0}')
+    const write = (transcoder: Transcoder, pageWritten: Page): Buffer =>
+      transcoder(pageWritten, undefined, misfit, '{"data":', ',"limit":100,"skip":0}')
     const a: number[] = []
     const w: number[] = []
     const k: number[] = []
@@ -71,7 +85,18 @@ export function benchSerialize ({ rounds = 15, calls = 300 } = {}): SerializeFig
       b.push(timePerCall(() => serialize({ data: guard(raw.map(decodeRaw), misfit), limit: 100, skip: 0 }), n))
       c.push(timePerCall(() => JSON.stringify({ data: raw.map(decodeRaw), limit: 100, skip: 0 }), n))
     }
-    return { payload, transcodeNs: median(a), warmNs: median(w), coldNs: median(k), newNs: median(u), newVsAlone: median(u.map((x, i) => x / (v[i] as number))), schemaNs: median(b), stringifyNs: median(c), vsSchema: median(a) / median(b), vsStringify: median(a) / median(c) }
+    return {
+      payload,
+      transcodeNs: median(a),
+      warmNs: median(w),
+      coldNs: median(k),
+      newNs: median(u),
+      newVsAlone: median(u.map((x, i) => x / (v[i] as number))),
+      schemaNs: median(b),
+      stringifyNs: median(c),
+      vsSchema: median(a) / median(b),
+      vsStringify: median(a) / median(c)
+    }
   })
 }
 

@@ -20,7 +20,12 @@ export function benchSignature ({ rounds = 15, calls = 20_000 } = {}): Signature
       ours.push(timePerCall(() => signer.signBase64url(message), calls))
       theirs.push(timePerCall(() => createHmac('sha256', key).update(message).digest('base64url'), calls))
     }
-    return { message: `${length} bytes`, hashNs: median(ours), createHmacNs: median(theirs), ratio: median(ours) / median(theirs) }
+    return {
+      message: `${length} bytes`,
+      hashNs: median(ours),
+      createHmacNs: median(theirs),
+      ratio: median(ours) / median(theirs)
+    }
   })
 }
 

@@ -14,12 +14,22 @@ import { createSigner } from 'fast-jwt'
 import type { Table } from './report.js'
 import { median, spread, spreadText, type Spread } from './timing.js'
 
-export interface StageFigure { stage: string, baseUs: number, withUs: number, costUs: number, ratio: Spread, p99: Spread }
+export interface StageFigure {
+  stage: string
+  baseUs: number
+  withUs: number
+  costUs: number
+  ratio: Spread
+  p99: Spread
+}
 
 interface Measured { cpuUsPerRequest: number, p99: number }
 
 export interface StageHarness<S> {
-  /** Starts the service with these variables over the bench's own (metrics off, no auth, no rate limit), and node flags after the image's. */
+  /**
+   * Starts the service with these variables over the bench's own (metrics off, no auth, no rate
+   * limit), and node flags after the image's.
+   */
   service: (name: string, env: Record<string, string>, nodeArgs?: string[]) => Promise<S>
   /** One round; `long`: of the full duration rather than a short one. */
   measure: (server: S, paths: string[], headers?: Record<string, string>, long?: boolean) => Promise<Measured>
@@ -39,7 +49,10 @@ async function otlpSink (): Promise<{ url: string, close: () => Promise<void> }>
     req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end() })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: async () => { await new Promise((resolve) => server.close(resolve)) } }
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => { await new Promise((resolve) => server.close(resolve)) }
+  }
 }
 
 /**
@@ -47,33 +60,77 @@ async function otlpSink (): Promise<{ url: string, close: () => Promise<void> }>
  * list filtered to that one document (no next page, no cursor): the baseline's request. `large`
  * is a page of 1000 registrations, `mix` the query mix's paths.
  */
-export async function benchStages<S> (harness: StageHarness<S>, paths: { withCursor: string, plain: string, large: string, mix: string[] }): Promise<StageFigure[]> {
+export async function benchStages<S> (
+  harness: StageHarness<S>, paths: { withCursor: string, plain: string, large: string, mix: string[] }
+): Promise<StageFigure[]> {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
-  const token = createSigner({ key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), algorithm: 'ES256', expiresIn: 24 * 3600_000 })({ iss: ISSUER, aud: AUDIENCE, sub: 'bench', projects: '*' })
+  const token = createSigner({
+    key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), algorithm: 'ES256', expiresIn: 24 * 3600_000
+  })({ iss: ISSUER, aud: AUDIENCE, sub: 'bench', projects: '*' })
   const sink = await otlpSink()
   try {
     const base = await harness.service('baseline', {})
     // A later flag overrides the image's: the old-generation limit twice what survived.
     const twice = await harness.service('old-generation limit ×2', {}, ['--heap-growing-percent=100'])
     // `page`: both services answer this page instead of the 1-document one.
-    const variants: Array<{ stage: string, server: S, path?: string, page?: string, headers?: Record<string, string>, mix?: true }> = [
-      { stage: 'metrics (METRICS_PORT)', server: await harness.service('metrics', { METRICS_PORT: String(await harness.freePort()) }) },
-      { stage: 'rate limit (RATE_LIMIT_PER_MINUTE)', server: await harness.service('rate limit', { RATE_LIMIT_PER_MINUTE: '1000000' }) },
+    const variants: Array<{
+      stage: string, server: S, path?: string, page?: string, headers?: Record<string, string>, mix?: true
+    }> = [
+      {
+        stage: 'metrics (METRICS_PORT)',
+        server: await harness.service('metrics', { METRICS_PORT: String(await harness.freePort()) })
+      },
+      {
+        stage: 'rate limit (RATE_LIMIT_PER_MINUTE)',
+        server: await harness.service('rate limit', { RATE_LIMIT_PER_MINUTE: '1000000' })
+      },
       {
         stage: 'authentication (AUTH_MODE=jwt, key cached)',
-        server: await harness.service('auth', { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: publicKey.export({ format: 'pem', type: 'spki' }).toString(), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_ALGORITHMS: 'ES256' }),
+        server: await harness.service('auth', {
+          AUTH_MODE: 'jwt',
+          JWT_PUBLIC_KEY: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+          JWT_ISSUER: ISSUER,
+          JWT_AUDIENCE: AUDIENCE,
+          JWT_ALGORITHMS: 'ES256'
+        }),
         headers: { authorization: `Bearer ${token}` }
       },
-      { stage: 'tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', server: await harness.service('tracing', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }) },
-      { stage: 'project not remembered (PROJECT_CACHE_TTL_MS=0)', server: await harness.service('no project cache', { PROJECT_CACHE_TTL_MS: '0' }) },
-      { stage: 'X-Request-Id given by the caller', server: base, headers: { 'x-request-id': 'bench-0123456789abcdef' } },
+      {
+        stage: 'tracing (OTEL_EXPORTER_OTLP_ENDPOINT)',
+        server: await harness.service('tracing', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url })
+      },
+      {
+        stage: 'project not remembered (PROJECT_CACHE_TTL_MS=0)',
+        server: await harness.service('no project cache', { PROJECT_CACHE_TTL_MS: '0' })
+      },
+      {
+        stage: 'X-Request-Id given by the caller',
+        server: base,
+        headers: { 'x-request-id': 'bench-0123456789abcdef' }
+      },
       { stage: 'cursor signed (a next page exists)', server: base, path: paths.withCursor },
       // The shim (database/driver-shims.ts): what turning it off costs is what it saves.
-      { stage: 'sessions shim off (SHIMS=none), on the query mix', server: await harness.service('no sessions shim', { SHIMS: 'none' }), mix: true },
+      {
+        stage: 'sessions shim off (SHIMS=none), on the query mix',
+        server: await harness.service('no sessions shim', { SHIMS: 'none' }),
+        mix: true
+      },
       // The image's V8 flags: with another value instead, what each saves.
-      { stage: 'allocation-site pretenuring on (V8\'s default), on the query mix', server: await harness.service('pretenuring', {}, ['--allocation-site-pretenuring']), mix: true },
-      { stage: 'old-generation limit twice what survived (--heap-growing-percent=100), 1000 registrations a page', server: twice, page: paths.large },
-      { stage: 'old-generation limit twice what survived (--heap-growing-percent=100), on the query mix', server: twice, mix: true }
+      {
+        stage: 'allocation-site pretenuring on (V8\'s default), on the query mix',
+        server: await harness.service('pretenuring', {}, ['--allocation-site-pretenuring']),
+        mix: true
+      },
+      {
+        stage: 'old-generation limit twice what survived (--heap-growing-percent=100), 1000 registrations a page',
+        server: twice,
+        page: paths.large
+      },
+      {
+        stage: 'old-generation limit twice what survived (--heap-growing-percent=100), on the query mix',
+        server: twice,
+        mix: true
+      }
     ]
     await harness.warmUp(base, [paths.plain])
     const figures: StageFigure[] = []
@@ -105,7 +162,10 @@ export async function benchStages<S> (harness: StageHarness<S>, paths: { withCur
 
 export function stagesTable (figures: StageFigure[]): Table {
   return {
-    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the rows "on the query mix": of the mix; "1000 registrations a page": of that page), the baseline (every optional stage off, every shim on, the image\'s node flags) against the same build with one stage on, the shim off or one V8 flag changed, interleaved; ratios median (min–max)',
+    title: 'The price of each optional stage: CPU µs per request of a 1-document page (the rows "on the query mix": ' +
+      'of the mix; "1000 registrations a page": of that page), the baseline (every optional stage off, every shim ' +
+      'on, the image\'s node flags) against the same build with one stage on, the shim off or one V8 flag changed, ' +
+      'interleaved; ratios median (min–max)',
     rows: figures.map((f) => ({
       stage: f.stage,
       'baseline µs': Math.round(f.baseUs),

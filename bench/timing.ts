@@ -14,7 +14,10 @@ export const median = (values: number[]): number => {
 /** The median of some runs' figures (ratios, mostly), with their least and greatest. */
 export interface Spread { median: number, min: number, max: number }
 
-export const spread = (values: number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
+export const spread = (values: number[]): Spread => ({
+  median: median(values), min: Math.min(...values), max: Math.max(...values)
+})
 
 /** A spread as the tables print it: `median (min–max)`. */
-export const spreadText = (x: Spread, digits = 2): string => `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`
+export const spreadText = (x: Spread, digits = 2): string =>
+  `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`

@@ -16,7 +16,10 @@ export type CheckedDatabase = Pick<Database, 'db' | 'bounded' | 'timed'>
  */
 export const FEEDS_WIRE_VERSION = 17
 
-/** The releases older than 6.0 that the driver still connects to (wire version 9 and later; 10 to 12 were development releases). */
+/**
+ * The releases older than 6.0 that the driver still connects to (wire version 9 and later; 10 to
+ * 12 were development releases).
+ */
 const OLDER_RELEASES: Record<number, string> = { 9: '4.4', 13: '5.0', 14: '5.1', 15: '5.2', 16: '5.3' }
 
 /** Whether `hello` names a server older than 6.0 (then `buildInfo` is asked for its release, for the message). */
@@ -31,7 +34,8 @@ export function olderThanFeeds (hello: Document): boolean {
  */
 export function deploymentReason (hello: Document, version?: string): string | undefined {
   if (typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid') {
-    return 'the database is a standalone server: change feeds need a replica set or a sharded cluster (MongoDB 6.0 or later)'
+    return 'the database is a standalone server: change feeds need a replica set or a sharded cluster ' +
+      '(MongoDB 6.0 or later)'
   }
   if (!olderThanFeeds(hello)) return undefined
   const wire = hello.maxWireVersion as number
@@ -39,27 +43,37 @@ export function deploymentReason (hello: Document, version?: string): string | u
   const release = typeof version === 'string' && version !== ''
     ? `MongoDB ${version}`
     : known === undefined ? `a MongoDB release of wire version ${wire}` : `MongoDB ${known} (wire version ${wire})`
-  return `the database runs ${release}: change feeds need MongoDB 6.0 or later, the first with change stream pre- and post-images`
+  return `the database runs ${release}: change feeds need MongoDB 6.0 or later, ` +
+    'the first with change stream pre- and post-images'
 }
 
 /** Why the database cannot give a collection's feed, or undefined when it can. */
-export type AvailabilityCheck = (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined>
+export type AvailabilityCheck =
+  (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined>
 
 /** Why a collection cannot have a feed, from its listCollections entry (undefined: it does not exist). */
 function collectionReason (collection: string, info: Document | undefined): string | undefined {
-  if (info === undefined) return `the collection ${collection} does not exist yet: create it with change stream pre- and post-images (db.createCollection("${collection}", { changeStreamPreAndPostImages: { enabled: true } }))`
-  const images = (info as { options?: { changeStreamPreAndPostImages?: { enabled?: unknown } } }).options?.changeStreamPreAndPostImages
+  if (info === undefined) {
+    return `the collection ${collection} does not exist yet: create it with change stream pre- and post-images ` +
+      `(db.createCollection("${collection}", { changeStreamPreAndPostImages: { enabled: true } }))`
+  }
+  const images = (info as { options?: { changeStreamPreAndPostImages?: { enabled?: unknown } } })
+    .options?.changeStreamPreAndPostImages
   if (images?.enabled === true) return undefined
-  return `the collection ${collection} does not record change stream pre- and post-images: enable them with db.runCommand({ collMod: "${collection}", changeStreamPreAndPostImages: { enabled: true } })`
+  return `the collection ${collection} does not record change stream pre- and post-images: enable them with ` +
+    `db.runCommand({ collMod: "${collection}", changeStreamPreAndPostImages: { enabled: true } })`
 }
 
 /**
- * The check of a collection, bounded as a request's commands are. The deployment's verdict is shared by every collection for `ttlMs`; `scoped` collections
- * need their images, since a project's deleted document is known to be the project's from its
- * pre-image only. A refusal that says what the deployment lacks (a user without the
- * listCollections privilege) is a verdict too; any other failure is thrown.
+ * The check of a collection, bounded as a request's commands are. The deployment's verdict is
+ * shared by every collection for `ttlMs`; `scoped` collections need their images, since a
+ * project's deleted document is known to be the project's from its pre-image only. A refusal
+ * that says what the deployment lacks (a user without the listCollections privilege) is a
+ * verdict too; any other failure is thrown.
  */
-export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: number, ttlMs: number): AvailabilityCheck {
+export function availabilityCheck (
+  database: CheckedDatabase, queryTimeoutMs: number, ttlMs: number
+): AvailabilityCheck {
   let deployment: { reason: Promise<string | undefined>, at: number } | undefined
   // Within the deadline of the check that asked: the ones that join it share that deadline.
   const deploymentVerdict = (signal: AbortSignal): Promise<string | undefined> => {
@@ -69,7 +83,9 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
       const db = database.db()
       const reason = database.timed('hello', () => db.command({ hello: 1 }, { signal })).then(async (hello) => {
         // The release's own name for the message; without it, its wire version names it.
-        const build = olderThanFeeds(hello) ? await database.timed('buildInfo', () => db.command({ buildInfo: 1 }, { signal })).catch(() => undefined) : undefined
+        const build = olderThanFeeds(hello)
+          ? await database.timed('buildInfo', () => db.command({ buildInfo: 1 }, { signal })).catch(() => undefined)
+          : undefined
         return deploymentReason(hello, build?.version)
       })
       deployment = { reason, at: Date.now() }
@@ -77,13 +93,15 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
     }
     return deployment.reason
   }
-  const checkOnce = (collection: string, scoped: boolean, budget?: SharedBudget): Promise<string | undefined> => database.bounded(async (signal) => {
-    const unfit = await deploymentVerdict(signal)
-    if (unfit !== undefined || !scoped) return unfit
-    const options = { maxTimeMS: queryTimeoutMs, signal }
-    const [info] = await database.timed('listCollections', () => database.db().listCollections({ name: collection }, options).toArray())
-    return collectionReason(collection, info)
-  }, budget)
+  const checkOnce = (collection: string, scoped: boolean, budget?: SharedBudget): Promise<string | undefined> =>
+    database.bounded(async (signal) => {
+      const unfit = await deploymentVerdict(signal)
+      if (unfit !== undefined || !scoped) return unfit
+      const options = { maxTimeMS: queryTimeoutMs, signal }
+      const [info] = await database.timed('listCollections', () =>
+        database.db().listCollections({ name: collection }, options).toArray())
+      return collectionReason(collection, info)
+    }, budget)
   return async (collection, scoped, budget) => {
     try {
       return await checkOnce(collection, scoped, budget)
@@ -101,13 +119,19 @@ export function availabilityCheck (database: CheckedDatabase, queryTimeoutMs: nu
  * created or given its images afterwards is followed at once). Checks of one collection under
  * way are shared; each reason is said once through `warn`.
  */
-export function rememberedAvailability (check: AvailabilityCheck, ttlMs: number, warn: (message: string) => void): (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined> {
-  const verdicts = new Map<string, { reason: string | undefined, until: number, pending?: Promise<string | undefined> }>()
+export function rememberedAvailability (
+  check: AvailabilityCheck, ttlMs: number, warn: (message: string) => void
+): (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined> {
+  const verdicts = new Map<string, {
+    reason: string | undefined, until: number, pending?: Promise<string | undefined>
+  }>()
   const said = new Set<string>()
   return async (collection, scoped, budget) => {
     const known = verdicts.get(collection)
     const now = Date.now()
-    if (known !== undefined && (known.pending !== undefined || known.until > now)) return await (known.pending ?? known.reason)
+    if (known !== undefined && (known.pending !== undefined || known.until > now)) {
+      return await (known.pending ?? known.reason)
+    }
     const pending = check(collection, scoped, budget)
     verdicts.set(collection, { reason: known?.reason, until: 0, pending })
     try {

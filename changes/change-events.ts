@@ -13,7 +13,14 @@ export const STREAM_OPTIONS = { fullDocument: 'whenAvailable', fullDocumentBefor
 
 /** Only what routing needs leaves the server: the images are cut to their `project`. */
 export const STREAM_PIPELINE: Document[] = [{
-  $project: { operationType: 1, documentKey: 1, clusterTime: 1, wallTime: 1, 'fullDocument.project': 1, 'fullDocumentBeforeChange.project': 1 }
+  $project: {
+    operationType: 1,
+    documentKey: 1,
+    clusterTime: 1,
+    wallTime: 1,
+    'fullDocument.project': 1,
+    'fullDocumentBeforeChange.project': 1
+  }
 }]
 
 /** One change, as the feed routes it. */
@@ -23,7 +30,10 @@ export interface Change {
   key: string
   /** The event's operationType. */
   type: string
-  /** The changed document's `_id`; undefined for events about the whole collection, and for types the feed does not know. */
+  /**
+   * The changed document's `_id`; undefined for events about the whole collection, and for types
+   * the feed does not know.
+   */
   id?: unknown
   /** The projects (lower-case hex) the document belonged to before or after the change. */
   projects: string[]
@@ -45,7 +55,9 @@ const projectKeys = (image: unknown): string[] => {
   if (image === null || typeof image !== 'object') return []
   const project = (image as Document).project
   if (project instanceof ObjectId) return [project.toHexString()]
-  return Array.isArray(project) ? project.filter((element) => element instanceof ObjectId).map((element: ObjectId) => element.toHexString()) : []
+  return Array.isArray(project)
+    ? project.filter((element) => element instanceof ObjectId).map((element: ObjectId) => element.toHexString())
+    : []
 }
 
 /** Whether a change names a document of `project` (any project when undefined). */
@@ -62,7 +74,14 @@ export function readChange (event: Document, scoped: boolean): Change {
   const wall = event.wallTime instanceof Date ? event.wallTime.getTime() : undefined
   const seconds = (event.clusterTime as { t?: unknown } | undefined)?.t
   const type = String(event.operationType)
-  const change: Change = { token, key, type, projects: [], lost: false, committedAt: wall ?? (typeof seconds === 'number' ? seconds * 1000 : Date.now()) }
+  const change: Change = {
+    token,
+    key,
+    type,
+    projects: [],
+    lost: false,
+    committedAt: wall ?? (typeof seconds === 'number' ? seconds * 1000 : Date.now())
+  }
   if (COLLECTION_ENDS.has(type)) {
     // No document to name: the copy cannot follow.
     change.lost = true
@@ -73,7 +92,8 @@ export function readChange (event: Document, scoped: boolean): Change {
   if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') return change
   change.id = (event.documentKey as Document | undefined)?._id
   if (!scoped) return change
-  if ((type !== 'insert' && event.fullDocumentBeforeChange == null) || (type !== 'delete' && event.fullDocument == null)) {
+  if ((type !== 'insert' && event.fullDocumentBeforeChange == null) ||
+    (type !== 'delete' && event.fullDocument == null)) {
     change.lost = true
     return change
   }
@@ -112,9 +132,13 @@ export function unavailableReason (error: unknown): string | undefined {
   if (code === 40573) return 'the database is a standalone server: change feeds need a replica set or a sharded cluster'
   if (code === 40324 || code === 115) return 'the database does not support change streams here'
   if (code === 376) return 'change streams are not enabled on this deployment (ChangeStreamNotEnabled)'
-  if (code === 13) return 'the database user of the service lacks the privileges change feeds need: changeStream and find on the collection, and listCollections on the database (the read role has them)'
+  if (code === 13) {
+    return 'the database user of the service lacks the privileges change feeds need: changeStream and find ' +
+      'on the collection, and listCollections on the database (the read role has them)'
+  }
   if ((code === 2 || code === 40415) && typeof message === 'string' && /fullDocument/.test(message)) {
-    return 'the server refuses change stream pre- and post-images (fullDocument: "whenAvailable"): change feeds need MongoDB 6.0 or later'
+    return 'the server refuses change stream pre- and post-images (fullDocument: "whenAvailable"): ' +
+      'change feeds need MongoDB 6.0 or later'
   }
   return undefined
 }
@@ -132,4 +156,5 @@ export function isUnreadable (error: unknown): boolean {
 }
 
 /** Where to resume a stream: MongoDB's options for a point. */
-export const resumeOptions = (point: { resumeToken: Document } | undefined): Document => point === undefined ? {} : { resumeAfter: point.resumeToken }
+export const resumeOptions = (point: { resumeToken: Document } | undefined): Document =>
+  point === undefined ? {} : { resumeAfter: point.resumeToken }

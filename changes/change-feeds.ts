@@ -24,19 +24,31 @@ export interface ChangeFeeds {
   declare: (collection: string, scoped: boolean) => void
   /** The shared stream of a collection (opened at the first feed that needs it). */
   hub: (collection: string, scoped: boolean) => ChangeHub
-  /** Takes one of CHANGES_MAX_WAITING places for a waiting request or a stream; 503 OVERLOADED when none is free. Returns the function that gives it back. */
+  /**
+   * Takes one of CHANGES_MAX_WAITING places for a waiting request or a stream; 503 OVERLOADED
+   * when none is free. Returns the function that gives it back.
+   */
   admit: (kind: 'wait' | 'stream') => () => void
   /** The identity of a collection's history (its UUID), which feed tokens carry. */
   identities: CollectionIdentities
-  /** Why the database cannot give a collection's feed, or undefined when it can; a check is made within `budget` (the request's). */
+  /**
+   * Why the database cannot give a collection's feed, or undefined when it can; a check is made
+   * within `budget` (the request's).
+   */
   unavailable: (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined>
   /** Whether the service is stopping: waits and streams end. */
   readonly stopping: boolean
   /** Calls `listener` once when the service stops; returns the function that cancels it. */
   onStop: (listener: () => void) => () => void
-  /** Counts the events of an answer of `collection`'s feed, which their changes were committed at (ms since the epoch). */
+  /**
+   * Counts the events of an answer of `collection`'s feed, which their changes were committed at
+   * (ms since the epoch).
+   */
   delivered: (collection: string, events: number, committedAt: readonly number[]) => void
-  /** Calls `listener` with each delay from a change's commit to its delivery, in seconds; returns the function that stops it. */
+  /**
+   * Calls `listener` with each delay from a change's commit to its delivery, in seconds; returns
+   * the function that stops it.
+   */
   onLag: (listener: (seconds: number) => void) => () => void
   readonly stats: FeedStats
 }

@@ -17,7 +17,10 @@ export interface HubOptions extends StreamSource {
   /** How many recent changes are kept (at least; up to a quarter more before the oldest are dropped). */
   capacity: number
   log: FastifyBaseLogger
-  /** Hears of an event of a type the feed does not know (skipped: servers add types, change-streams spec), once, as the shared stream takes it in. */
+  /**
+   * Hears of an event of a type the feed does not know (skipped: servers add types, change-streams
+   * spec), once, as the shared stream takes it in.
+   */
   onSkipped?: (type: string) => void
   /** Hears that the stream forgot its changes (history lost, collection dropped, a change unreadable). */
   onReset?: () => void
@@ -51,7 +54,10 @@ export class ChangeHub {
     this.recent = new RecentChanges(options.capacity)
   }
 
-  /** Resolves when the stream has answered (its position is known); rejects with the failure of an attempt to open it. */
+  /**
+   * Resolves when the stream has answered (its position is known); rejects with the failure of an
+   * attempt to open it.
+   */
   ready (): Promise<void> {
     if (this.running) return Promise.resolve()
     if (this.stopped) return Promise.reject(new Error('the change feed is shutting down'))
@@ -101,8 +107,14 @@ export class ChangeHub {
     return this.recent.gather(from, project, limit, admit)
   }
 
-  /** The changes after `point`, read by a stream of its own (stream-read.ts), for a point the recent changes do not reach back to. */
-  async readFrom (point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity): Promise<Gathered> {
+  /**
+   * The changes after `point`, read by a stream of its own (stream-read.ts), for a point the recent
+   * changes do not reach back to.
+   */
+  async readFrom (
+    point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean,
+    signal: AbortSignal, softDeadline = Infinity
+  ): Promise<Gathered> {
     return await readFrom(this.options, this.recent, point, project, limit, admit, signal, softDeadline)
   }
 
@@ -115,7 +127,9 @@ export class ChangeHub {
   }
 
   /** Waiters.nextWake(): the next change of `project`, `until`, the service stopping or the client leaving. */
-  async nextWake (project: string | undefined, until: number, stopping: (listener: () => void) => () => void, response: ServerResponse): Promise<void> {
+  async nextWake (
+    project: string | undefined, until: number, stopping: (listener: () => void) => () => void, response: ServerResponse
+  ): Promise<void> {
     await this.waiters.nextWake(project, until, stopping, response)
   }
 
@@ -154,7 +168,10 @@ export class ChangeHub {
   private following (resumeToken?: Document): void {
     if (resumeToken !== undefined) this.recent.resumeToken = resumeToken
     this.running = true
-    if (this.failing) this.options.log.info({ collection: this.options.collection().collectionName }, 'the change feed follows the collection again')
+    if (this.failing) {
+      this.options.log.info({ collection: this.options.collection().collectionName },
+        'the change feed follows the collection again')
+    }
     this.failing = false
     this.settleReady()
     // Requests that waited while it failed look again.
@@ -164,7 +181,13 @@ export class ChangeHub {
   private async run (): Promise<void> {
     while (!this.stopped) {
       const resumeAfter = this.recent.resumeToken
-      const stream = this.options.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...(resumeAfter === undefined ? {} : { resumeAfter }), batchSize: 1000, maxAwaitTimeMS: AWAIT_MS, maxTimeMS: this.options.maxTimeMS })
+      const stream = this.options.collection().watch(STREAM_PIPELINE, {
+        ...STREAM_OPTIONS,
+        ...(resumeAfter === undefined ? {} : { resumeAfter }),
+        batchSize: 1000,
+        maxAwaitTimeMS: AWAIT_MS,
+        maxTimeMS: this.options.maxTimeMS
+      })
       this.stream = stream
       // The opening aggregate's empty batch gives the position; the driver's first tryNext then
       // waits out a getMore (AWAIT_MS) before it returns, and the hub is ready without that wait.
@@ -174,7 +197,8 @@ export class ChangeHub {
       try {
         while (!this.stopped) {
           // No socket timeout would end it: the stream is opened anew.
-          let event = await within(stream.tryNext(), AWAIT_MS + this.options.maxTimeMS + SILENT_AFTER_MS, () => new Error('the change stream\'s getMore went unanswered'))
+          let event = await within(stream.tryNext(), AWAIT_MS + this.options.maxTimeMS + SILENT_AFTER_MS,
+            () => new Error('the change stream\'s getMore went unanswered'))
           if (this.stopped) break
           const added: Entry[] = []
           let invalidated = false
@@ -185,7 +209,9 @@ export class ChangeHub {
             if (stream.bufferedCount() === 0) break
             event = await stream.tryNext()
           }
-          if (stream.resumeToken !== undefined && stream.resumeToken !== null) this.recent.resumeToken = stream.resumeToken as Document
+          if (stream.resumeToken !== undefined && stream.resumeToken !== null) {
+            this.recent.resumeToken = stream.resumeToken as Document
+          }
           if (!this.running) this.following()
           if (added.length > 0) this.waiters.wakeFor(added)
           if (invalidated || stream.closed) throw new StreamInvalidated()
@@ -202,7 +228,9 @@ export class ChangeHub {
         if (isUnreadable(error) && resumeAfter !== undefined) {
           // A change no stream can read: this one starts again from now, past it. Feeds behind it
           // meet it when they read from their tokens, and answer 410 (feed-steps.ts).
-          this.options.log.error({ collection: this.options.collection().collectionName, err: error }, 'a change of the collection can never be read: the change feed moves past it; feeds behind it answer 410 and list again')
+          this.options.log.error({ collection: this.options.collection().collectionName, err: error },
+            'a change of the collection can never be read: the change feed moves past it; ' +
+            'feeds behind it answer 410 and list again')
           this.options.onUnreadable?.(error)
           this.reset()
           continue
@@ -210,7 +238,9 @@ export class ChangeHub {
         const lost = isHistoryLost(error)
         if (lost) this.reset()
         if (!this.failing) {
-          this.options.log.warn({ collection: this.options.collection().collectionName, err: error }, lost ? 'the change feed lost its place in the database\'s history: feeds behind it answer 410 and list again' : 'the change feed cannot follow the collection now; it tries again every second')
+          this.options.log.warn({ collection: this.options.collection().collectionName, err: error }, lost
+            ? 'the change feed lost its place in the database\'s history: feeds behind it answer 410 and list again'
+            : 'the change feed cannot follow the collection now; it tries again every second')
         }
         this.failing = true
         this.settleReady(error)

@@ -7,7 +7,10 @@ import { Timestamp, type Document } from 'mongodb'
 
 const PREFIX = /^82([0-9a-fA-F]{16})/
 
-/** The cluster time of `token` as one number (seconds × 2³² + increment), or undefined for a token of another shape. */
+/**
+ * The cluster time of `token` as one number (seconds × 2³² + increment), or undefined for a token
+ * of another shape.
+ */
 export function clusterTimeOf (token: Document | undefined): bigint | undefined {
   const data: unknown = token?._data
   if (typeof data !== 'string') return undefined

@@ -13,7 +13,11 @@ export const IDENTITY_TTL_MS = 10_000
 export class CollectionIdentities {
   private readonly known = new Map<string, { id: Promise<string | null>, until: number }>()
 
-  constructor (private readonly database: Pick<CheckedDatabase, 'db' | 'timed'>, private readonly maxTimeMS: number, private readonly now: () => number = Date.now) {}
+  constructor (
+    private readonly database: Pick<CheckedDatabase, 'db' | 'timed'>,
+    private readonly maxTimeMS: number,
+    private readonly now: () => number = Date.now
+  ) {}
 
   /**
    * The collection's UUID in hex, or null while it does not exist; asked within the deadline of
@@ -23,10 +27,12 @@ export class CollectionIdentities {
     const cached = this.known.get(collection)
     if (cached !== undefined && cached.until > this.now()) return cached.id
     const options = { nameOnly: false, maxTimeMS: this.maxTimeMS, signal }
-    const id = this.database.timed('listCollections', () => this.database.db().listCollections({ name: collection }, options).toArray()).then(([info]) => {
-      const uuid = (info as { info?: { uuid?: { toString: (encoding: 'hex') => string } } } | undefined)?.info?.uuid
-      return uuid === undefined ? null : uuid.toString('hex')
-    })
+    const id = this.database
+      .timed('listCollections', () => this.database.db().listCollections({ name: collection }, options).toArray())
+      .then(([info]) => {
+        const uuid = (info as { info?: { uuid?: { toString: (encoding: 'hex') => string } } } | undefined)?.info?.uuid
+        return uuid === undefined ? null : uuid.toString('hex')
+      })
     const entry = { id, until: this.now() + IDENTITY_TTL_MS }
     this.known.set(collection, entry)
     id.catch(() => { if (this.known.get(collection) === entry) this.known.delete(collection) })

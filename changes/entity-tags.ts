@@ -28,7 +28,11 @@ function sameBytes (a: string | Buffer, b: string | Buffer): boolean {
 }
 
 export function etagOf ({ body, request, point }: Validator): string {
-  const at = point === undefined ? '' : `.${Buffer.from(JSON.stringify(point.after === undefined ? { t: point.resumeToken } : { t: point.resumeToken, a: point.after })).toString('base64url')}`
+  const at = point === undefined
+    ? ''
+    : `.${Buffer.from(JSON.stringify(point.after === undefined
+      ? { t: point.resumeToken }
+      : { t: point.resumeToken, a: point.after })).toString('base64url')}`
   return `W/"${VERSION}.${body}.${request}${at}"`
 }
 
@@ -44,8 +48,12 @@ export function validatorsIn (header: string | undefined): Validator[] {
     if (at !== undefined) {
       try {
         const read = JSON.parse(Buffer.from(at, 'base64url').toString('utf8')) as { t?: unknown, a?: unknown }
-        if (read.t !== null && typeof read.t === 'object' && typeof (read.t as { _data?: unknown })._data === 'string') {
-          point = { resumeToken: read.t as StreamPoint['resumeToken'], ...(typeof read.a === 'string' ? { after: read.a } : {}) }
+        if (read.t !== null && typeof read.t === 'object' &&
+          typeof (read.t as { _data?: unknown })._data === 'string') {
+          point = {
+            resumeToken: read.t as StreamPoint['resumeToken'],
+            ...(typeof read.a === 'string' ? { after: read.a } : {})
+          }
         }
       } catch {}
     }
@@ -68,14 +76,20 @@ export class SharedProbes {
       const running = read()
       const created: { running: Promise<Gathered>, next?: Promise<Gathered> } = { running }
       this.probes.set(key, created)
-      running.catch(() => {}).finally(() => { if (this.probes.get(key) === created && created.next === undefined) this.probes.delete(key) }).catch(() => {})
+      running.catch(() => {}).finally(() => {
+        if (this.probes.get(key) === created && created.next === undefined) this.probes.delete(key)
+      }).catch(() => {})
       return running
     }
     entry.next ??= entry.running.catch(() => {}).then(async () => {
       const running = read()
       entry.running = running
       entry.next = undefined
-      running.catch(() => {}).finally(() => { if (this.probes.get(key) === entry && entry.next === undefined && entry.running === running) this.probes.delete(key) }).catch(() => {})
+      running.catch(() => {}).finally(() => {
+        if (this.probes.get(key) === entry && entry.next === undefined && entry.running === running) {
+          this.probes.delete(key)
+        }
+      }).catch(() => {})
       return await running
     })
     return entry.next
@@ -89,8 +103,13 @@ export class SharedProbes {
  */
 export class AnswerDigests {
   private readonly requests = new RecentMap<string>(REQUEST_DIGESTS_KEPT)
-  /** The last body of each request lately answered, with its digest; a Buffer is copied: the kept bytes are never anyone else's to change. */
-  private readonly bodies = new LRUCache<string, { body: string | Buffer, digest: string }>({ max: BODIES_KEPT, maxSize: BODIES_KEPT_SIZE, sizeCalculation: ({ body }) => Math.max(body.length, 1) })
+  /**
+   * The last body of each request lately answered, with its digest; a Buffer is copied: the kept
+   * bytes are never anyone else's to change.
+   */
+  private readonly bodies = new LRUCache<string, { body: string | Buffer, digest: string }>({
+    max: BODIES_KEPT, maxSize: BODIES_KEPT_SIZE, sizeCalculation: ({ body }) => Math.max(body.length, 1)
+  })
 
   /** `collation`: the lists' collation key, part of every request's identity. */
   constructor (private readonly collation: string) {}
@@ -112,7 +131,9 @@ export class AnswerDigests {
     const last = this.bodies.get(request)
     if (last !== undefined && sameBytes(last.body, body)) return last.digest
     const made = digest(body, 22)
-    if (body.length <= KEPT_BODY_LENGTH) this.bodies.set(request, { body: typeof body === 'string' ? body : Buffer.from(body), digest: made })
+    if (body.length <= KEPT_BODY_LENGTH) {
+      this.bodies.set(request, { body: typeof body === 'string' ? body : Buffer.from(body), digest: made })
+    }
     return made
   }
 }

@@ -13,7 +13,11 @@ export class FeedFigures implements FeedStats {
   private readonly lagListeners = new Set<(seconds: number) => void>()
 
   /** `asleep`: the requests and streams asleep between reads now; `stopping`: whether the service stops. */
-  constructor (private readonly maxWaiting: number, private readonly asleep: () => number, private readonly stopping: () => boolean) {}
+  constructor (
+    private readonly maxWaiting: number,
+    private readonly asleep: () => number,
+    private readonly stopping: () => boolean
+  ) {}
 
   get idle (): number {
     return this.asleep()
@@ -23,11 +27,16 @@ export class FeedFigures implements FeedStats {
     map.set(collection, (map.get(collection) ?? 0) + by)
   }
 
-  /** Takes a place for a waiting request or a stream; 503 OVERLOADED when none is free. Returns the function that gives it back. */
+  /**
+   * Takes a place for a waiting request or a stream; 503 OVERLOADED when none is free. Returns the
+   * function that gives it back.
+   */
   readonly admit = (kind: 'wait' | 'stream'): () => void => {
     if (this.stopping()) throw shuttingDown()
     if (this.admitted >= this.maxWaiting) {
-      throw new ProblemError(503, 'OVERLOADED', `${this.maxWaiting} change-feed requests already wait or stream on this replica (CHANGES_MAX_WAITING); retry shortly, or ask without wait.`, [], { 'retry-after': '1' })
+      throw new ProblemError(503, 'OVERLOADED',
+        `${this.maxWaiting} change-feed requests already wait or stream on this replica (CHANGES_MAX_WAITING); ` +
+        'retry shortly, or ask without wait.', [], { 'retry-after': '1' })
     }
     this.admitted++
     const counted = kind === 'wait' ? 'waiting' : 'streams'

@@ -18,7 +18,10 @@ export interface FeedReadOptions {
  * Runs `work` with the options of a read at or after `time` (a cluster time, from
  * cluster-time.ts). Without a time (a token of another shape), the read is still at majority.
  */
-export async function readAtOrAfter<T> (client: MongoClient, time: bigint | undefined, readPreference: ReadPreferenceLike, work: (options: FeedReadOptions) => Promise<T>): Promise<T> {
+export async function readAtOrAfter<T> (
+  client: MongoClient, time: bigint | undefined, readPreference: ReadPreferenceLike,
+  work: (options: FeedReadOptions) => Promise<T>
+): Promise<T> {
   const session = client.startSession({ causalConsistency: true })
   if (time !== undefined) session.advanceOperationTime(toTimestamp(time))
   try {

@@ -31,7 +31,10 @@ export type RemoveReason = 'deleted' | 'unmatched' | 'moved'
 
 interface Removal { id: unknown, reason: RemoveReason }
 
-/** The `_id` of a page's document `index`: read in place when it is an ObjectId (stored first, as MongoDB does), else decoded. */
+/**
+ * The `_id` of a page's document `index`: read in place when it is an ObjectId (stored first, as
+ * MongoDB does), else decoded.
+ */
 function idAt (page: Page, index: number): unknown {
   const { bytes } = page
   const at = page.starts[index] as number
@@ -40,7 +43,8 @@ function idAt (page: Page, index: number): unknown {
 }
 
 /** An `_id` as the lists write it (an ObjectId as its hex string). */
-const idJson = (id: unknown): unknown => id instanceof ObjectId ? id.toHexString() : (BSON.EJSON.serialize({ id }, { relaxed: true }) as { id: unknown }).id
+const idJson = (id: unknown): unknown =>
+  id instanceof ObjectId ? id.toHexString() : (BSON.EJSON.serialize({ id }, { relaxed: true }) as { id: unknown }).id
 
 /**
  * The cluster time a read must be at or after to see every change behind `point`. An event's
@@ -82,40 +86,69 @@ export class FeedSteps {
    * Reads one answer's worth from `position`: a page of the listing, or the changes after its
    * point; within `budget`'s deadline when given, else its own.
    */
-  async step (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number, project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest): Promise<FeedStep> {
+  async step (
+    request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number,
+    project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest
+  ): Promise<FeedStep> {
     return await this.fastify.database.bounded(async (signal) => {
       if (position.phase === 'listing') {
-        const filter = position.lastId === undefined ? where : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
+        const filter = position.lastId === undefined
+          ? where
+          : { $and: [where, keysetFilter({ _id: 1 }, [position.lastId])] }
         // At or after the point the changes are followed from: no change before it is missed.
-        const page = await this.readAt(readTime(position.start), { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1 }, signal)
+        const page = await this.readAt(readTime(position.start), {
+          filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1
+        }, signal)
         const more = page.starts.length > limit
         const events = this.upserts(request, page, Math.min(limit, page.starts.length))
-        if (more) return { events, position: { phase: 'listing', start: position.start, lastId: idAt(page, limit - 1) }, synced: false, committedAt: [] }
+        if (more) {
+          return {
+            events,
+            position: { phase: 'listing', start: position.start, lastId: idAt(page, limit - 1) },
+            synced: false,
+            committedAt: []
+          }
+        }
         // The listing is complete. Without events this answer would say "nothing left", yet the
         // changes made while it was read (documents that left the filter before the last page
         // reached them) come after its start: they are read now, as a following answer would.
-        if (events.length > 0) return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
+        if (events.length > 0) {
+          return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
+        }
         return await this.follow(request, hub, where, read, position.start, limit, project, admit, signal, budget)
       }
       return await this.follow(request, hub, where, read, position.point, limit, project, admit, signal, budget)
     }, budget)
   }
 
-  /** The changes after `point`, from the recent changes or a stream of its own, read again by the feed's filter and fields. */
-  private async follow (request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, point: StreamPoint, limit: number, project: string | undefined, admit: (id: unknown) => boolean, signal: AbortSignal, budget?: FastifyRequest): Promise<FeedStep> {
+  /**
+   * The changes after `point`, from the recent changes or a stream of its own, read again by the
+   * feed's filter and fields.
+   */
+  private async follow (
+    request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, point: StreamPoint, limit: number,
+    project: string | undefined, admit: (id: unknown) => boolean, signal: AbortSignal, budget?: FastifyRequest
+  ): Promise<FeedStep> {
     const { QUERY_TIMEOUT_MS } = this.fastify.config
     const from = hub.locate(point)
     let gathered: Gathered
     try {
       // A read of its own leaves half the time left to read the documents again.
-      const left = budget === undefined ? QUERY_TIMEOUT_MS : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
+      const left = budget === undefined
+        ? QUERY_TIMEOUT_MS
+        : Math.min(QUERY_TIMEOUT_MS, budget.databaseDeadline - Date.now())
       const soft = Date.now() + Math.max(0, left) / 2
-      gathered = from === undefined ? await hub.readFrom(point, project, limit, admit, signal, soft) : hub.gather(from, project, limit, admit)
+      gathered = from === undefined
+        ? await hub.readFrom(point, project, limit, admit, signal, soft)
+        : hub.gather(from, project, limit, admit)
       // The shared stream brings a change a moment after its commit: before an answer says
       // "nothing", what it has not brought yet is read directly, so that an answer without
       // events is as current as the request.
       // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
-      if (from !== undefined && !gathered.lost && gathered.ids.length === 0) gathered = await this.quietOf(hub).confirm(gathered.point, signal) ?? await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
+      if (from !== undefined && !gathered.lost && gathered.ids.length === 0) {
+        gathered = await this.quietOf(hub).confirm(gathered.point, signal) ??
+          await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
+      }
     } catch (error) {
       throw feedError(error)
     }
@@ -123,14 +156,17 @@ export class FeedSteps {
     // At or after the point the answer moves to, which stands after every change it gathered.
     const found = await this.readAgain(request, where, read, gathered.ids, project, readTime(gathered.point), signal)
     const events = gathered.ids.map((id) => found.get(idText(id)) as string)
-    return { events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt }
+    return {
+      events, position: { phase: 'following', point: gathered.point }, synced: true, committedAt: gathered.committedAt
+    }
   }
 
   private quietOf (hub: ChangeHub): QuietReads {
     let reads = this.quiet.get(hub)
     if (reads === undefined) {
       const { QUERY_TIMEOUT_MS } = this.fastify.config
-      reads = new QuietReads(async (point) => await hub.readFrom(point, undefined, 1, () => true, AbortSignal.timeout(QUERY_TIMEOUT_MS)))
+      reads = new QuietReads(async (point) =>
+        await hub.readFrom(point, undefined, 1, () => true, AbortSignal.timeout(QUERY_TIMEOUT_MS)))
       this.quiet.set(hub, reads)
     }
     return reads
@@ -141,7 +177,11 @@ export class FeedSteps {
     const { fastify, collection, collation } = this
     const { QUERY_TIMEOUT_MS, CHANGES_READ_PREFERENCE } = fastify.config
     return await fastify.database.timed('find', () =>
-      readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode, async (options) => await findPage(fastify.database.db(), collection, collation === undefined ? query : { ...query, collation }, { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options })))
+      readAtOrAfter(fastify.database.db().client, time, CHANGES_READ_PREFERENCE as ReadPreferenceMode,
+        async (options) => await findPage(
+          fastify.database.db(), collection, collation === undefined ? query : { ...query, collation },
+          { maxTimeMS: QUERY_TIMEOUT_MS, signal, ...options }
+        )))
   }
 
   /**
@@ -149,18 +189,30 @@ export class FeedSteps {
    * document left"), from the same state: read by `_id` alone, their project and nothing else.
    * Not found: deleted; in the feed's project (or, for /projects, existing): unmatched; else moved.
    */
-  private async reasonsFor (page: Page, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Reasons> {
+  private async reasonsFor (
+    page: Page, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal
+  ): Promise<Reasons> {
     const reasons: Reasons = new Map()
     const kept = new Set<string>()
     for (let i = 0; i < page.starts.length; i++) kept.add(idText(idAt(page, i)))
     const missing = ids.filter((id) => !kept.has(idText(id)))
     for (const id of missing) reasons.set(idText(id), { id, reason: 'deleted' })
     if (missing.length === 0) return reasons
-    const states = await this.readAt(time, { filter: { _id: { $in: missing } }, sort: { _id: 1 }, projection: { _id: 1, project: 1 }, skip: 0, limit: missing.length + 1 }, signal)
+    const states = await this.readAt(time, {
+      filter: { _id: { $in: missing } },
+      sort: { _id: 1 },
+      projection: { _id: 1, project: 1 },
+      skip: 0,
+      limit: missing.length + 1
+    }, signal)
     for (let i = 0; i < states.starts.length; i++) {
       const { _id: id, project: owner } = decodeFields(states, i, ['_id', 'project'], EXACT_VALUES)
       const removal = reasons.get(idText(id))
-      if (removal !== undefined) removal.reason = project === undefined || (owner instanceof ObjectId && owner.toHexString() === project) ? 'unmatched' : 'moved'
+      if (removal !== undefined) {
+        removal.reason = project === undefined || (owner instanceof ObjectId && owner.toHexString() === project)
+          ? 'unmatched'
+          : 'moved'
+      }
     }
     return reasons
   }
@@ -169,14 +221,19 @@ export class FeedSteps {
    * The documents among `ids` that the feed's where matches at or after `time`, as upsert
    * events' JSON by their id's text, and the others as removes with their reason.
    */
-  private async readAgain (request: FastifyRequest, where: Document, read: Document, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal): Promise<Map<string, string>> {
+  private async readAgain (
+    request: FastifyRequest, where: Document, read: Document, ids: unknown[], project: string | undefined,
+    time: bigint | undefined, signal: AbortSignal
+  ): Promise<Map<string, string>> {
     const found = new Map<string, string>()
     if (ids.length === 0) return found
     const filter = { $and: [where, { _id: { $in: ids } }] }
-    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${String(project)} ${ids.map(idText).join(',')} @${String(time)}`
+    const key = `${BSON.EJSON.stringify({ where, read }, { relaxed: false })} ${String(project)} ` +
+      `${ids.map(idText).join(',')} @${String(time)}`
     let shared = this.reading.get(key)
     if (shared === undefined) {
-      const reads = this.readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
+      const reads = this
+        .readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
         .then(async (page) => ({ page, reasons: await this.reasonsFor(page, ids, project, time, signal) }))
       shared = reads
       this.reading.set(key, reads)
@@ -186,20 +243,29 @@ export class FeedSteps {
     const foundIds: unknown[] = []
     const events = this.upserts(request, page, page.starts.length, foundIds)
     for (let i = 0; i < events.length; i++) found.set(idText(foundIds[i]), events[i] as string)
-    for (const [text, { id, reason }] of reasons) found.set(text, `{"type":"remove","_id":${JSON.stringify(idJson(id))},"reason":"${reason}"}`)
+    for (const [text, { id, reason }] of reasons) {
+      found.set(text, `{"type":"remove","_id":${JSON.stringify(idJson(id))},"reason":"${reason}"}`)
+    }
     return found
   }
 
-  /** The upsert events of a page's first `count` documents, in order, written from their BSON in one pass; `ids` receives their `_id`s. */
+  /**
+   * The upsert events of a page's first `count` documents, in order, written from their BSON in
+   * one pass; `ids` receives their `_id`s.
+   */
   private upserts (request: FastifyRequest, page: Page, count: number, ids: unknown[] = []): string[] {
     const bounds: number[] = []
     const report = (misfit: Misfit): void => { this.fastify.offSchema.report(this.collection, misfit, request.log) }
-    const json = this.transcode(count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) }, undefined, report, '', '', bounds)
+    const json = this.transcode(
+      count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) },
+      undefined, report, '', '', bounds
+    )
     const events: string[] = []
     for (let i = 0; i < count; i++) {
       const id = idAt(page, i)
       ids.push(id)
-      events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(id))},"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
+      events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(id))},` +
+        `"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
     }
     return events
   }

@@ -46,16 +46,26 @@ function problemOf (error: unknown): Problem {
 }
 
 const MIB = 1024 * 1024
-/** What a stream holds for a slow client at most, whatever its documents weigh: events alone would let large ones take 10 × limit of them. */
+/**
+ * What a stream holds for a slow client at most, whatever its documents weigh: events alone would
+ * let large ones take 10 × limit of them.
+ */
 const BEHIND_BYTES = 16 * MIB
 
-export async function streamFeed ({ fastify, request, reply, hub, project, limit, first, next, encode, delivered }: StreamOptions): Promise<FastifyReply> {
+export async function streamFeed (
+  { fastify, request, reply, hub, project, limit, first, next, encode, delivered }: StreamOptions
+): Promise<FastifyReply> {
   // The first answer is read before anything is written: a 400, 410 or 503 is still a problem answer.
   let mark = hub.mark()
   let step = await next(first)
   const raw = reply.raw
   reply.hijack()
-  const headers = { ...reply.getHeaders(), 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }
+  const headers = {
+    ...reply.getHeaders(),
+    'content-type': 'application/x-ndjson; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no'
+  }
   delete headers['content-length']
   if (request.method === 'HEAD') {
     // GET's headers (RFC 9110, 9.3.2), after its first read; no line, nothing left open. Its
@@ -98,7 +108,9 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
       if (step.events.length > 0 || Date.now() - checkpointAt >= CHECKPOINT_MS) checkpoint()
       if (gone) return reply
       if (pending > behindAt || raw.writableLength > BEHIND_BYTES) {
-        finish(problemOf(new ProblemError(503, 'OVERLOADED', `The client reads too slowly: more than ${behindAt} events (limit × 10) or ${BEHIND_BYTES / MIB} MiB were not taken. Resume from the last checkpoint.`)))
+        finish(problemOf(new ProblemError(503, 'OVERLOADED',
+          `The client reads too slowly: more than ${behindAt} events (limit × 10) or ${BEHIND_BYTES / MIB} MiB ` +
+          'were not taken. Resume from the last checkpoint.')))
         return reply
       }
       if (fastify.changes.stopping || Date.now() >= endsAt) {
@@ -107,7 +119,8 @@ export async function streamFeed ({ fastify, request, reply, hub, project, limit
         return reply
       }
       // A full answer: more may be ready at once.
-      if (step.events.length < limit && step.position.phase === 'following' && !hub.movedSince(step.position.point, project, mark)) {
+      if (step.events.length < limit && step.position.phase === 'following' &&
+        !hub.movedSince(step.position.point, project, mark)) {
         await hub.nextWake(project, Math.min(endsAt, checkpointAt + CHECKPOINT_MS), fastify.changes.onStop, raw)
         if (gone) return reply
         // Stopping: the stream ends at its last position, without another read of a database that may be stopping too.

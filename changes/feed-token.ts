@@ -25,7 +25,9 @@ export type TokenReading =
  * `after` is most often the resume token's own `_data` (an event's token): it is then written
  * as `true`, not twice, since an event's `_data` holds the document's key (a long shard key).
  */
-export function encodeToken (codec: CursorCodec, binding: CursorBinding, position: FeedPosition, identity: string | null): string {
+export function encodeToken (
+  codec: CursorCodec, binding: CursorBinding, position: FeedPosition, identity: string | null
+): string {
   const point = position.phase === 'listing' ? position.start : position.point
   return codec.encode(binding, [
     position.phase === 'listing' ? 'l' : 'f',
@@ -39,21 +41,40 @@ export function encodeToken (codec: CursorCodec, binding: CursorBinding, positio
   ])
 }
 
-const isDocument = (value: unknown): value is Document => value !== null && typeof value === 'object' && !Array.isArray(value)
+const isDocument = (value: unknown): value is Document =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** The position a token holds, if it is ours, intact, and made for this feed, filter and fields. */
 export function decodeToken (codec: CursorCodec, binding: CursorBinding, text: string): TokenReading {
   const reading = codec.decode(text, binding, 'since')
   if (!reading.ok) {
-    if (reading.code === 'CURSOR_MISMATCH' && reading.message.includes('sort')) return { ok: false, code: 'INVALID_CURSOR', message: 'since is a list\'s cursor (its after), not a feed\'s token: pass the next of a previous answer of this feed' }
-    if (reading.code === 'CURSOR_MISMATCH') return { ok: false, code: 'CURSOR_MISMATCH', message: reading.message.replace('This cursor continues another query', 'This token follows another feed').replace('(only limit and count may change)', '(only limit and wait may change)') }
+    if (reading.code === 'CURSOR_MISMATCH' && reading.message.includes('sort')) {
+      return {
+        ok: false,
+        code: 'INVALID_CURSOR',
+        message: 'since is a list\'s cursor (its after), not a feed\'s token: ' +
+          'pass the next of a previous answer of this feed'
+      }
+    }
+    if (reading.code === 'CURSOR_MISMATCH') {
+      return {
+        ok: false,
+        code: 'CURSOR_MISMATCH',
+        message: reading.message.replace('This cursor continues another query', 'This token follows another feed')
+          .replace('(only limit and count may change)', '(only limit and wait may change)')
+      }
+    }
     return reading
   }
   // Tokens of six values come from before identities were written: their identity is unknown.
-  const [phase, resumeToken, after, epoch, seq, lastId, identity = null] = reading.values as [unknown, unknown, unknown, unknown, unknown, unknown, unknown]
-  if ((phase !== 'l' && phase !== 'f') || !isDocument(resumeToken) || (reading.values.length !== 6 && reading.values.length !== 7) ||
-    (after !== null && after !== true && typeof after !== 'string') || (after === true && typeof resumeToken._data !== 'string') ||
-    (epoch !== null && typeof epoch !== 'string') || (seq !== null && (typeof seq !== 'string' || !/^\d{1,15}$/.test(seq))) ||
+  const [phase, resumeToken, after, epoch, seq, lastId, identity = null] =
+    reading.values as [unknown, unknown, unknown, unknown, unknown, unknown, unknown]
+  if ((phase !== 'l' && phase !== 'f') || !isDocument(resumeToken) ||
+    (reading.values.length !== 6 && reading.values.length !== 7) ||
+    (after !== null && after !== true && typeof after !== 'string') ||
+    (after === true && typeof resumeToken._data !== 'string') ||
+    (epoch !== null && typeof epoch !== 'string') ||
+    (seq !== null && (typeof seq !== 'string' || !/^\d{1,15}$/.test(seq))) ||
     (identity !== null && typeof identity !== 'string')) {
     return { ok: false, code: 'INVALID_CURSOR', message: 'since is not a token of a change feed' }
   }
@@ -64,5 +85,9 @@ export function decodeToken (codec: CursorCodec, binding: CursorBinding, text: s
     point.seq = Number(seq)
   }
   if (phase === 'f') return { ok: true, position: { phase: 'following', point }, identity }
-  return { ok: true, position: lastId === null ? { phase: 'listing', start: point } : { phase: 'listing', start: point, lastId }, identity }
+  return {
+    ok: true,
+    position: lastId === null ? { phase: 'listing', start: point } : { phase: 'listing', start: point, lastId },
+    identity
+  }
 }
