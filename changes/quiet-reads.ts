@@ -45,7 +45,10 @@ export class QuietReads {
     return this.queues.size
   }
 
-  /** The read that follows the one running: it begins once that one has ended or JOIN_MS have passed, and takes no joiner after. */
+  /**
+   * The read that follows the one running: it begins once that one has ended or JOIN_MS have
+   * passed, and takes no joiner after.
+   */
   private async after (key: string, queue: Queue): Promise<Gathered> {
     // Awaited even with no read running: confirm() has made this the queue's next read by then.
     await (queue.running === undefined ? undefined : atMost(queue.running.catch(() => {}), JOIN_MS, this.wait))
@@ -57,7 +60,8 @@ export class QuietReads {
     } finally {
       if (queue.running === running) queue.running = undefined
       // Reads may overlap: an older one ending last leaves a newer queue of the same point alone.
-      if (queue.running === undefined && queue.next === undefined && this.queues.get(key) === queue) this.queues.delete(key)
+      if (queue.running === undefined && queue.next === undefined &&
+        this.queues.get(key) === queue) this.queues.delete(key)
     }
   }
 }

@@ -9,7 +9,10 @@ import { concerns, type Change } from './change-events.js'
 export interface StreamPoint {
   /** Where MongoDB resumes: an event's resume token or a postBatchResumeToken. */
   resumeToken: Document
-  /** The `_data` of the collection's last change behind this point, when known: any replica that saw that change finds the point among its recent changes. */
+  /**
+   * The `_data` of the collection's last change behind this point, when known: any replica that
+   * saw that change finds the point among its recent changes.
+   */
   after?: string
   /** The hub and sequence number of the replica that issued the point. */
   epoch?: string
@@ -27,7 +30,8 @@ export interface Entry extends Change { seq: number }
  * An id's text, by which a gathering counts each document once: an ObjectId's hex, else its
  * canonical Extended JSON, which keeps BSON types apart (a Date and the string of its ISO text).
  */
-export const idText = (id: unknown): string => id instanceof ObjectId ? id.toHexString() : BSON.EJSON.stringify({ id }, { relaxed: false })
+export const idText = (id: unknown): string =>
+  id instanceof ObjectId ? id.toHexString() : BSON.EJSON.stringify({ id }, { relaxed: false })
 
 function newEpoch (): string {
   return randomBytes(6).toString('base64url')
@@ -99,7 +103,8 @@ export class RecentChanges {
 
   /** The sequence number `point` stands after, when the recent changes reach back to it. */
   locate (point: StreamPoint): number | undefined {
-    if (point.epoch === this.epoch && point.seq !== undefined && point.seq >= this.firstSeq - 1 && point.seq <= this.lastSeq) return point.seq
+    if (point.epoch === this.epoch && point.seq !== undefined &&
+      point.seq >= this.firstSeq - 1 && point.seq <= this.lastSeq) return point.seq
     return point.after === undefined ? undefined : this.keys.get(point.after)
   }
 
@@ -134,7 +139,9 @@ export class RecentChanges {
    */
   join (at: StreamPoint): StreamPoint {
     const seq = at.after === undefined ? undefined : this.keys.get(at.after)
-    return seq === undefined ? { resumeToken: at.resumeToken, ...(at.after === undefined ? {} : { after: at.after }) } : { ...at, epoch: this.epoch, seq }
+    return seq === undefined
+      ? { resumeToken: at.resumeToken, ...(at.after === undefined ? {} : { after: at.after }) }
+      : { ...at, epoch: this.epoch, seq }
   }
 
   private pointAt (seq: number): StreamPoint {

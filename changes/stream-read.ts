@@ -1,7 +1,9 @@
 // A change stream read of its own, from a feed token's point that the shared stream's recent
 // changes do not reach back to (change-hub.ts): short, bounded by the request, and closed with it.
 import type { Collection, Document, MongoClient } from 'mongodb'
-import { STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions } from './change-events.js'
+import {
+  STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions
+} from './change-events.js'
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 import { idText, type Gathered, type RecentChanges, type StreamPoint } from './recent-changes.js'
 import { pause } from '../lib/pause.js'
@@ -36,9 +38,19 @@ const CATCH_UP_POLL_MS = 50
  * `signal` aborts first with nothing found, it throws: an answer without events must not vouch
  * for changes it did not look at. Throws MongoDB's error when the point cannot be resumed.
  */
-export async function readFrom (source: StreamSource, recent: RecentChanges, point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity): Promise<Gathered> {
+export async function readFrom (
+  source: StreamSource, recent: RecentChanges, point: StreamPoint, project: string | undefined, limit: number,
+  admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity
+): Promise<Gathered> {
   const session = source.client().startSession({ causalConsistency: true })
-  const stream = source.collection().watch(STREAM_PIPELINE, { ...STREAM_OPTIONS, ...resumeOptions(point), batchSize: 1000, maxAwaitTimeMS: CATCH_UP_AWAIT_MS, maxTimeMS: source.maxTimeMS, session })
+  const stream = source.collection().watch(STREAM_PIPELINE, {
+    ...STREAM_OPTIONS,
+    ...resumeOptions(point),
+    batchSize: 1000,
+    maxAwaitTimeMS: CATCH_UP_AWAIT_MS,
+    maxTimeMS: source.maxTimeMS,
+    session
+  })
   const ids = new Map<string, unknown>()
   const committedAt: number[] = []
   let at: StreamPoint = point
@@ -75,7 +87,8 @@ export async function readFrom (source: StreamSource, recent: RecentChanges, poi
         if (stream.bufferedCount() === 0 && target !== undefined) {
           const token = stream.resumeToken as Document | null | undefined
           const reached = clusterTimeOf(token ?? undefined)
-          if (token != null && reached !== undefined && (reached > target || (reached === target && token._data !== change.key))) {
+          if (token != null && reached !== undefined &&
+            (reached > target || (reached === target && token._data !== change.key))) {
             at = { ...at, resumeToken: token }
             caughtUp = true
             break
@@ -100,7 +113,9 @@ export async function readFrom (source: StreamSource, recent: RecentChanges, poi
   } finally {
     stream.close().catch(() => {}).finally(() => { session.endSession().catch(() => {}) })
   }
-  if (!caughtUp && ids.size === 0) throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
+  if (!caughtUp && ids.size === 0) {
+    throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
+  }
   // No change read: the point stands where it stood (its place among the recent changes too),
   // only its resume token moved on. Else it joins the recent changes when they hold its last change.
   if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }

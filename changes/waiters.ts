@@ -49,7 +49,9 @@ export class Waiters {
    * Resolves at the next change of `project` (wait()), at `until` (ms since the epoch), when
    * `stopping` calls back, or when `response` closes (the client left), whichever comes first.
    */
-  async nextWake (project: string | undefined, until: number, stopping: (listener: () => void) => () => void, response: ServerResponse): Promise<void> {
+  async nextWake (
+    project: string | undefined, until: number, stopping: (listener: () => void) => () => void, response: ServerResponse
+  ): Promise<void> {
     await new Promise<void>((resolve) => {
       let cancelWait = (): void => {}
       let cancelStop = (): void => {}

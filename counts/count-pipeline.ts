@@ -58,7 +58,19 @@ function declaredArray ({ path, kind, unwind }: GroupBy & { unwind: string }): D
   const array = `$${unwind}`
   const types = unwind === path ? TYPES[kind] : ['object']
   // Nested $cond: $map is only reached with an array.
-  return { $cond: [{ $isArray: array }, { $cond: [{ $allElementsTrue: [{ $map: { input: array, in: { $in: [{ $type: '$$this' }, types] } } }] }, array, null] }, null] }
+  return {
+    $cond: [
+      { $isArray: array },
+      {
+        $cond: [
+          { $allElementsTrue: [{ $map: { input: array, in: { $in: [{ $type: '$$this' }, types] } } }] },
+          array,
+          null
+        ]
+      },
+      null
+    ]
+  }
 }
 
 /** The pipeline: groups by descending count, then ascending key (null first), `limit` + 1 of them. */
@@ -66,7 +78,12 @@ export function countPipeline (where: Document, by: GroupBy, limit: number): Doc
   return [
     { $match: where },
     // Each element is counted: an empty or missing array, one document without a value.
-    ...(by.unwind === undefined ? [] : [{ $set: { [by.unwind]: declaredArray({ ...by, unwind: by.unwind }) } }, { $unwind: { path: `$${by.unwind}`, preserveNullAndEmptyArrays: true } }]),
+    ...(by.unwind === undefined
+      ? []
+      : [
+          { $set: { [by.unwind]: declaredArray({ ...by, unwind: by.unwind }) } },
+          { $unwind: { path: `$${by.unwind}`, preserveNullAndEmptyArrays: true } }
+        ]),
     { $group: { _id: keyExpression(by), count: { $sum: 1 } } },
     { $sort: { count: -1, _id: 1 } },
     { $limit: limit + 1 }

@@ -17,8 +17,14 @@ export const CUSTOM_GROUP = `^customFields\\.${CUSTOM_FIELD_NAME.source.slice(1,
 export function groupBySchemas (): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {}
   for (const kind of Object.values(kinds)) {
-    const paths = groupablePaths(buildQuerySpec(kind, { scopeField: scopeOf(kind) })).filter((path) => path !== 'customFields.<name>')
-    out[groupBySchemaId(kind.$id as string)] = { type: 'string', enum: paths, description: `What ${kind.$id as string} documents can be counted by (a date by its UTC day, month or year); also customFields.<name>` }
+    const paths = groupablePaths(buildQuerySpec(kind, { scopeField: scopeOf(kind) }))
+      .filter((path) => path !== 'customFields.<name>')
+    out[groupBySchemaId(kind.$id as string)] = {
+      type: 'string',
+      enum: paths,
+      description: `What ${kind.$id as string} documents can be counted by (a date by its UTC day, month or year); ` +
+        'also customFields.<name>'
+    }
   }
   return out
 }

@@ -5,9 +5,14 @@ import { ProblemError } from '../schemas/problem.js'
 import { classifyDatabaseError } from './classify-error.js'
 import type { CommandListener, Database } from './database.js'
 
-/** The 503 of a request while the database refuses connections: the readiness checks have logged the outage once, and /ready reports it. */
+/**
+ * The 503 of a request while the database refuses connections: the readiness checks have logged
+ * the outage once, and /ready reports it.
+ */
 function refusing (): ProblemError {
-  const error = new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The database refuses connections; try again shortly.', [], { 'retry-after': '1' })
+  const error = new ProblemError(
+    503, 'DATABASE_UNAVAILABLE', 'The database refuses connections; try again shortly.', [], { 'retry-after': '1' }
+  )
   error.logged = false
   return error
 }

@@ -1,6 +1,10 @@
 // What a database failure means to the client, read from what the driver says (error
 // classes, server codes and labels), never from error names alone (docs/errors.md).
-import { BSON, MongoDecompressionError, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError, MongoParseError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError, MongoClientClosedError, MongoUnexpectedServerResponseError } from 'mongodb'
+import {
+  BSON, MongoDecompressionError, MongoDriverError, MongoError, MongoNetworkError, MongoOperationTimeoutError,
+  MongoParseError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError,
+  MongoNotConnectedError, MongoClientClosedError, MongoUnexpectedServerResponseError
+} from 'mongodb'
 import type { ErrorCode } from '../schemas/problem.js'
 
 export interface DatabaseProblem {
@@ -24,7 +28,10 @@ const RETRYABLE_READ_CODES = new Set([6, 7, 89, 91, 134, 189, 262, 9001, 10107, 
 const TIME_LIMIT_CODES = new Set([50, 262])
 const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPool', 'PoolRequestedRetry']
 /** Socket errors that escape the driver unwrapped. */
-const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED', 'EAI_AGAIN'])
+const SOCKET_CODES = new Set([
+  'ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', 'ECONNABORTED',
+  'EAI_AGAIN'
+])
 
 /**
  * A cursor that died between batches: CursorNotFound 43 (a mongos restarted, a failover, the
@@ -39,7 +46,8 @@ const CURSOR_LOST_CODES = new Set([43, 237])
  */
 export function isRetryableRead (error: unknown): boolean {
   if (error instanceof MongoNetworkError) return true
-  return error instanceof MongoError && typeof error.code === 'number' && (RETRYABLE_READ_CODES.has(error.code) || CURSOR_LOST_CODES.has(error.code))
+  return error instanceof MongoError && typeof error.code === 'number' &&
+    (RETRYABLE_READ_CODES.has(error.code) || CURSOR_LOST_CODES.has(error.code))
 }
 
 /**
@@ -47,7 +55,9 @@ export function isRetryableRead (error: unknown): boolean {
  * Interrupted 11601, and FailedToSatisfyReadPreference 133 (a mongos found no member of a shard
  * that the read preference allows, as in an election).
  */
-const UNAVAILABLE_CODES = new Set([...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601, 133])
+const UNAVAILABLE_CODES = new Set([
+  ...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601, 133
+])
 /** Unauthorized 13: the service's database user lacks a privilege; nothing the client sent. */
 const UNAUTHORIZED_CODE = 13
 
@@ -60,11 +70,37 @@ const QUERY_CODES: Record<number, [ErrorCode, string]> = {
   17287: ['INVALID_VALUE', 'MongoDB refused a value in the filter.']
 }
 
-const UNAVAILABLE: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database is not answering; try again shortly.', param: 'request' }
-const REFUSED_ACCESS: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database refuses this service the read (its user lacks a privilege); try again once the operator has granted it.', param: 'request' }
-const DAMAGED: DatabaseProblem = { status: 503, code: 'DATABASE_UNAVAILABLE', detail: 'The database\'s reply arrived damaged and could not be read; try again shortly.', param: 'request' }
-const TIMEOUT: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.', param: 'request' }
-const BUSY: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'Every connection to the database stayed busy for as long as a query may take; try again shortly.', param: 'request' }
+const UNAVAILABLE: DatabaseProblem = {
+  status: 503,
+  code: 'DATABASE_UNAVAILABLE',
+  detail: 'The database is not answering; try again shortly.',
+  param: 'request'
+}
+const REFUSED_ACCESS: DatabaseProblem = {
+  status: 503,
+  code: 'DATABASE_UNAVAILABLE',
+  detail: 'The database refuses this service the read (its user lacks a privilege); ' +
+    'try again once the operator has granted it.',
+  param: 'request'
+}
+const DAMAGED: DatabaseProblem = {
+  status: 503,
+  code: 'DATABASE_UNAVAILABLE',
+  detail: 'The database\'s reply arrived damaged and could not be read; try again shortly.',
+  param: 'request'
+}
+const TIMEOUT: DatabaseProblem = {
+  status: 503,
+  code: 'QUERY_TIMEOUT',
+  detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.',
+  param: 'request'
+}
+const BUSY: DatabaseProblem = {
+  status: 503,
+  code: 'QUERY_TIMEOUT',
+  detail: 'Every connection to the database stayed busy for as long as a query may take; try again shortly.',
+  param: 'request'
+}
 
 /**
  * A reply that arrived damaged, as the driver and the page reader say it: a document that does
@@ -78,8 +114,8 @@ const BUSY: DatabaseProblem = { status: 503, code: 'QUERY_TIMEOUT', detail: 'Eve
  */
 function isDamagedReply (error: Error): boolean {
   // (Passed as unknown: the guard would otherwise narrow every Error after it to never.)
-  return BSON.BSONError.isBSONError(error as unknown) || error instanceof MongoParseError || error instanceof MongoDecompressionError ||
-    error instanceof MongoUnexpectedServerResponseError ||
+  return BSON.BSONError.isBSONError(error as unknown) || error instanceof MongoParseError ||
+    error instanceof MongoDecompressionError || error instanceof MongoUnexpectedServerResponseError ||
     (error instanceof RangeError && error.message.startsWith('Attempt to access memory outside buffer bounds'))
 }
 
@@ -89,30 +125,43 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
   if (error instanceof MongoServerError) {
     const code = typeof error.code === 'number' ? error.code : -1
     if (TIME_LIMIT_CODES.has(code)) return TIMEOUT
-    if (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
+    if (UNAVAILABLE_CODES.has(code) ||
+      UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
     if (code === UNAUTHORIZED_CODE) return REFUSED_ACCESS
     // A `$group` past its memory (QueryExceededMemoryLimitNoDiskUseAllowed): too many groups to count.
-    if (code === 292) return { status: 400, code: 'INVALID_GROUP', detail: 'by has more distinct values than the database can group in memory; narrow the filter', param: 'by' }
+    if (code === 292) {
+      return {
+        status: 400,
+        code: 'INVALID_GROUP',
+        detail: 'by has more distinct values than the database can group in memory; narrow the filter',
+        param: 'by'
+      }
+    }
     const query = QUERY_CODES[code]
     if (query !== undefined) {
-      const [problemCode, detail] = code === 2 && /regular expression/i.test(error.message) ? ['INVALID_REGEX' as const, QUERY_CODES[51091]?.[1] ?? ''] : query
+      const [problemCode, detail] = code === 2 && /regular expression/i.test(error.message)
+        ? ['INVALID_REGEX' as const, QUERY_CODES[51091]?.[1] ?? '']
+        : query
       return { status: 400, code: problemCode, detail, param: 'filter' }
     }
     return undefined
   }
-  if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError || error instanceof MongoTopologyClosedError ||
-    error instanceof MongoNotConnectedError || error instanceof MongoServerClosedError || error instanceof MongoClientClosedError) return UNAVAILABLE
+  if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError ||
+    error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError ||
+    error instanceof MongoServerClosedError || error instanceof MongoClientClosedError) return UNAVAILABLE
   if (error instanceof MongoError && UNAVAILABLE_LABELS.some((label) => error.hasErrorLabel(label))) return UNAVAILABLE
   // A checkout that waited as long as server selection may (serverSelectionTimeoutMS, the query
   // budget): every connection was held by slower work. A time limit, not an outage.
   if (error.name === 'MongoWaitQueueTimeoutError') return BUSY
   // The connection pool's other errors (the pool closed or cleared under the request) are not
   // exported by the driver; they are the driver errors with an `address`.
-  if (error instanceof MongoDriverError && typeof (error as { address?: unknown }).address === 'string') return UNAVAILABLE
+  if (error instanceof MongoDriverError &&
+    typeof (error as { address?: unknown }).address === 'string') return UNAVAILABLE
   const socketCode = (error as { code?: unknown }).code
   if (typeof socketCode === 'string' && SOCKET_CODES.has(socketCode)) return UNAVAILABLE
   if (isDamagedReply(error)) return DAMAGED
   // The request's own bound (Database#bounded, database/bounded-work.ts): the database did not answer in time.
-  if (error.name === 'TimeoutError' || (error as { cause?: { name?: string } }).cause?.name === 'TimeoutError') return TIMEOUT
+  if (error.name === 'TimeoutError' ||
+    (error as { cause?: { name?: string } }).cause?.name === 'TimeoutError') return TIMEOUT
   return undefined
 }

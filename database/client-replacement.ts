@@ -54,8 +54,12 @@ export class ClientReplacement {
     const { stuckAfterMs, readiness, log } = this.options
     const now = Date.now()
     if (now - readiness.lastSuccess < stuckAfterMs || now - this.lastReplacement < stuckAfterMs) return
-    if (await this.reachable()) this.replace()
-    else log.debug(`the client has not recovered for ${now - readiness.lastSuccess} ms, and no member of the database accepts connections: kept (a new client would not help)`)
+    if (await this.reachable()) {
+      this.replace()
+    } else {
+      log.debug(`the client has not recovered for ${now - readiness.lastSuccess} ms, and no member of the database ` +
+        'accepts connections: kept (a new client would not help)')
+    }
   }
 
   /** Whether any member of the database accepts a TCP connection now (all are tried together). */
@@ -63,7 +67,9 @@ export class ClientReplacement {
     const accepts = (address: string) => new Promise<boolean>((resolve) => {
       // Read by hand: the driver's HostAddress (typed as public in mongodb 7.8) is not exported at run time.
       const colon = address.lastIndexOf(':')
-      const path = address.startsWith('/') || colon < 0 ? { path: address } : { host: address.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(address.slice(colon + 1)) }
+      const path = address.startsWith('/') || colon < 0
+        ? { path: address }
+        : { host: address.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(address.slice(colon + 1)) }
       const socket = net.connect({ ...path, timeout: this.options.connectTimeoutMs })
       const done = (ok: boolean) => { socket.destroy(); resolve(ok) }
       socket.once('connect', () => done(true)).once('timeout', () => done(false)).once('error', () => done(false))
@@ -79,7 +85,8 @@ export class ClientReplacement {
     this.lastReplacement = Date.now()
     this.count++
     this.options.onReplace(this.client)
-    this.options.log.warn(`the database accepts connections but the client has not recovered for ${this.options.stuckAfterMs} ms: replaced the client (${this.count} so far)`)
+    this.options.log.warn('the database accepts connections but the client has not recovered for ' +
+      `${this.options.stuckAfterMs} ms: replaced the client (${this.count} so far)`)
     this.retiring.add(old)
     setTimeout(() => {
       if (!this.retiring.delete(old)) return

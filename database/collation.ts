@@ -51,19 +51,28 @@ export function parseCollation (text: string): CollationOptions | undefined {
   const { locale, ...options } = written
   if (typeof locale !== 'string') throw new CollationError('COLLATION needs a locale, such as fr or {"locale":"fr"}')
   if (locale === 'simple') {
-    if (Object.keys(options).length > 0) throw new CollationError('COLLATION: the simple locale (binary order) takes no options')
+    if (Object.keys(options).length > 0) {
+      throw new CollationError('COLLATION: the simple locale (binary order) takes no options')
+    }
     return undefined
   }
   const [base = '', variant] = locale.split('@collation=')
   const variants = LOCALES.get(base)
   if (variants === undefined || (variant !== undefined && !variants.includes(variant))) {
-    throw new CollationError(`COLLATION: '${locale}' is not a locale MongoDB supports; write one such as fr, fr_CA, en, de@collation=phonebook (the manual's "Collation Locales and Default Parameters")`)
+    throw new CollationError(`COLLATION: '${locale}' is not a locale MongoDB supports; write one such as fr, fr_CA, ` +
+      'en, de@collation=phonebook (the manual\'s "Collation Locales and Default Parameters")')
   }
   const collation: Record<string, unknown> = { locale }
   for (const [name, value] of Object.entries(options)) {
     const choices = CHOICES[name as Option]
-    if (choices === undefined) throw new CollationError(`COLLATION: '${name}' is not a collation option; options are ${Object.keys(CHOICES).join(', ')}`)
-    if (!choices.includes(value)) throw new CollationError(`COLLATION: ${name} takes ${choices.join(', ')}, not ${JSON.stringify(value)}`)
+    if (choices === undefined) {
+      throw new CollationError(
+        `COLLATION: '${name}' is not a collation option; options are ${Object.keys(CHOICES).join(', ')}`
+      )
+    }
+    if (!choices.includes(value)) {
+      throw new CollationError(`COLLATION: ${name} takes ${choices.join(', ')}, not ${JSON.stringify(value)}`)
+    }
     collation[name] = value
   }
   return collation as unknown as CollationOptions
@@ -76,11 +85,16 @@ function fromJson (text: string): Record<string, unknown> {
   } catch {
     throw new CollationError('COLLATION is not valid JSON')
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CollationError('COLLATION as JSON is an object, such as {"locale":"fr"}')
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new CollationError('COLLATION as JSON is an object, such as {"locale":"fr"}')
+  }
   return parsed as Record<string, unknown>
 }
 
-/** `fr,numericOrdering=true`: the locale, then options whose values are read as numbers or booleans where they are. */
+/**
+ * `fr,numericOrdering=true`: the locale, then options whose values are read as numbers or
+ * booleans where they are.
+ */
 function fromPairs (text: string): Record<string, unknown> {
   const [locale, ...pairs] = text.split(',').map((part) => part.trim())
   const written: Record<string, unknown> = { locale }
@@ -88,13 +102,19 @@ function fromPairs (text: string): Record<string, unknown> {
     const at = pair.indexOf('=')
     if (at <= 0) throw new CollationError(`COLLATION: '${pair}' is not option=value`)
     const value = pair.slice(at + 1)
-    written[pair.slice(0, at)] = value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value
+    written[pair.slice(0, at)] = value === 'true'
+      ? true
+      : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value
   }
   return written
 }
 
-/** The collation's identity for what depends on it (cursors, feed tokens): one text per collation, whatever order its options were written in. */
+/**
+ * The collation's identity for what depends on it (cursors, feed tokens): one text per
+ * collation, whatever order its options were written in.
+ */
 export function collationKey (collation: CollationOptions | undefined): string {
   if (collation === undefined) return 'simple'
-  return Object.entries(collation).sort(([a], [b]) => a < b ? -1 : 1).map(([key, value]) => `${key}=${String(value)}`).join(',')
+  return Object.entries(collation).sort(([a], [b]) => a < b ? -1 : 1)
+    .map(([key, value]) => `${key}=${String(value)}`).join(',')
 }

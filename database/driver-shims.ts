@@ -31,7 +31,8 @@ export function driverVersion (): string {
 /** The shims SHIMS asks for (`all`, `none`, or names); names it does not know are not asked for. */
 export function askedShims (setting: string): Shim[] {
   if (setting === 'all') return [...SHIMS]
-  return setting.split(',').map((name) => name.trim()).filter((name): name is Shim => (SHIMS as readonly string[]).includes(name))
+  return setting.split(',').map((name) => name.trim())
+    .filter((name): name is Shim => (SHIMS as readonly string[]).includes(name))
 }
 
 /** The driver shims to use, from SHIMS and the installed driver. */
@@ -40,7 +41,11 @@ export function chooseShims (setting: string, version = driverVersion()): ShimCh
   if (asked.length === 0) return { on: new Set() }
   const [major, minor] = version.split('.')
   if (`${major}.${minor}` !== VERIFIED_DRIVER) {
-    return { on: new Set(), warning: `MongoDB driver ${version} is not the version the driver shims were checked with (${VERIFIED_DRIVER}.x): ${asked.join(' and ')} off, the driver's own Set in use` }
+    return {
+      on: new Set(),
+      warning: `MongoDB driver ${version} is not the version the driver shims were checked with ` +
+        `(${VERIFIED_DRIVER}.x): ${asked.join(' and ')} off, the driver's own Set in use`
+    }
   }
   return { on: new Set(asked) }
 }

@@ -3,7 +3,9 @@
 // is sent; whoever must act on its outcome (the client replacement, the start-up indexes)
 // hears of each check through onCheck.
 import type { FastifyBaseLogger } from 'fastify'
-import type { MongoClient, ServerHeartbeatFailedEvent, TopologyDescription, TopologyDescriptionChangedEvent } from 'mongodb'
+import type {
+  MongoClient, ServerHeartbeatFailedEvent, TopologyDescription, TopologyDescriptionChangedEvent
+} from 'mongodb'
 import { everyMemberRefuses } from './refusal.js'
 
 /** The pause between the end of one ping and the next. */
@@ -42,7 +44,10 @@ export class DatabaseReadiness {
   private pinging: Promise<boolean> | undefined
   /** When the ping under way was sent (by `now`), if one is. */
   private pingSentAt: number | undefined
-  /** When the database last answered anything (a request's command, a handshake, a heartbeat) while a ping was under way (by `now`). */
+  /**
+   * When the database last answered anything (a request's command, a handshake, a heartbeat) while
+   * a ping was under way (by `now`).
+   */
   private answeredAt = 0
   /** When a request last met a database it could not reach (by `now`), if since the last good ping. */
   private suspectedAt: number | undefined
@@ -107,14 +112,18 @@ export class DatabaseReadiness {
    * refused as it opens does not count).
    */
   readiness (): Readiness {
-    if (!this.warmedUp) return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
+    if (!this.warmedUp) {
+      return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
+    }
     if (this.refusesConnections()) return { ready: false, reason: 'the database refuses connections' }
     const silentAfterMs = this.options.silentAfterMs ?? this.options.pingTimeoutMs
     if (this.pingSentAt !== undefined && this.now() - Math.max(this.pingSentAt, this.answeredAt) > silentAfterMs) {
       return { ready: false, reason: `the database has not answered a ping for ${silentAfterMs} ms` }
     }
     if (!this.ready) return { ready: false, reason: 'the database does not answer a ping' }
-    if (this.suspectedAt !== undefined) return { ready: false, reason: 'a request could not reach the database; a ping is checking' }
+    if (this.suspectedAt !== undefined) {
+      return { ready: false, reason: 'a request could not reach the database; a ping is checking' }
+    }
     return { ready: true }
   }
 
@@ -161,7 +170,8 @@ export class DatabaseReadiness {
     // As long as the first ping may take: a ping aborted mid-way closes its connection, the
     // opposite of what this is for.
     await Promise.all(Array.from({ length: count }, async () => {
-      await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(2 * this.options.pingTimeoutMs) }).catch(() => {})
+      await this.client.db('admin')
+        .command({ ping: 1 }, { signal: AbortSignal.timeout(2 * this.options.pingTimeoutMs) }).catch(() => {})
     }))
   }
 
@@ -212,7 +222,8 @@ export class DatabaseReadiness {
     this.firstPing = false
     const sentAt = this.pingSentAt = this.now()
     try {
-      const ping = async () => await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(timeoutMs) })
+      const ping = async () =>
+        await this.client.db('admin').command({ ping: 1 }, { signal: AbortSignal.timeout(timeoutMs) })
       await (this.options.timed === undefined ? ping() : this.options.timed('ping', ping))
       if (this.suspectedAt !== undefined && this.suspectedAt < sentAt) this.suspectedAt = undefined
       this.succeeded()
@@ -261,7 +272,8 @@ export class DatabaseReadiness {
     this.ready = false
     if (this.waitingLogged) return
     this.waitingLogged = true
-    this.options.log.warn(`waiting for the database at ${this.address()}: ${error.name}; lists answer 503 until it answers`)
+    this.options.log.warn(`waiting for the database at ${this.address()}: ${error.name}; ` +
+      'lists answer 503 until it answers')
   }
 
   private address (): string {

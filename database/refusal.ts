@@ -10,9 +10,13 @@ import type { ServerDescription } from 'mongodb'
  */
 const REFUSAL_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
 
-/** Whether a check failed because its connection was refused (the driver's MongoNetworkError has the socket's error as its cause). */
+/**
+ * Whether a check failed because its connection was refused (the driver's MongoNetworkError has
+ * the socket's error as its cause).
+ */
 export function refusedBy (error: unknown): boolean {
-  for (let cause = error, depth = 0; cause !== null && typeof cause === 'object' && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+  for (let cause = error, depth = 0; cause !== null && typeof cause === 'object' && depth < 5;
+    cause = (cause as { cause?: unknown }).cause, depth++) {
     const code = (cause as { code?: unknown }).code
     if (typeof code === 'string' && REFUSAL_CODES.has(code)) return true
   }

@@ -11,10 +11,13 @@ const USAGE = `usage: npm run seed [-- --scale N]
 
 const values = readOptions(USAGE, { scale: { type: 'string', default: '1' } })
 const scale = Number(values.scale)
-if (!(scale > 0 && scale <= 100)) usageError(USAGE, `--scale must be a number above 0 and at most 100, got '${values.scale}'`)
+if (!(scale > 0 && scale <= 100)) {
+  usageError(USAGE, `--scale must be a number above 0 and at most 100, got '${values.scale}'`)
+}
 const config = readConfig()
 if (config.MONGODB_URI === undefined) {
-  console.error('MONGODB_URI is not set: name the database to seed (npm start seeds its embedded database by itself; `npm run db` starts one you can point at)')
+  console.error('MONGODB_URI is not set: name the database to seed (npm start seeds its embedded database by itself; ' +
+    '`npm run db` starts one you can point at)')
   process.exit(2)
 }
 const counts = await seedDemoData(config.MONGODB_URI, config.MONGODB_DB, { scale })

@@ -4,9 +4,20 @@ import type { Document, ObjectId } from 'mongodb'
 import { SeededRandom } from './random.js'
 import { ACTIVITIES, CATEGORIES, FIRST_NAMES, LAST_NAMES, PLACES, PROJECTS, ROLES, TAGS } from './vocabulary.js'
 
-export type DemoData = Record<'projects' | 'categories' | 'activities' | 'places' | 'sessions' | 'stewards' | 'teams' | 'registrations', Document[]>
+export type DemoData = Record<
+  'projects' | 'categories' | 'activities' | 'places' | 'sessions' | 'stewards' | 'teams' | 'registrations',
+  Document[]
+>
 
-export const PER_PROJECT = { categories: 8, activities: 60, places: 20, sessions: 300, stewards: 40, teams: 10, registrations: 1000 }
+export const PER_PROJECT = {
+  categories: 8,
+  activities: 60,
+  places: 20,
+  sessions: 300,
+  stewards: 40,
+  teams: 10,
+  registrations: 1000
+}
 
 const HOUR = 3600_000
 const DAY = 24 * HOUR
@@ -41,13 +52,15 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
     data.projects.push(project)
     const scoped = (extra: Document) => common({ project: project._id, ...extra })
 
-    const categories = CATEGORIES.slice(0, count('categories')).map((name) => scoped({ name, customFields: { color: random.pick(['red', 'blue', 'green', 'amber', 'violet']) } }))
+    const categories = CATEGORIES.slice(0, count('categories')).map((name) =>
+      scoped({ name, customFields: { color: random.pick(['red', 'blue', 'green', 'amber', 'violet']) } }))
     const places = Array.from({ length: count('places') }, (_, i) => {
       const doc = scoped({ name: `${random.pick(PLACES)} ${i + 1}`, customFields: { indoor: random.chance(0.4) } })
       if (random.chance(0.85)) doc.maxNumberOfParticipants = random.pick([12, 20, 30, 50, 80, 150, 400, 1200])
       return doc
     })
-    const stewards = Array.from({ length: count('stewards') }, () => scoped({ ...person(), customFields: { shirtSize: random.pick(['S', 'M', 'L', 'XL']) } }))
+    const stewards = Array.from({ length: count('stewards') }, () =>
+      scoped({ ...person(), customFields: { shirtSize: random.pick(['S', 'M', 'L', 'XL']) } }))
     const activities = Array.from({ length: count('activities') }, (_, i) => {
       const [name, description] = random.pick(ACTIVITIES)
       const doc = scoped({
@@ -55,7 +68,9 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
         category: random.pick(categories)._id,
         tags: random.sample(TAGS, random.int(0, 4)),
         active: random.chance(0.8),
-        customFields: { level: random.pick(['beginner', 'intermediate', 'advanced']), durationMinutes: random.pick([45, 60, 90, 120]) }
+        customFields: {
+          level: random.pick(['beginner', 'intermediate', 'advanced']), durationMinutes: random.pick([45, 60, 90, 120])
+        }
       })
       if (random.chance(0.75)) doc.description = description
       if (random.chance(0.3)) doc.email = `${name.split(' ')[0]?.toLowerCase()}@${spec.slug}.example.org`
@@ -63,7 +78,8 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
     })
     const sessions = Array.from({ length: count('sessions') }, () => {
       const activity = random.pick(activities)
-      const start = new Date(festivalStart.getTime() + random.int(0, spec.days - 1) * DAY + random.int(9, 21) * HOUR + random.pick([0, 15, 30, 45]) * 60_000)
+      const start = new Date(festivalStart.getTime() + random.int(0, spec.days - 1) * DAY + random.int(9, 21) * HOUR +
+        random.pick([0, 15, 30, 45]) * 60_000)
       const doc = scoped({
         activity: activity._id,
         start,
@@ -74,15 +90,20 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
       if (random.chance(0.6)) doc.name = `${String(activity.name)} – ${start.toISOString().slice(5, 10)}`
       return doc
     })
-    const teams = Array.from({ length: count('teams') }, (_, i) => scoped({ name: `Team ${i + 1}`, activity: random.pick(activities)._id, customFields: { radioChannel: random.int(1, 16) } }))
-    const users = Array.from({ length: Math.ceil(count('registrations') * 0.8) }, () => random.objectId(new Date(clock)))
+    const teams = Array.from({ length: count('teams') }, (_, i) => scoped({
+      name: `Team ${i + 1}`, activity: random.pick(activities)._id, customFields: { radioChannel: random.int(1, 16) }
+    }))
+    const users = Array.from({ length: Math.ceil(count('registrations') * 0.8) }, () =>
+      random.objectId(new Date(clock)))
     const registrations = Array.from({ length: count('registrations') }, (_, i) => {
       const subscribed = random.sample(sessions, random.int(0, 5))
       const doc = scoped({
         ...person(),
         user: users[i % users.length],
         role: random.pick(ROLES),
-        sessionsSubscriptions: subscribed.map((session) => ({ session: session._id, subscribedAt: new Date((session.start as Date).getTime() - random.int(1, 60) * DAY) })),
+        sessionsSubscriptions: subscribed.map((session) => ({
+          session: session._id, subscribedAt: new Date((session.start as Date).getTime() - random.int(1, 60) * DAY)
+        })),
         customFields: { ticket: random.pick(['day', 'weekend', 'full']), newsletter: random.chance(0.5) },
         // Stored for the platform's own login, never declared in the listing schemas: it must never be listed.
         passwordHash: `$2b$10$${random.next().toString(36).slice(2).padEnd(22, 'x')}`

@@ -29,7 +29,9 @@ export class SeededRandom {
   sample<T> (items: readonly T[], count: number): T[] {
     const pool = [...items]
     const out: T[] = []
-    while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0] as T)
+    while (out.length < count && pool.length > 0) {
+      out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0] as T)
+    }
     return out
   }
 

@@ -19,7 +19,9 @@ async function enableImages (db: Db, name: string): Promise<void> {
 }
 
 /** Replaces every demo collection of `dbName` with freshly generated data; returns the counts. */
-export async function seedDemoData (uri: string, dbName: string, { scale = 1 } = {}): Promise<Record<keyof DemoData, number>> {
+export async function seedDemoData (
+  uri: string, dbName: string, { scale = 1 } = {}
+): Promise<Record<keyof DemoData, number>> {
   const data = generateDemoData({ scale })
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 })
   try {

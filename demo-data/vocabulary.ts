@@ -1,10 +1,42 @@
 export const PROJECTS = [
-  { name: 'Festival des Lumières 2024', slug: 'lumieres', city: 'Lyon', edition: 12, year: 2024, month: 6, day: 14, days: 4, public: true },
-  { name: 'Open Air Summer Camp', slug: 'summercamp', city: 'Utrecht', edition: 3, year: 2024, month: 7, day: 20, days: 7, public: true },
-  { name: 'Staff Retreat (internal)', slug: 'retreat', city: 'Ghent', edition: 1, year: 2024, month: 9, day: 5, days: 2, public: false }
+  {
+    name: 'Festival des Lumières 2024',
+    slug: 'lumieres',
+    city: 'Lyon',
+    edition: 12,
+    year: 2024,
+    month: 6,
+    day: 14,
+    days: 4,
+    public: true
+  },
+  {
+    name: 'Open Air Summer Camp',
+    slug: 'summercamp',
+    city: 'Utrecht',
+    edition: 3,
+    year: 2024,
+    month: 7,
+    day: 20,
+    days: 7,
+    public: true
+  },
+  {
+    name: 'Staff Retreat (internal)',
+    slug: 'retreat',
+    city: 'Ghent',
+    edition: 1,
+    year: 2024,
+    month: 9,
+    day: 5,
+    days: 2,
+    public: false
+  }
 ] as const
 
-export const CATEGORIES = ['Music', 'Dance', 'Theatre', 'Workshops', 'Food', 'Kids', 'Wellness', 'Talks', 'Cinema', 'Sports', 'Crafts', 'Nature']
+export const CATEGORIES = [
+  'Music', 'Dance', 'Theatre', 'Workshops', 'Food', 'Kids', 'Wellness', 'Talks', 'Cinema', 'Sports', 'Crafts', 'Nature'
+]
 
 export const ACTIVITIES: ReadonlyArray<readonly [string, string]> = [
   ['Yoga flow', 'A gentle morning yoga session for every level.'],
@@ -29,12 +61,24 @@ export const ACTIVITIES: ReadonlyArray<readonly [string, string]> = [
   ['Woodcraft', 'Carve a spoon from green wood.']
 ]
 
-export const TAGS = ['music', 'dance', 'outdoor', 'indoor', 'family', 'beginner', 'advanced', 'free', 'evening', 'morning', 'food', 'wellness']
+export const TAGS = [
+  'music', 'dance', 'outdoor', 'indoor', 'family', 'beginner', 'advanced', 'free', 'evening', 'morning', 'food',
+  'wellness'
+]
 
-export const PLACES = ['Main stage', 'Big top', 'Garden', 'Tent', 'Workshop room', 'Beach', 'Forest clearing', 'Chapel', 'Courtyard', 'Cinema barn']
+export const PLACES = [
+  'Main stage', 'Big top', 'Garden', 'Tent', 'Workshop room', 'Beach', 'Forest clearing', 'Chapel', 'Courtyard',
+  'Cinema barn'
+]
 
-export const FIRST_NAMES = ['Ana', 'Bram', 'Chloé', 'Dario', 'Eva', 'Farid', 'Greta', 'Hugo', 'Inès', 'Jonas', 'Kaia', 'Léon', 'Mila', 'Noah', 'Olga', 'Pablo', 'Quentin', 'Rosa', 'Sami', 'Tess', 'Ugo', 'Vera', 'Wout', 'Yara', 'Zoé']
+export const FIRST_NAMES = [
+  'Ana', 'Bram', 'Chloé', 'Dario', 'Eva', 'Farid', 'Greta', 'Hugo', 'Inès', 'Jonas', 'Kaia', 'Léon', 'Mila', 'Noah',
+  'Olga', 'Pablo', 'Quentin', 'Rosa', 'Sami', 'Tess', 'Ugo', 'Vera', 'Wout', 'Yara', 'Zoé'
+]
 
-export const LAST_NAMES = ['Martin', 'Jansen', 'Dubois', 'Peeters', 'Rossi', 'Müller', 'García', 'Novak', 'Leroy', 'De Vries', 'Costa', 'Lambert', 'Nowak', 'Moreau', 'Bakker']
+export const LAST_NAMES = [
+  'Martin', 'Jansen', 'Dubois', 'Peeters', 'Rossi', 'Müller', 'García', 'Novak', 'Leroy', 'De Vries', 'Costa',
+  'Lambert', 'Nowak', 'Moreau', 'Bakker'
+]
 
 export const ROLES = ['participant', 'participant', 'participant', 'volunteer', 'artist', 'organiser']

@@ -25,10 +25,15 @@ const every: Every = (tick, ms) => {
 }
 
 // `schedule` is the writer's clock: a test passes its own, to make the writes one at a time.
-export async function startDemoWriter (uri: string, dbName: string, log: (message: string) => void, intervalMs = DEMO_WRITE_INTERVAL_MS, schedule: Every = every): Promise<DemoWriter> {
+export async function startDemoWriter (
+  uri: string, dbName: string, log: (message: string) => void, intervalMs = DEMO_WRITE_INTERVAL_MS,
+  schedule: Every = every
+): Promise<DemoWriter> {
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000 }).connect()
   const db = client.db(dbName)
-  const project = (await db.collection('projects').find({}, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(1).toArray())[0]?._id as ObjectId | undefined
+  const project = (
+    await db.collection('projects').find({}, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(1).toArray()
+  )[0]?._id as ObjectId | undefined
   if (project === undefined) {
     await client.close()
     throw new Error('the demo writer needs the demo data: no project found')
@@ -46,7 +51,9 @@ export async function startDemoWriter (uri: string, dbName: string, log: (messag
         return `registration ${insertedId.toHexString()} added`
       }
       case 1: {
-        const [doc] = await registrations.aggregate([{ $match: { project } }, { $sample: { size: 1 } }, { $project: { _id: 1 } }]).toArray()
+        const [doc] = await registrations.aggregate([
+          { $match: { project } }, { $sample: { size: 1 } }, { $project: { _id: 1 } }
+        ]).toArray()
         if (doc === undefined) return 'nothing to change'
         const role = pick(ROLES)
         await registrations.updateOne({ _id: doc._id }, { $set: { role } })
@@ -59,9 +66,12 @@ export async function startDemoWriter (uri: string, dbName: string, log: (messag
         return `registration ${id.toHexString()} removed`
       }
       default: {
-        const [session] = await db.collection('sessions').aggregate([{ $match: { project } }, { $sample: { size: 1 } }, { $project: { _id: 1, name: 1 } }]).toArray()
+        const [session] = await db.collection('sessions').aggregate([
+          { $match: { project } }, { $sample: { size: 1 } }, { $project: { _id: 1, name: 1 } }
+        ]).toArray()
         if (session === undefined) return 'no session'
-        const name = `${String(session.name).replace(/ \(moved\)$/, '')}${String(session.name).endsWith(' (moved)') ? '' : ' (moved)'}`
+        const name = `${String(session.name).replace(/ \(moved\)$/, '')}` +
+          `${String(session.name).endsWith(' (moved)') ? '' : ' (moved)'}`
         await db.collection('sessions').updateOne({ _id: session._id }, { $set: { name } })
         return `session ${String(session._id)} renamed`
       }
@@ -73,7 +83,9 @@ export async function startDemoWriter (uri: string, dbName: string, log: (messag
   const cancel = schedule(() => {
     if (busy) return
     busy = true
-    running = write().then((what) => { log(`demo writer: ${what}`) }, (error: Error) => { log(`demo writer: ${error.message}`) }).finally(() => { busy = false })
+    running = write()
+      .then((what) => { log(`demo writer: ${what}`) }, (error: Error) => { log(`demo writer: ${error.message}`) })
+      .finally(() => { busy = false })
   }, intervalMs)
   return {
     project: project.toHexString(),

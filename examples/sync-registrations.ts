@@ -50,14 +50,17 @@ const registrations: Record<string, Registration> = state.cursor === undefined ?
 const runId = randomUUID()
 let pages = 0
 try {
-  for await (const page of client.pages('registrations', { projectId: PROJECT_ID, fields: FIELDS, pageSize: 200, after: state.cursor }, { requestId: `sync-${runId}` })) {
+  for await (const page of client.pages('registrations', {
+    projectId: PROJECT_ID, fields: FIELDS, pageSize: 200, after: state.cursor
+  }, { requestId: `sync-${runId}` })) {
     for (const registration of page.data) registrations[registration._id] = registration
     pages++
     save({ cursor: page.next, registrations })
   }
 } catch (error) {
   if (error instanceof ListingProblem) {
-    console.error(`stopped: ${error.status} ${error.code}: ${error.detail} (request ${error.requestId ?? '?'}); the next run resumes`)
+    console.error(`stopped: ${error.status} ${error.code}: ${error.detail} (request ${error.requestId ?? '?'}); ` +
+      'the next run resumes')
     process.exit(1)
   }
   throw error

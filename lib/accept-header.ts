@@ -4,7 +4,10 @@
 export interface Weight {
   /** 0 when no range matches, or the one that does says q=0 ("not acceptable"). */
   q: number
-  /** Of the range that gave `q`: 0 for every type's, 1 for `application/*` and its like, 2 for the type's own; -1 when none matches. */
+  /**
+   * Of the range that gave `q`: 0 for every type's, 1 for `application/*` and its like, 2 for the
+   * type's own; -1 when none matches.
+   */
   specificity: number
 }
 
@@ -44,7 +47,8 @@ export function weightOf (accept: string | undefined, mediaType: string): Weight
       ? 0
       : rangeType !== type ? -1 : rangeSubtype === '*' ? 1 : rangeSubtype === subtype ? 2 : -1
     if (specificity < best.specificity || specificity < 0) continue
-    const weight = parameters.map((parameter) => parameter.split('=')).find(([key]) => key?.trim().toLowerCase() === 'q')
+    const weight = parameters.map((parameter) => parameter.split('='))
+      .find(([key]) => key?.trim().toLowerCase() === 'q')
     const value = weight === undefined ? '1' : (weight[1] ?? '').trim()
     if (!QVALUE.test(value)) continue
     // Among ranges as specific as each other (`a/b;q=0.2, a/b`), the highest q.

@@ -20,14 +20,33 @@ class ParseOnRead implements Required<Omit<ProxyHandler<Query>, 'apply' | 'const
   }
 
   get (target: Query, key: string | symbol): unknown { return Reflect.get(this.parsed(target), key) }
-  set (target: Query, key: string | symbol, value: unknown): boolean { return Reflect.set(this.parsed(target), key, value) }
+
+  set (target: Query, key: string | symbol, value: unknown): boolean {
+    return Reflect.set(this.parsed(target), key, value)
+  }
+
   has (target: Query, key: string | symbol): boolean { return Reflect.has(this.parsed(target), key) }
-  deleteProperty (target: Query, key: string | symbol): boolean { return Reflect.deleteProperty(this.parsed(target), key) }
+
+  deleteProperty (target: Query, key: string | symbol): boolean {
+    return Reflect.deleteProperty(this.parsed(target), key)
+  }
+
   ownKeys (target: Query): Array<string | symbol> { return Reflect.ownKeys(this.parsed(target)) }
-  getOwnPropertyDescriptor (target: Query, key: string | symbol): PropertyDescriptor | undefined { return Reflect.getOwnPropertyDescriptor(this.parsed(target), key) }
-  defineProperty (target: Query, key: string | symbol, descriptor: PropertyDescriptor): boolean { return Reflect.defineProperty(this.parsed(target), key, descriptor) }
+
+  getOwnPropertyDescriptor (target: Query, key: string | symbol): PropertyDescriptor | undefined {
+    return Reflect.getOwnPropertyDescriptor(this.parsed(target), key)
+  }
+
+  defineProperty (target: Query, key: string | symbol, descriptor: PropertyDescriptor): boolean {
+    return Reflect.defineProperty(this.parsed(target), key, descriptor)
+  }
+
   getPrototypeOf (target: Query): object | null { return Reflect.getPrototypeOf(this.parsed(target)) }
-  setPrototypeOf (target: Query, prototype: object | null): boolean { return Reflect.setPrototypeOf(this.parsed(target), prototype) }
+
+  setPrototypeOf (target: Query, prototype: object | null): boolean {
+    return Reflect.setPrototypeOf(this.parsed(target), prototype)
+  }
+
   isExtensible (target: Query): boolean { return Reflect.isExtensible(this.parsed(target)) }
   preventExtensions (target: Query): boolean { return Reflect.preventExtensions(this.parsed(target)) }
 }

@@ -14,4 +14,5 @@ function projectRoot (): string {
 
 export const PROJECT_ROOT = projectRoot()
 
-export const PACKAGE: { name: string, version: string } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'))
+export const PACKAGE: { name: string, version: string } =
+  JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'))

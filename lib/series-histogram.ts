@@ -26,9 +26,14 @@ export class SeriesHistogram {
   private levels: Level = new Map()
   private all: Series[] = []
 
-  constructor (readonly name: string, readonly help: string, private readonly labelNames: readonly string[], buckets: readonly number[], registry: Registry) {
+  constructor (
+    readonly name: string, readonly help: string, private readonly labelNames: readonly string[],
+    buckets: readonly number[], registry: Registry
+  ) {
     const sorted = [...buckets].sort((a, b) => a - b)
-    if (sorted.some((bound, i) => !Number.isFinite(bound) || bound === sorted[i - 1])) throw new Error(`${name}: buckets must be finite and distinct`)
+    if (sorted.some((bound, i) => !Number.isFinite(bound) || bound === sorted[i - 1])) {
+      throw new Error(`${name}: buckets must be finite and distinct`)
+    }
     this.bounds = Float64Array.from(sorted)
     // The registry asks a metric for name, type and get(); this is that interface.
     registry.registerMetric(this as unknown as Metric)
@@ -36,7 +41,9 @@ export class SeriesHistogram {
 
   /** The series of these label values, in the order of the label names; made on first use. */
   series (...values: string[]): Series {
-    if (values.length !== this.labelNames.length) throw new Error(`${this.name}: ${this.labelNames.length} label values expected`)
+    if (values.length !== this.labelNames.length) {
+      throw new Error(`${this.name}: ${this.labelNames.length} label values expected`)
+    }
     let level = this.levels
     for (let i = 0; i < values.length - 1; i++) {
       let next = level.get(values[i] as string) as Level | undefined
@@ -49,7 +56,12 @@ export class SeriesHistogram {
     const last = values.length === 0 ? '' : values[values.length - 1] as string
     let series = level.get(last) as Series | undefined
     if (series === undefined) {
-      series = { labels: Object.fromEntries(this.labelNames.map((name, i) => [name, values[i] as string])), counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }
+      series = {
+        labels: Object.fromEntries(this.labelNames.map((name, i) => [name, values[i] as string])),
+        counts: new Float64Array(this.bounds.length + 1),
+        sum: 0,
+        count: 0
+      }
       level.set(last, series)
       this.all.push(series)
     }
@@ -74,7 +86,9 @@ export class SeriesHistogram {
       let total = 0
       for (let i = 0; i < this.bounds.length; i++) {
         total += series.counts[i] as number
-        values.push({ labels: { le: this.bounds[i] as number, ...series.labels }, value: total, metricName: `${this.name}_bucket` })
+        values.push({
+          labels: { le: this.bounds[i] as number, ...series.labels }, value: total, metricName: `${this.name}_bucket`
+        })
       }
       values.push({ labels: { le: '+Inf', ...series.labels }, value: series.count, metricName: `${this.name}_bucket` })
       values.push({ labels: { ...series.labels }, value: series.sum, metricName: `${this.name}_sum` })

@@ -24,7 +24,9 @@ import { withExactLongs, type Misfit } from './off-schema.js'
 type Report = (path: string) => void
 
 /** Writes the document at `at`; true when a name of it starts with `$` (it may decode to a DBRef). */
-function putDocument (out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, report: Report): boolean {
+function putDocument (
+  out: Out, plan: Plan, buf: Buffer, at: number, omit: ReadonlySet<string> | undefined, report: Report
+): boolean {
   const dollar = locate(plan, buf, at)
   const { fields, valueAt: values, types } = plan
   out.byte(0x7b)
@@ -100,7 +102,10 @@ export interface Transcoder {
    * `head`, then the JSON array of the page's documents, then `tail`, as UTF-8 bytes. `omit`
    * names top-level fields read only for the cursor; `report` hears of every value left out.
    */
-  (page: Page, omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void, head?: string, tail?: string, bounds?: number[]): Buffer
+  (
+    page: Page, omit: ReadonlySet<string> | undefined, report: (misfit: Misfit) => void,
+    head?: string, tail?: string, bounds?: number[]
+  ): Buffer
 }
 
 /** The transcoder of one kind's documents; with `kept`, a document already written with the same bytes is copied. */
@@ -128,7 +133,9 @@ export function bsonToJson (schema: TObject, kept?: KeptDocuments): Transcoder {
       if (keyed.reuse(out, tag, key, bytes, at)) return
       const from = out.pos
       const before = misfits
-      if (!putDocument(out, plan, bytes, at, omit, misfit) && misfits === before) keyed.keep(tag, key, bytes, at, out.buf, from, out.pos)
+      if (!putDocument(out, plan, bytes, at, omit, misfit) && misfits === before) {
+        keyed.keep(tag, key, bytes, at, out.buf, from, out.pos)
+      }
     }
     held.length = 0
     let size = head.length + tail.length + 2

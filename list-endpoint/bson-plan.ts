@@ -42,13 +42,28 @@ export function compilePlan (schema: TObject, prefix = ''): Plan {
   for (const [name, property] of Object.entries(schema.properties)) {
     const kind = fieldKind(property)
     if (kind === undefined) throw new Error(`bson-plan: field '${name}' has no field kind`)
-    const field: Field = { index: fields.length, name, path: prefix + name, keyBytes: new Uint8Array(Buffer.from(`,${JSON.stringify(name)}:`, 'utf8')), bytes: Buffer.from(name, 'utf8'), kind }
-    if (kind === 'object[]') field.inner = compilePlan((property as unknown as { items: TObject }).items, `${prefix}${name}.`)
+    const field: Field = {
+      index: fields.length,
+      name,
+      path: prefix + name,
+      keyBytes: new Uint8Array(Buffer.from(`,${JSON.stringify(name)}:`, 'utf8')),
+      bytes: Buffer.from(name, 'utf8'),
+      kind
+    }
+    if (kind === 'object[]') {
+      field.inner = compilePlan((property as unknown as { items: TObject }).items, `${prefix}${name}.`)
+    }
     fields.push(field)
   }
   const byLength: Array<Field[] | undefined> = []
   for (const field of fields) (byLength[field.bytes.length] ??= []).push(field)
-  return { fields, valueAt: new Int32Array(fields.length), types: new Uint8Array(fields.length), byLength, after: new Int16Array(fields.length + 1).fill(-1) }
+  return {
+    fields,
+    valueAt: new Int32Array(fields.length),
+    types: new Uint8Array(fields.length),
+    byLength,
+    after: new Int16Array(fields.length + 1).fill(-1)
+  }
 }
 
 function matchField (plan: Plan, buf: Buffer, start: number, end: number): Field | undefined {
@@ -117,7 +132,8 @@ export function locate (plan: Plan, buf: Buffer, at: number): boolean {
  * the name "_id" and its NUL; its 12 bytes then lie from `at + 9`.
  */
 export function leadingObjectIdAt (buf: Buffer, at: number): boolean {
-  return buf[at + 4] === 0x07 && buf[at + 5] === 0x5f && buf[at + 6] === 0x69 && buf[at + 7] === 0x64 && buf[at + 8] === 0
+  return buf[at + 4] === 0x07 && buf[at + 5] === 0x5f && buf[at + 6] === 0x69 && buf[at + 7] === 0x64 &&
+    buf[at + 8] === 0
 }
 
 /** The `_id` of the document the top-level plan last located. */

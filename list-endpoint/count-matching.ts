@@ -14,19 +14,29 @@ export interface CountOptions {
   collation?: CollationOptions
 }
 
-/** The `aggregate` command countDocuments sends (collection.js, operations/aggregate.js), with the database's read concern. */
-export function countCommand (db: Db, collection: string, where: Document, { maxTimeMS, collation }: Omit<CountOptions, 'signal'>): Document {
-  const command: Document = { aggregate: collection, pipeline: [{ $match: where }, { $group: { _id: 1, n: { $sum: 1 } } }], cursor: {}, maxTimeMS }
+/**
+ * The `aggregate` command countDocuments sends (collection.js, operations/aggregate.js), with the
+ * database's read concern.
+ */
+export function countCommand (
+  db: Db, collection: string, where: Document, { maxTimeMS, collation }: Omit<CountOptions, 'signal'>
+): Document {
+  const command: Document = {
+    aggregate: collection, pipeline: [{ $match: where }, { $group: { _id: 1, n: { $sum: 1 } } }], cursor: {}, maxTimeMS
+  }
   if (collation !== undefined) command.collation = collation
   if (db.readConcern !== undefined) command.readConcern = db.readConcern
   return command
 }
 
 /** The number of documents of `collection` that `where` matches. */
-export async function countMatching (db: Db, collection: string, where: Document, options: CountOptions): Promise<number> {
+export async function countMatching (
+  db: Db, collection: string, where: Document, options: CountOptions
+): Promise<number> {
   const { signal, maxTimeMS, collation } = options
   const readPreference = db.readPreference
-  const reply = await readRetried(db, signal, () => db.command(countCommand(db, collection, where, options), { readPreference, signal }))
+  const reply = await readRetried(db, signal, () =>
+    db.command(countCommand(db, collection, where, options), { readPreference, signal }))
   const cursor: unknown = reply.cursor
   const id = decodedId(cursor)
   kill(db, collection, id, readPreference)
@@ -36,7 +46,9 @@ export async function countMatching (db: Db, collection: string, where: Document
   if (first === undefined) {
     // No group: nothing matched. An empty first batch of a cursor left open: the driver's cursor reads on.
     if (id === 0n) return 0
-    return await db.collection(collection).countDocuments(where, { maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation }) })
+    return await db.collection(collection).countDocuments(where, {
+      maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation })
+    })
   }
   const n = (first as { n?: unknown } | null)?.n
   if (typeof n === 'number') return n

@@ -24,7 +24,9 @@ export function filterSchemas (): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {}
   for (const kind of Object.values(kinds)) {
     const id = filterSchemaId(kind.$id as string)
-    const { $id, ...schema } = filterSchema(buildQuerySpec(kind, { scopeField: scopeOf(kind) }), id, `${kind.$id as string} documents`)
+    const { $id, ...schema } = filterSchema(
+      buildQuerySpec(kind, { scopeField: scopeOf(kind) }), id, `${kind.$id as string} documents`
+    )
     out[id] = schema
   }
   return out
@@ -33,13 +35,26 @@ export function filterSchemas (): Record<string, JsonSchema> {
 export const scopeOf = (kind: TObject): string | undefined => 'project' in kind.properties ? 'project' : undefined
 
 const TYPE_NAMES: Record<string, string> = {
-  string: 'string', number: 'number', boolean: 'boolean', date: 'date', ref: 'ObjectId', 'string[]': 'string[]', 'ref[]': 'ObjectId[]', 'object[]': 'array of objects', custom: 'custom (as stored)'
+  string: 'string',
+  number: 'number',
+  boolean: 'boolean',
+  date: 'date',
+  ref: 'ObjectId',
+  'string[]': 'string[]',
+  'ref[]': 'ObjectId[]',
+  'object[]': 'array of objects',
+  custom: 'custom (as stored)'
 }
 
 export function filterTable (spec: QuerySpec): string {
-  const operators = (f: FieldSpec): string[] => [...f.operators, ...(ELEMENT_KIND[f.kind] === undefined ? [] : [ELEM_MATCH])]
-  const rows = [...spec.fields.values()].map((f) => `| \`${f.path}\` | ${TYPE_NAMES[f.kind]} | ${operators(f).map((o) => `\`${o}\``).join(' ')} | ${f.sortable ? 'yes' : 'no'} |`)
-  if (spec.hasCustomFields) rows.push(`| \`customFields.<name>\` | ${TYPE_NAMES.custom} | ${[...OPERATORS_BY_KIND.custom].map((o) => `\`${o}\``).join(' ')} | yes |`)
+  const operators = (f: FieldSpec): string[] =>
+    [...f.operators, ...(ELEMENT_KIND[f.kind] === undefined ? [] : [ELEM_MATCH])]
+  const rows = [...spec.fields.values()].map((f) => `| \`${f.path}\` | ${TYPE_NAMES[f.kind]} | ` +
+    `${operators(f).map((o) => `\`${o}\``).join(' ')} | ${f.sortable ? 'yes' : 'no'} |`)
+  if (spec.hasCustomFields) {
+    rows.push(`| \`customFields.<name>\` | ${TYPE_NAMES.custom} | ` +
+      `${[...OPERATORS_BY_KIND.custom].map((o) => `\`${o}\``).join(' ')} | yes |`)
+  }
   return ['| field | type | filter operators | sortable |', '|---|---|---|---|', ...rows].join('\n')
 }
 
@@ -60,44 +75,69 @@ export function describeList (spec: QuerySpec, limits: ListLimits, jsonExample: 
     filterTable(spec),
     '',
     `Filter with JSON (\`filter=${jsonExample}\`) or brackets (\`${bracketExample(spec)}\`), not both. ` +
-    'Bracket values are read by the field\'s type; a custom field\'s value written as a JSON number, `true` or `false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. ' +
+    'Bracket values are read by the field\'s type; a custom field\'s value written as a JSON number, `true` or ' +
+    '`false` is that value (JSON asks for the string `"60"`); list items are comma-separated and trimmed. ' +
     'Keys are ANDed. ' +
-    `\`$or\` and \`$and\` take arrays of 1 to ${MAX_BRANCHES} filters (\`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}\`, or \`filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates\`), nested at most ${MAX_DEPTH} deep, with at most ${MAX_CONDITIONS} field conditions in all. ` +
-    '`$elemMatch` on an array asks one element to satisfy every condition: the element\'s fields on an array of documents (`{"sessionsSubscriptions":{"$elemMatch":{"session":"<id>","subscribedAt":{"$gte":"2024-06-01"}}}}`), operators of the element\'s type on an array of values (`{"tags":{"$elemMatch":{"$regex":"^yo"}}}`). ' +
+    `\`$or\` and \`$and\` take arrays of 1 to ${MAX_BRANCHES} filters ` +
+    '(`{"$or":[{"name":"Yoga"},{"name":"Pilates"}]}`, or `filter[$or][0][name]=Yoga&filter[$or][1][name]=Pilates`), ' +
+    `nested at most ${MAX_DEPTH} deep, with at most ${MAX_CONDITIONS} field conditions in all. ` +
+    '`$elemMatch` on an array asks one element to satisfy every condition: the element\'s fields on an array of ' +
+    'documents (`{"sessionsSubscriptions":{"$elemMatch":{"session":"<id>","subscribedAt":{"$gte":"2024-06-01"}}}}`), ' +
+    'operators of the element\'s type on an array of values (`{"tags":{"$elemMatch":{"$regex":"^yo"}}}`). ' +
     'Dates: `YYYY`, `YYYY-MM-DD` (the whole UTC year or day) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`/`±HH:MM`. ' +
     `Arrays hold at most ${MAX_ARRAY} values, patterns at most ${MAX_REGEX} characters. ` +
-    '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators are unknown. ' +
+    '`$where`, `$near`, `$geoWithin` and `$geoIntersects` are blocked; `$nor`, `$not`, `$expr` and other operators ' +
+    'are unknown. ' +
     (spec.scopeField !== undefined ? `\`${spec.scopeField}\` is fixed by the path. ` : '') +
-    `Sort on up to ${MAX_SORT_FIELDS} fields; \`_id\` always ends the sort. limit 0–${limits.maxLimit} (default ${limits.defaultLimit}; 0 counts only), skip 0–${limits.maxSkip}. ` +
-    'A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the next page: pass `next` as `after` to continue. `fields` picks the fields returned.'
+    `Sort on up to ${MAX_SORT_FIELDS} fields; \`_id\` always ends the sort. ` +
+    `limit 0–${limits.maxLimit} (default ${limits.defaultLimit}; 0 counts only), skip 0–${limits.maxSkip}. ` +
+    'A page with more results after it carries `next`, and a `Link: <…>; rel="next"` header with the URL of the ' +
+    'next page: pass `next` as `after` to continue. `fields` picks the fields returned.'
   ].join('\n')
 }
 
 /** The query parameters, for the docs and for Swagger UI's "Try it out" (the plugin validates them). */
-export function listQuerystring (spec: QuerySpec, limits: ListLimits, example: { filter: string, sort: string }, filterId: string) {
+export function listQuerystring (
+  spec: QuerySpec, limits: ListLimits, example: { filter: string, sort: string }, filterId: string
+) {
   const sortable = [...spec.fields.values()].filter((f) => f.sortable).map((f) => f.path)
   return Type.Object({
     // A JSON text: plugins/openapi.ts publishes it in OpenAPI's `content` form, typed by the kind's
     // filter schema, so that generators type filters and Swagger UI offers a JSON editor.
     filter: Type.Optional(Type.String({
-      description: `JSON object of conditions, described by the ${filterId} schema; or use \`filter[<field>]=<value>\` / \`filter[<field>][<op>]=<value>\` brackets instead (\`filter[$or][<i>][<field>]=…\` for branches). See the table above.`,
+      description: `JSON object of conditions, described by the ${filterId} schema; or use ` +
+        '`filter[<field>]=<value>` / `filter[<field>][<op>]=<value>` brackets instead ' +
+        '(`filter[$or][<i>][<field>]=…` for branches). See the table above.',
       examples: [example.filter],
       [FILTER_SCHEMA]: filterId
     })),
     sort: Type.Optional(Type.String({
-      description: `Comma-separated \`+field\` / \`-field\` (a raw + arrives as a space and counts as +). Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`,
+      description: 'Comma-separated `+field` / `-field` (a raw + arrives as a space and counts as +). ' +
+        `Sortable: ${sortable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`,
       examples: [example.sort]
     })),
-    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxLimit, default: limits.defaultLimit, description: 'Maximum number of results; 0 reads no document (a count-only page with count=true)' })),
+    limit: Type.Optional(Type.Integer({
+      minimum: 0,
+      maximum: limits.maxLimit,
+      default: limits.defaultLimit,
+      description: 'Maximum number of results; 0 reads no document (a count-only page with count=true)'
+    })),
     // No default: Swagger UI would send skip=0 with every request, and skip with after is refused.
-    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.maxSkip, description: 'Number of leading results skipped (default 0; not with after)' })),
-    count: Type.Optional(Type.Boolean({ default: false, description: 'Add `total`, the number of matches ignoring limit, skip and after' })),
+    skip: Type.Optional(Type.Integer({
+      minimum: 0, maximum: limits.maxSkip, description: 'Number of leading results skipped (default 0; not with after)'
+    })),
+    count: Type.Optional(Type.Boolean({
+      default: false, description: 'Add `total`, the number of matches ignoring limit, skip and after'
+    })),
     fields: Type.Optional(Type.String({
       // No example: Swagger UI would pre-fill it, and "Try it out" would then return only those fields.
-      description: `Comma-separated fields to return (\`_id\` always comes), such as \`${spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')}\`. Allowed: ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`
+      description: 'Comma-separated fields to return (`_id` always comes), such as ' +
+        `\`${spec.returnable.filter((f) => f !== '_id').slice(0, 2).join(',')}\`. ` +
+        `Allowed: ${spec.returnable.join(', ')}${spec.hasCustomFields ? ', `customFields.<name>`' : ''}.`
     })),
     after: Type.Optional(Type.String({
-      description: 'Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change.'
+      description: 'Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as ' +
+        'they were; limit and count may change.'
     }))
   })
 }

@@ -2,7 +2,10 @@
 // `raw` option, and the reply's first batch goes to the transcoder (bson-json.ts) as it lies.
 // The driver's FindCursor costs more client CPU per document (docs/performance.md). A driver
 // that decodes the reply's `cursor` although `raw` was asked for gets the public cursor path.
-import { Long, type ClientSession, type CollationOptions, type Db, type Document, type ObjectId, type ReadConcernLike, type ReadPreferenceLike, type Sort } from 'mongodb'
+import {
+  Long, type ClientSession, type CollationOptions, type Db, type Document, type ObjectId, type ReadConcernLike,
+  type ReadPreferenceLike, type Sort
+} from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
 import { MalformedBson, firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
 
@@ -36,7 +39,10 @@ export interface PageOptions {
  * larger than the limit (as the driver makes it when the two are equal), so that the server
  * closes the cursor having returned the limit: one round trip, nothing left open.
  */
-export function findCommand (db: Db, collection: string, { filter, sort, projection, skip, limit, collation }: PageQuery, maxTimeMS: number, readConcern: ReadConcernLike | undefined = db.readConcern): Document {
+export function findCommand (
+  db: Db, collection: string, { filter, sort, projection, skip, limit, collation }: PageQuery, maxTimeMS: number,
+  readConcern: ReadConcernLike | undefined = db.readConcern
+): Document {
   const command: Document = { find: collection, filter, sort, projection, skip, limit, batchSize: limit + 1, maxTimeMS }
   if (collation !== undefined) command.collation = collation
   if (readConcern !== undefined) command.readConcern = readConcern
@@ -48,7 +54,10 @@ export function findCommand (db: Db, collection: string, { filter, sort, project
  * error or a state change such as a stepped-down primary, after selecting a server again).
  * So is the page's command, while the request still has time.
  */
-function commandRetried (db: Db, command: Document, options: { readPreference: ReadPreferenceLike, signal: AbortSignal, session?: ClientSession }): Promise<Document> {
+function commandRetried (
+  db: Db, command: Document,
+  options: { readPreference: ReadPreferenceLike, signal: AbortSignal, session?: ClientSession }
+): Promise<Document> {
   const raw = { ...options, raw: true }
   return readRetried(db, options.signal, () => db.command(command, raw))
 }
@@ -71,7 +80,10 @@ export function kill (db: Db, collection: string, id: bigint, readPreference: Re
  * at all, is a damaged reply (503), which must not turn the client's pages to the slower path.
  */
 export function checkDecoded (cursor: unknown): asserts cursor is { firstBatch: unknown[] } {
-  if (cursor === null || typeof cursor !== 'object' || !Array.isArray((cursor as { firstBatch?: unknown }).firstBatch)) throw new MalformedBson('the reply holds no cursor document')
+  if (cursor === null || typeof cursor !== 'object' ||
+    !Array.isArray((cursor as { firstBatch?: unknown }).firstBatch)) {
+    throw new MalformedBson('the reply holds no cursor document')
+  }
 }
 
 /** The id of a cursor reply the driver decoded (`{firstBatch, id, ns}`), 0 when there is none. */
@@ -94,8 +106,23 @@ export function readRetried<T> (db: Db, signal: AbortSignal, read: () => Promise
 }
 
 /** The page through the driver's FindCursor with `raw`, which fetches every batch. */
-async function cursorPage (db: Db, collection: string, { filter, sort, projection, skip, limit, collation }: PageQuery, { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions): Promise<Page> {
-  const options = { projection, sort, skip, limit, raw: true, maxTimeMS, signal, readPreference, ...(collation === undefined ? {} : { collation }), ...(session === undefined ? {} : { session }), ...(readConcern === undefined ? {} : { readConcern }) }
+async function cursorPage (
+  db: Db, collection: string, { filter, sort, projection, skip, limit, collation }: PageQuery,
+  { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference }: PageOptions
+): Promise<Page> {
+  const options = {
+    projection,
+    sort,
+    skip,
+    limit,
+    raw: true,
+    maxTimeMS,
+    signal,
+    readPreference,
+    ...(collation === undefined ? {} : { collation }),
+    ...(session === undefined ? {} : { session }),
+    ...(readConcern === undefined ? {} : { readConcern })
+  }
   const docs = await readRetried(db, signal, () => db.collection(collection).find(filter, options).toArray())
   return pageOf(docs as unknown as Buffer[])
 }
@@ -109,7 +136,9 @@ export async function findPage (db: Db, collection: string, query: PageQuery, op
   if (decodedReplies.has(db.client)) return await cursorPage(db, collection, query, options)
   const { maxTimeMS, signal, session, readConcern, readPreference = db.readPreference } = options
   const sessionOption = session === undefined ? {} : { session }
-  const reply = await commandRetried(db, findCommand(db, collection, query, maxTimeMS, readConcern), { readPreference, signal, ...sessionOption })
+  const reply = await commandRetried(
+    db, findCommand(db, collection, query, maxTimeMS, readConcern), { readPreference, signal, ...sessionOption }
+  )
   const cursor: unknown = reply.cursor
   if (!Buffer.isBuffer(cursor)) {
     checkDecoded(cursor)
@@ -133,7 +162,10 @@ export async function findPage (db: Db, collection: string, query: PageQuery, op
  * The reply is `[]` when the project does not exist, `[{_id}]` when the page is empty, else
  * one `{_id, page}` per document, in the page's order.
  */
-export function projectPageCommand (db: Db, collection: string, projectId: ObjectId, { filter, sort, projection, skip, limit, collation }: PageQuery, maxTimeMS: number): Document {
+export function projectPageCommand (
+  db: Db, collection: string, projectId: ObjectId, { filter, sort, projection, skip, limit, collation }: PageQuery,
+  maxTimeMS: number
+): Document {
   const page: Document[] = [{ $match: filter }, { $sort: sort }]
   if (skip > 0) page.push({ $skip: skip })
   page.push({ $limit: limit }, { $project: projection })
@@ -162,7 +194,9 @@ const TOO_LARGE = new Set([10334, 4568, 17419])
  * for the reply's first batch is read again the way a remembered project's is, beside a lookup
  * of the project.
  */
-export async function findProjectPage (db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
+export async function findProjectPage (
+  db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions
+): Promise<{ exists: boolean, page: Page }> {
   const readPreference = db.readPreference
   const command = projectPageCommand(db, collection, projectId, query, options.maxTimeMS)
   let page: Page
@@ -192,15 +226,30 @@ function projectOf (page: Page): { exists: boolean, page: Page } {
 }
 
 /** The project's aggregate through the driver's AggregationCursor with `raw`, which fetches every batch. */
-async function aggregatePage (db: Db, { pipeline, cursor, maxTimeMS, readConcern, collation }: Document, signal: AbortSignal): Promise<Page> {
-  const options = { raw: true, batchSize: cursor.batchSize as number, maxTimeMS: maxTimeMS as number, signal, readPreference: db.readPreference, ...(collation === undefined ? {} : { collation: collation as CollationOptions }), ...(readConcern === undefined ? {} : { readConcern: readConcern as ReadConcernLike }) }
-  const docs = await readRetried(db, signal, () => db.collection('projects').aggregate(pipeline as Document[], options).toArray())
+async function aggregatePage (
+  db: Db, { pipeline, cursor, maxTimeMS, readConcern, collation }: Document, signal: AbortSignal
+): Promise<Page> {
+  const options = {
+    raw: true,
+    batchSize: cursor.batchSize as number,
+    maxTimeMS: maxTimeMS as number,
+    signal,
+    readPreference: db.readPreference,
+    ...(collation === undefined ? {} : { collation: collation as CollationOptions }),
+    ...(readConcern === undefined ? {} : { readConcern: readConcern as ReadConcernLike })
+  }
+  const docs = await readRetried(db, signal, () =>
+    db.collection('projects').aggregate(pipeline as Document[], options).toArray())
   return pageOf(docs as unknown as Buffer[])
 }
 
-async function apart (db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions): Promise<{ exists: boolean, page: Page }> {
+async function apart (
+  db: Db, collection: string, projectId: ObjectId, query: PageQuery, options: PageOptions
+): Promise<{ exists: boolean, page: Page }> {
   const [project, page] = await Promise.all([
-    db.collection('projects').findOne({ _id: projectId }, { projection: { _id: 1 }, maxTimeMS: options.maxTimeMS, signal: options.signal }),
+    db.collection('projects').findOne(
+      { _id: projectId }, { projection: { _id: 1 }, maxTimeMS: options.maxTimeMS, signal: options.signal }
+    ),
     findPage(db, collection, query, options)
   ])
   return { exists: project !== null, page }

@@ -11,7 +11,10 @@ export function getAndHeadOnly (fastify: FastifyInstance, url: string, what: str
     url,
     schema: { hide: true },
     onRequest: async (request) => {
-      throw ProblemError.about('method', 405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here: ${what} answer GET and HEAD`, { allow: 'GET, HEAD' })
+      throw ProblemError.about(
+        'method', 405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here: ${what} answer GET and HEAD`,
+        { allow: 'GET, HEAD' }
+      )
     },
     handler: async () => undefined
   })

@@ -109,7 +109,8 @@ export function putAnyDocument (out: Out, buf: Buffer, at: number): boolean {
   for (const e = new Elements(buf, at); e.next();) {
     if (e.nameAt > at + 5) out.byte(COMMA)
     if (buf[e.nameAt] === 0x24) dollar = true
-    // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in the first place.)
+    // (A repeated name is written twice; JSON.parse then keeps, as the decoder does, the last value in
+    // the first place.)
     putText(out, buf, e.nameAt, e.nameEnd, true)
     out.byte(0x3a)
     if (!putAny(out, buf, e.type, e.valueAt)) return false
@@ -119,7 +120,10 @@ export function putAnyDocument (out: Out, buf: Buffer, at: number): boolean {
   return !dollar || !isDBRefLike(buf, at)
 }
 
-/** `customFields`: a plain document, written as JSON.stringify writes its decoded form; false (nothing written) otherwise. */
+/**
+ * `customFields`: a plain document, written as JSON.stringify writes its decoded form; false
+ * (nothing written) otherwise.
+ */
 export function putCustom (out: Out, buf: Buffer, type: number, at: number): boolean {
   if (type !== T.Document) return false
   const mark = out.pos
@@ -129,7 +133,9 @@ export function putCustom (out: Out, buf: Buffer, type: number, at: number): boo
   if (isDBRefLike(buf, at)) return false
   // The rare types: decode this one value as the driver would, and write it as the serializer does.
   try {
-    out.utf8(JSON.stringify(withExactLongs(BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS))))
+    out.utf8(JSON.stringify(withExactLongs(
+      BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS)
+    )))
     return true
   } catch {
     return false

@@ -59,7 +59,8 @@ export class KeptDocuments {
     if (!leadingObjectIdAt(buf, at)) return undefined
     // The time and the counter (the last int32) vary most; below 2^30, a key is a small integer
     // (a Smi) on every V8 build, pointer compression or not.
-    return (Math.imul(int32At(buf, at + 9) ^ tag, 0x9e3779b1) ^ Math.imul(int32At(buf, at + 13), 0x85ebca6b) ^ int32At(buf, at + 17)) >>> 2
+    return (Math.imul(int32At(buf, at + 9) ^ tag, 0x9e3779b1) ^ Math.imul(int32At(buf, at + 13), 0x85ebca6b) ^
+      int32At(buf, at + 17)) >>> 2
   }
 
   /** Copies the JSON kept for exactly the bytes of the document at `at` into `out`; false when none is. */
@@ -67,7 +68,8 @@ export class KeptDocuments {
     const start = this.startOf.get(key)
     const block = this.block
     const length = int32At(buf, at)
-    if (start === undefined || block === undefined || int32At(block, start) !== length || int32At(block, start + 8) !== tag ||
+    if (start === undefined || block === undefined || int32At(block, start) !== length ||
+      int32At(block, start + 8) !== tag ||
       block.compare(buf, at, at + length, start + HEADER, start + HEADER + length) !== 0) {
       this.written++
       return false

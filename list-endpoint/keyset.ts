@@ -13,7 +13,10 @@
 // does. Each range is therefore followed by a filter: no array with an element at or before v
 // ($elemMatch matches arrays only), and the ranges stay what an index reads. A cursor holds the
 // array as stored: its sort key is worked out here, strings compared in the collation.
-import { BSONRegExp, Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type CollationOptions, type Document } from 'mongodb'
+import {
+  BSONRegExp, Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type CollationOptions,
+  type Document
+} from 'mongodb'
 import type { SortSpec } from '../list-query/compile-sort.js'
 
 /** BSON type numbers, bracket by bracket, in MongoDB's sort order. */
@@ -25,7 +28,8 @@ const EMPTY = 0.5
 
 function bracketOf (value: unknown): number {
   if (value === null || value === undefined) return NULL_BRACKET
-  if (typeof value === 'number' || value instanceof Int32 || value instanceof Double || value instanceof Long || value instanceof Decimal128 || typeof value === 'bigint') return 2
+  if (typeof value === 'number' || value instanceof Int32 || value instanceof Double || value instanceof Long ||
+    value instanceof Decimal128 || typeof value === 'bigint') return 2
   if (typeof value === 'string') return 3
   if (typeof value === 'boolean') return 8
   if (value instanceof Date) return 9
@@ -48,11 +52,17 @@ function stringOrder (collation: CollationOptions | undefined): StringOrder {
   if (collation === undefined) return (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))
   const sensitivity = collation.strength === 1 ? 'base' : collation.strength === 2 ? 'accent' : 'variant'
   const caseFirst = collation.caseFirst === 'upper' || collation.caseFirst === 'lower' ? collation.caseFirst : 'false'
-  const collator = new Intl.Collator(collation.locale.replace('@collation=', '-u-co-').replace(/_/g, '-'), { sensitivity, caseFirst, numeric: collation.numericOrdering === true })
+  const collator = new Intl.Collator(
+    collation.locale.replace('@collation=', '-u-co-').replace(/_/g, '-'),
+    { sensitivity, caseFirst, numeric: collation.numericOrdering === true }
+  )
   return (a, b) => collator.compare(a, b)
 }
 
-/** Two elements in the sort order: their brackets, then their values (an array element or a document by its place only). */
+/**
+ * Two elements in the sort order: their brackets, then their values (an array element or a
+ * document by its place only).
+ */
 function compareElements (a: unknown, b: unknown, strings: StringOrder): number {
   const ba = bracketOf(a)
   const bb = bracketOf(b)
@@ -60,15 +70,21 @@ function compareElements (a: unknown, b: unknown, strings: StringOrder): number 
   if (typeof a === 'string') return strings(a, b as string)
   if (ba === 2) return Number(a) - Number(b)
   if (a instanceof Date) return a.getTime() - (b as Date).getTime()
-  if (a instanceof ObjectId) return a.toHexString() < (b as ObjectId).toHexString() ? -1 : a.equals(b as ObjectId) ? 0 : 1
+  if (a instanceof ObjectId) {
+    return a.toHexString() < (b as ObjectId).toHexString() ? -1 : a.equals(b as ObjectId) ? 0 : 1
+  }
   if (typeof a === 'boolean') return Number(a) - Number(b)
   return 0
 }
 
-/** The value a stored value sorts by: an array's smallest element ascending, its largest descending; an empty array stays empty. */
+/**
+ * The value a stored value sorts by: an array's smallest element ascending, its largest
+ * descending; an empty array stays empty.
+ */
 function sortKeyOf (value: unknown, direction: 1 | -1, strings: () => StringOrder): unknown {
   if (!Array.isArray(value) || value.length === 0) return value
-  return value.reduce((best: unknown, element: unknown) => compareElements(element, best, strings()) * direction < 0 ? element : best)
+  return value.reduce((best: unknown, element: unknown) =>
+    compareElements(element, best, strings()) * direction < 0 ? element : best)
 }
 
 /** Elements of brackets `from` to `to` (inclusive), as an $elemMatch; undefined when none. */
@@ -86,7 +102,9 @@ function elementsNotAfter (key: string, value: unknown, direction: 1 | -1, stric
   if (bracket === NULL_BRACKET) {
     if (!strictly) parts.push(elementsIn(key, NULL_BRACKET, NULL_BRACKET) as Document)
   } else {
-    parts.push({ [key]: { $elemMatch: { [direction === 1 ? (strictly ? '$lt' : '$lte') : (strictly ? '$gt' : '$gte')]: value } } })
+    parts.push({
+      [key]: { $elemMatch: { [direction === 1 ? (strictly ? '$lt' : '$lte') : (strictly ? '$gt' : '$gte')]: value } }
+    })
   }
   return parts
 }
@@ -109,7 +127,10 @@ function equal (key: string, value: unknown, direction: 1 | -1): Conjuncts {
   return before.length === 0 ? [matches] : [matches, { $nor: before }]
 }
 
-/** The ranges of values that sort strictly after `value` in `direction`, as an index reads them (an array matches when one element does). */
+/**
+ * The ranges of values that sort strictly after `value` in `direction`, as an index reads them
+ * (an array matches when one element does).
+ */
 function ranges (key: string, value: unknown, direction: 1 | -1): Document[] {
   const bracket = bracketOf(value)
   const parts: Document[] = []

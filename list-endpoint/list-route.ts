@@ -54,15 +54,31 @@ export interface ListParts {
   notFound: (id: ObjectId) => ProblemError
 }
 
-/** Registers the list of `definition` on `fastify` (GET, HEAD, 405 for the rest); returns what its feed shares with it. */
-export function registerListRoute (fastify: FastifyInstance, { collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListDefinition): ListParts {
+/**
+ * Registers the list of `definition` on `fastify` (GET, HEAD, 405 for the rest); returns what its
+ * feed shares with it.
+ */
+export function registerListRoute (
+  fastify: FastifyInstance,
+  { collection, schema, scoped, fixedFilter, open = false, url = '/', summary, example }: ListDefinition
+): ListParts {
   // The published filter schema (describe-query.ts) assumes that kinds with a project field are nested.
-  if (scoped !== (scopeOf(schema) !== undefined)) throw new Error(`${collection}: only kinds with a project field are listed under a project`)
+  if (scoped !== (scopeOf(schema) !== undefined)) {
+    throw new Error(`${collection}: only kinds with a project field are listed under a project`)
+  }
   const spec = buildQuerySpec(schema, scoped ? { scopeField: 'project' } : {})
   const protectedByToken = fastify.config.AUTH_MODE === 'jwt' && !open
   const handler = new ListHandler(fastify, { collection, schema, scoped, fixedFilter, open, url })
   const routeSchema = listRouteSchema({
-    collection, schema, scoped, spec, limits: listLimits(fastify.config), summary, example, protectedByToken, fetchesKeys: fastify.config.JWT_JWKS_URI !== undefined
+    collection,
+    schema,
+    scoped,
+    spec,
+    limits: listLimits(fastify.config),
+    summary,
+    example,
+    protectedByToken,
+    fetchesKeys: fastify.config.JWT_JWKS_URI !== undefined
   })
   fastify.get(url, {
     schema: routeSchema,

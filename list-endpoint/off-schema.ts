@@ -11,7 +11,8 @@ type Fits = (value: unknown) => boolean
 const isObjectId = (value: unknown): boolean => (value as { _bsontype?: unknown } | null)?._bsontype === 'ObjectId'
 // A BSON regular expression decodes to a RegExp: not a document either.
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { _bsontype?: unknown })._bsontype === undefined && !(value instanceof Date) && !(value instanceof RegExp)
+  typeof value === 'object' && value !== null && !Array.isArray(value) &&
+  (value as { _bsontype?: unknown })._bsontype === undefined && !(value instanceof Date) && !(value instanceof RegExp)
 
 const FITS: Record<Exclude<FieldKind, 'object[]'>, Fits> = {
   string: (v) => typeof v === 'string',
@@ -86,7 +87,9 @@ function checksFor (schema: TObject): Record<string, FieldCheck> {
 }
 
 /** The document without its misfits; the same object when everything fits (the common case). */
-function clean (doc: Document, checks: Record<string, FieldCheck>, prefix: string, found: (field: string) => void): Document {
+function clean (
+  doc: Document, checks: Record<string, FieldCheck>, prefix: string, found: (field: string) => void
+): Document {
   let out: Document | undefined
   for (const key in doc) {
     const check = checks[key]

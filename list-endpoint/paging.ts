@@ -67,9 +67,9 @@ export function baseUrl (request: FastifyRequest, publicUrl: string | undefined)
 
 /**
  * The pairs of a request URL's query string that a next page keeps: all but `skip` and
- * `after` (a feed's: all but `since`), each followed by `&`, ready for `after=<cursor>` to be appended. It depends on the
- * query string alone, so the list route keeps it with the compiled query rather than splitting
- * the URL for every page.
+ * `after` (a feed's: all but `since`), each followed by `&`, ready for `after=<cursor>` to be
+ * appended. It depends on the query string alone, so the list route keeps it with the compiled
+ * query rather than splitting the URL for every page.
  */
 export function keptPairs (url: string, param: 'after' | 'since' = 'after'): string {
   const mark = url.indexOf('?')
@@ -86,7 +86,10 @@ export function keptPairs (url: string, param: 'after' | 'since' = 'after'): str
  * The same request URL without `skip` and `after`, continuing after `cursor` (RFC 8288 `Link`);
  * `kept` is keptPairs() of the request's URL.
  */
-export function nextUrl (request: FastifyRequest, cursor: string, publicUrl: string | undefined, kept: string, param: 'after' | 'since' = 'after'): string {
+export function nextUrl (
+  request: FastifyRequest, cursor: string, publicUrl: string | undefined, kept: string,
+  param: 'after' | 'since' = 'after'
+): string {
   const url = request.raw.url ?? '/'
   const mark = url.indexOf('?')
   const path = mark < 0 ? url : url.slice(0, mark)

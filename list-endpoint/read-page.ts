@@ -8,9 +8,15 @@ import { valueAt } from './keyset.js'
 import { decodeFields, type Page } from './bson-page.js'
 import { findPage, findProjectPage, type PageOptions, type PageQuery } from './find-page.js'
 
-/** Whether the project exists; run beside the list (which the project scopes anyway) when not remembered. */
-export async function projectExists (fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }): Promise<boolean> {
-  return await fastify.database.timed('find', async () => await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } })) !== null
+/**
+ * Whether the project exists; run beside the list (which the project scopes anyway) when not
+ * remembered.
+ */
+export async function projectExists (
+  fastify: FastifyInstance, id: ObjectId, options: { maxTimeMS: number, signal: AbortSignal }
+): Promise<boolean> {
+  return await fastify.database.timed('find', async () =>
+    await fastify.database.collection('projects').findOne({ _id: id }, { ...options, projection: { _id: 1 } })) !== null
 }
 
 const NO_DOCUMENTS: Page = { bytes: Buffer.alloc(0), starts: [] }
@@ -20,11 +26,21 @@ const NO_DOCUMENTS: Page = { bytes: Buffer.alloc(0), starts: [] }
  * undefined when the database must say). A project not remembered is looked up in the page's
  * own command (one connection, one round trip); `limit=0` reads no page, only the project.
  */
-export function readPage (fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean, query: PageQuery, options: PageOptions): Promise<PageRead> {
-  if (countOnly) return known !== undefined ? Promise.resolve({ exists: known, page: NO_DOCUMENTS }) : projectExists(fastify, projectId, options).then((exists) => ({ exists, page: NO_DOCUMENTS }))
+export function readPage (
+  fastify: FastifyInstance, collection: string, projectId: ObjectId, known: boolean | undefined, countOnly: boolean,
+  query: PageQuery, options: PageOptions
+): Promise<PageRead> {
+  if (countOnly) {
+    return known !== undefined
+      ? Promise.resolve({ exists: known, page: NO_DOCUMENTS })
+      : projectExists(fastify, projectId, options).then((exists) => ({ exists, page: NO_DOCUMENTS }))
+  }
   const db = fastify.database.db()
-  if (known === undefined) return fastify.database.timed('aggregate', () => findProjectPage(db, collection, projectId, query, options))
-  return fastify.database.timed('find', () => findPage(db, collection, query, options)).then((page) => ({ exists: true, page }))
+  if (known === undefined) {
+    return fastify.database.timed('aggregate', () => findProjectPage(db, collection, projectId, query, options))
+  }
+  return fastify.database.timed('find', () => findPage(db, collection, query, options))
+    .then((page) => ({ exists: true, page }))
 }
 
 /** What a list reads: its page, whether its project exists, and the count when asked. */

@@ -52,12 +52,14 @@ function draftTree (brackets: Bracket[], base: string, element: boolean, problem
         break
       }
       if (index === undefined || (existing !== undefined && !(existing instanceof Map))) {
-        problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; write branches as filter[${operator}][0][<field>]=…`)
+        problems.add('filter', arrayPointer, 'DUPLICATE_KEY', `'${operator}' has both a value and branches; ` +
+          `write branches as filter[${operator}][0][<field>]=…`)
         placed = false
         break
       }
       if (!INDEX.test(index) || Number(index) >= MAX_BRANCHES) {
-        problems.add('filter', arrayPointer, 'INVALID_VALUE', `In '${key}', '${index}' is not a branch of ${operator}: branches are numbered from 0 to ${MAX_BRANCHES - 1}, as in filter[${operator}][0][name]=Yoga`)
+        problems.add('filter', arrayPointer, 'INVALID_VALUE', `In '${key}', '${index}' is not a branch of ` +
+          `${operator}: branches are numbered from 0 to ${MAX_BRANCHES - 1}, as in filter[${operator}][0][name]=Yoga`)
         placed = false
         break
       }
@@ -78,27 +80,32 @@ function draftTree (brackets: Bracket[], base: string, element: boolean, problem
       continue
     }
     if (field === undefined) {
-      problems.add('filter', pointer, 'INVALID_VALUE', `'${key}' gives a branch a value: a branch holds conditions, as in ${key}[name]=Yoga`)
+      problems.add('filter', pointer, 'INVALID_VALUE', `'${key}' gives a branch a value: ` +
+        `a branch holds conditions, as in ${key}[name]=Yoga`)
       continue
     }
     // A `$` key other than $or/$and (`filter[$nor][0][name]`): the compiler names it, whatever follows.
     if (beyond.length > 0 && !field.startsWith('$')) {
-      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': a bracket names a field and at most one operator, as in filter[name][$regex]=yoga`)
+      problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': a bracket names a field and at most ` +
+        'one operator, as in filter[name][$regex]=yoga')
       continue
     }
     const existing = at.entries.get(field)
     if (field.startsWith('$')) {
       // Inside $elemMatch a `$` key is the operator itself: nothing may follow it.
       if (element && operator !== undefined) {
-        problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': inside $elemMatch a bracket names one operator or a field and one operator, as in filter[tags][$elemMatch][$regex]=^yo`)
+        problems.add(key, '', 'UNKNOWN_PARAMETER', `Unknown parameter '${key}': inside $elemMatch a bracket names ` +
+          'one operator or a field and one operator, as in filter[tags][$elemMatch][$regex]=^yo')
       } else if (existing === undefined) {
-        // Given twice only as an unknown operator with branches (`filter[$nor][0]…&filter[$nor][1]…`): the compiler names it.
+        // Given twice only as an unknown operator with branches (`filter[$nor][0]…&filter[$nor][1]…`): the
+        // compiler names it.
         at.entries.set(field, element && LIST_OPERATORS.has(field) ? listNode(value) : textNode(value))
       }
       continue
     }
     if (existing instanceof Map || (existing !== undefined && (operator === undefined || existing.type !== 'object'))) {
-      problems.add('filter', childPointer(pointer, field), 'DUPLICATE_KEY', `'${field}' has both a value and operators; use filter[${field}][$eq]`)
+      problems.add('filter', childPointer(pointer, field), 'DUPLICATE_KEY', `'${field}' has both a value ` +
+        `and operators; use filter[${field}][$eq]`)
       continue
     }
     if (operator === undefined) {
@@ -113,7 +120,8 @@ function draftTree (brackets: Bracket[], base: string, element: boolean, problem
 }
 
 // `music, dance` means `music` and `dance`: items are trimmed (JSON keeps spaces that matter).
-const listNode = (value: string): FilterNode => ({ type: 'array', items: value.split(',').map((item) => textNode(item.trim())) })
+const listNode = (value: string): FilterNode =>
+  ({ type: 'array', items: value.split(',').map((item) => textNode(item.trim())) })
 
 /** The tree of a draft; branches whose indexes leave a gap are reported and left out. */
 function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
@@ -126,10 +134,14 @@ function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
     const arrayPointer = childPointer(pointer, key)
     const indexes = [...value.keys()].sort((a, b) => a - b)
     if (indexes.some((index, i) => index !== i)) {
-      problems.add('filter', arrayPointer, 'INVALID_VALUE', `The branches of ${key} are numbered from 0 without gaps; given: ${indexes.join(', ')}`)
+      problems.add('filter', arrayPointer, 'INVALID_VALUE', `The branches of ${key} are numbered ` +
+        `from 0 without gaps; given: ${indexes.join(', ')}`)
       continue
     }
-    entries.push([key, { type: 'array', items: indexes.map((index) => toNode(value.get(index) as Draft, childPointer(arrayPointer, index), problems)) }])
+    entries.push([key, {
+      type: 'array',
+      items: indexes.map((index) => toNode(value.get(index) as Draft, childPointer(arrayPointer, index), problems))
+    }])
   }
   for (const [field, inner] of at.elemMatch) {
     const fieldPointer = childPointer(pointer, field)
@@ -138,9 +150,14 @@ function toNode (at: Draft, pointer: string, problems: Problems): FilterNode {
     // Brackets refused inside leave it empty: their problems say so, not one of an empty $elemMatch.
     if (operand.type === 'object' && operand.entries.length === 0 && problems.items.length > before) continue
     const existing = entries.find(([key]) => key === field)
-    if (existing === undefined) entries.push([field, { type: 'object', entries: [[ELEM_MATCH, operand]] }])
-    else if (existing[1].type === 'object' && !existing[1].entries.some(([key]) => key === ELEM_MATCH)) existing[1].entries.push([ELEM_MATCH, operand])
-    else problems.add('filter', fieldPointer, 'DUPLICATE_KEY', `'${field}' has both a value and $elemMatch conditions; use filter[${field}][$eq]`)
+    if (existing === undefined) {
+      entries.push([field, { type: 'object', entries: [[ELEM_MATCH, operand]] }])
+    } else if (existing[1].type === 'object' && !existing[1].entries.some(([key]) => key === ELEM_MATCH)) {
+      existing[1].entries.push([ELEM_MATCH, operand])
+    } else {
+      problems.add('filter', fieldPointer, 'DUPLICATE_KEY', `'${field}' has both a value and $elemMatch conditions; ` +
+        `use filter[${field}][$eq]`)
+    }
   }
   return { type: 'object', entries }
 }

@@ -12,9 +12,13 @@ export function compileFields (text: string | undefined, spec: QuerySpec, proble
   text.split(',').forEach((item, index) => {
     const pointer = childPointer('', index)
     const problem = fieldProblem(item, spec)
-    if (problem !== undefined) problems.add('fields', pointer, 'INVALID_FIELDS', problem)
-    else if (fields.includes(item)) problems.add('fields', pointer, 'INVALID_FIELDS', `'${item}' appears more than once in fields`)
-    else fields.push(item)
+    if (problem !== undefined) {
+      problems.add('fields', pointer, 'INVALID_FIELDS', problem)
+    } else if (fields.includes(item)) {
+      problems.add('fields', pointer, 'INVALID_FIELDS', `'${item}' appears more than once in fields`)
+    } else {
+      fields.push(item)
+    }
   })
   return fields
 }
@@ -22,14 +26,20 @@ export function compileFields (text: string | undefined, spec: QuerySpec, proble
 function fieldProblem (item: string, spec: QuerySpec): string | undefined {
   if (item.length === 0) return 'Empty item in fields: write field names separated by commas, such as fields=name,start'
   if (spec.returnable.includes(item)) return undefined
-  if (hasForbiddenSegment(item)) return `Unknown field '${item}' in fields: '__proto__', 'constructor' and 'prototype' name no field`
+  if (hasForbiddenSegment(item)) {
+    return `Unknown field '${item}' in fields: '__proto__', 'constructor' and 'prototype' name no field`
+  }
   const dot = item.indexOf('.')
-  if (dot > 0 && spec.hasCustomFields && item.slice(0, dot) === 'customFields' && CUSTOM_FIELD_NAME.test(item.slice(dot + 1))) return undefined
+  if (dot > 0 && spec.hasCustomFields && item.slice(0, dot) === 'customFields' &&
+    CUSTOM_FIELD_NAME.test(item.slice(dot + 1))) return undefined
   const head = dot > 0 ? item.slice(0, dot) : item
   if (dot > 0 && spec.returnable.includes(head)) {
-    return `'${item}' reaches inside '${head}': fields names whole top-level fields${spec.references.has(head) || head === spec.scopeField ? ' (related objects cannot be expanded)' : ''}`
+    return `'${item}' reaches inside '${head}': fields names whole top-level fields` +
+      `${spec.references.has(head) || head === spec.scopeField ? ' (related objects cannot be expanded)' : ''}`
   }
   const best = item.length <= 100 ? closest(item, spec.returnable) : undefined
-  const hint = best !== undefined && distance(item, best) <= Math.max(2, Math.floor(item.length / 3)) ? `; did you mean '${best}'?` : ''
+  const hint = best !== undefined && distance(item, best) <= Math.max(2, Math.floor(item.length / 3))
+    ? `; did you mean '${best}'?`
+    : ''
   return `Unknown field '${item}' in fields${hint}`
 }

@@ -33,14 +33,16 @@ const LOGICAL_EXAMPLE = '[{"name":"Yoga"},{"tags":"yoga"}]'
 
 export function compileFilter (tree: FilterNode, spec: QuerySpec, problems: Problems): Document | undefined {
   if (tree.type !== 'object') {
-    problems.add(PARAM, '', 'FILTER_NOT_OBJECT', 'filter must be a JSON object of field conditions, such as {"name":"Yoga"}')
+    problems.add(PARAM, '', 'FILTER_NOT_OBJECT', 'filter must be a JSON object of field conditions, ' +
+      'such as {"name":"Yoga"}')
     return undefined
   }
   reportBlocked(tree, [], problems)
   const size = { conditions: 0 }
   const filter = compileObject(tree.entries, '', 0, spec, problems, size)
   if (size.conditions > MAX_CONDITIONS) {
-    problems.add(PARAM, '', 'FILTER_TOO_COMPLEX', `The filter holds ${size.conditions} field conditions; at most ${MAX_CONDITIONS} (a value is one, an object of operators one per operator), counted over all branches`)
+    problems.add(PARAM, '', 'FILTER_TOO_COMPLEX', `The filter holds ${size.conditions} field conditions; ` +
+      `at most ${MAX_CONDITIONS} (a value is one, an object of operators one per operator), counted over all branches`)
   }
   return problems.empty ? filter : undefined
 }
@@ -49,7 +51,10 @@ export function compileFilter (tree: FilterNode, spec: QuerySpec, problems: Prob
  * One filter object: its field conditions side by side, and its `$or` and `$and` branches, at
  * `depth` (0 for the filter itself, 1 in a branch of a top-level `$or`/`$and`, …).
  */
-function compileObject (entries: Array<[string, FilterNode]>, pointer: string, depth: number, spec: QuerySpec, problems: Problems, size: { conditions: number }): Document {
+function compileObject (
+  entries: Array<[string, FilterNode]>, pointer: string, depth: number, spec: QuerySpec, problems: Problems,
+  size: { conditions: number }
+): Document {
   const filter: Document = {}
   const and: Document[] = []
   for (const [path, value] of entries) {
@@ -64,7 +69,8 @@ function compileObject (entries: Array<[string, FilterNode]>, pointer: string, d
     }
     if (path.startsWith('$')) {
       if (!BLOCKED_OPERATORS.has(path)) {
-        problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `'${path}' is not supported: conditions written side by side must all hold; "$or" and "$and" take arrays of filters, such as {"$or":${LOGICAL_EXAMPLE}}`)
+        problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `'${path}' is not supported: conditions written side by side ` +
+          `must all hold; "$or" and "$and" take arrays of filters, such as {"$or":${LOGICAL_EXAMPLE}}`)
       }
       continue
     }
@@ -75,7 +81,12 @@ function compileObject (entries: Array<[string, FilterNode]>, pointer: string, d
       problems.add(PARAM, at, resolved.code, resolved.message)
       continue
     }
-    const enclosing: Enclosing = { depth, size, object: (inner, innerPointer, innerDepth, innerSpec) => compileObject(inner, innerPointer, innerDepth, innerSpec, problems, size) }
+    const enclosing: Enclosing = {
+      depth,
+      size,
+      object: (inner, innerPointer, innerDepth, innerSpec) =>
+        compileObject(inner, innerPointer, innerDepth, innerSpec, problems, size)
+    }
     const conditions = compileField(resolved.field, value, at, spec, enclosing, problems)
     if (conditions === undefined) continue
     if (Object.keys(conditions.operators).length > 0) filter[path] = conditions.operators
@@ -86,23 +97,30 @@ function compileObject (entries: Array<[string, FilterNode]>, pointer: string, d
 }
 
 /** The branches of a `$or` or `$and` at nesting level `depth` (1 at the top). */
-function compileBranches (operator: '$or' | '$and', value: FilterNode, pointer: string, depth: number, spec: QuerySpec, problems: Problems, size: { conditions: number }): Document[] | undefined {
+function compileBranches (
+  operator: '$or' | '$and', value: FilterNode, pointer: string, depth: number, spec: QuerySpec, problems: Problems,
+  size: { conditions: number }
+): Document[] | undefined {
   if (depth > MAX_DEPTH) {
-    problems.add(PARAM, pointer, 'FILTER_TOO_COMPLEX', `This ${operator} is nested ${depth} deep; $or and $and nest at most ${MAX_DEPTH} deep (an $or in an $and in an $or)`)
+    problems.add(PARAM, pointer, 'FILTER_TOO_COMPLEX', `This ${operator} is nested ${depth} deep; ` +
+      `$or and $and nest at most ${MAX_DEPTH} deep (an $or in an $and in an $or)`)
     return undefined
   }
   if (value.type !== 'array' || value.items.length === 0) {
-    problems.add(PARAM, pointer, 'INVALID_VALUE', `${operator} takes an array of 1 to ${MAX_BRANCHES} filter objects, such as {"${operator}":${LOGICAL_EXAMPLE}}`)
+    problems.add(PARAM, pointer, 'INVALID_VALUE', `${operator} takes an array of 1 to ${MAX_BRANCHES} ` +
+      `filter objects, such as {"${operator}":${LOGICAL_EXAMPLE}}`)
     return undefined
   }
   if (value.items.length > MAX_BRANCHES) {
-    problems.add(PARAM, pointer, 'FILTER_TOO_COMPLEX', `${operator} has ${value.items.length} branches; at most ${MAX_BRANCHES}`)
+    problems.add(PARAM, pointer, 'FILTER_TOO_COMPLEX', `${operator} has ${value.items.length} branches; ` +
+      `at most ${MAX_BRANCHES}`)
   }
   const branches: Document[] = []
   value.items.forEach((item, i) => {
     if (problems.full) return
     if (item.type !== 'object') {
-      problems.add(PARAM, childPointer(pointer, i), 'INVALID_VALUE', `Each branch of ${operator} is a filter object, such as {"name":"Yoga"} ({} matches every document)`)
+      problems.add(PARAM, childPointer(pointer, i), 'INVALID_VALUE', `Each branch of ${operator} is a filter object, ` +
+        'such as {"name":"Yoga"} ({} matches every document)')
       return
     }
     branches.push(compileObject(item.entries, childPointer(pointer, i), depth, spec, problems, size))
@@ -110,7 +128,9 @@ function compileBranches (operator: '$or' | '$and', value: FilterNode, pointer: 
   return branches
 }
 
-function compileField (field: FieldSpec, value: FilterNode, pointer: string, spec: QuerySpec, enclosing: Enclosing, problems: Problems): FieldConditions | undefined {
+function compileField (
+  field: FieldSpec, value: FilterNode, pointer: string, spec: QuerySpec, enclosing: Enclosing, problems: Problems
+): FieldConditions | undefined {
   const conditions = new FieldConditions(field.path)
   if (value.type !== 'object') {
     const converted = convertOperand(field, '$eq', value, pointer, problems)
@@ -118,7 +138,8 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, spe
     return conditions
   }
   if (value.entries.length === 0) {
-    problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: give a value or operators such as {"$eq": …}`)
+    problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: ` +
+      'give a value or operators such as {"$eq": …}')
     return undefined
   }
   let options: FilterNode | undefined
@@ -133,20 +154,26 @@ function compileField (field: FieldSpec, value: FilterNode, pointer: string, spe
       continue
     }
     if (!key.startsWith('$')) {
-      problems.add(PARAM, at, 'INVALID_VALUE', `'${key}' is not an operator: a condition is either a value or an object of operators (objects cannot be compared)`)
+      problems.add(PARAM, at, 'INVALID_VALUE', `'${key}' is not an operator: a condition is either a value or ` +
+        'an object of operators (objects cannot be compared)')
       continue
     }
     if (!isOperator(key)) {
-      problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `Unknown operator '${key}'; operators are ${[...field.operators].join(' ')}`)
+      problems.add(PARAM, at, 'UNKNOWN_OPERATOR', `Unknown operator '${key}'; ` +
+        `operators are ${[...field.operators].join(' ')}`)
       continue
     }
     if (!field.operators.has(key)) {
-      problems.add(PARAM, at, 'OPERATOR_NOT_ALLOWED', `'${key}' is not allowed on the ${field.kind} field '${field.path}'; allowed: ${[...field.operators].join(' ')}`)
+      problems.add(PARAM, at, 'OPERATOR_NOT_ALLOWED', `'${key}' is not allowed on the ${field.kind} field ` +
+        `'${field.path}'; allowed: ${[...field.operators].join(' ')}`)
       continue
     }
     if (key === '$options') {
-      if (!value.entries.some(([other]) => other === '$regex')) problems.add(PARAM, at, 'INVALID_REGEX_OPTIONS', '$options is only allowed next to $regex')
-      else checkOptions(operand, at, problems)
+      if (!value.entries.some(([other]) => other === '$regex')) {
+        problems.add(PARAM, at, 'INVALID_REGEX_OPTIONS', '$options is only allowed next to $regex')
+      } else {
+        checkOptions(operand, at, problems)
+      }
       continue
     }
     const converted = convertOperand(field, key as Operator, operand, at, problems, regexOptions)
@@ -180,7 +207,10 @@ function reportBlocked (node: FilterNode, path: Array<string | number>, problems
   if (node.type === 'object') {
     for (const [key, value] of node.entries) {
       if (BLOCKED_OPERATORS.has(key)) {
-        problems.add(PARAM, [...path, key].reduce<string>(childPointer, ''), 'BLOCKED_OPERATOR', `'${key}' is blocked for security reasons`)
+        problems.add(
+          PARAM, [...path, key].reduce<string>(childPointer, ''), 'BLOCKED_OPERATOR',
+          `'${key}' is blocked for security reasons`
+        )
       } else if (value.type === 'object' || value.type === 'array') {
         path.push(key)
         reportBlocked(value, path, problems)

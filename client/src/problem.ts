@@ -11,7 +11,9 @@ export class ListingProblem extends Error {
   /** From Retry-After, when the service sent one. */
   readonly retryAfterMs: number | undefined
 
-  constructor (problem: { status: number, code: string, detail: string, errors?: ProblemItem[], requestId?: string, retryAfterMs?: number }) {
+  constructor (problem: {
+    status: number, code: string, detail: string, errors?: ProblemItem[], requestId?: string, retryAfterMs?: number
+  }) {
     super(`${problem.status} ${problem.code}: ${problem.detail}`)
     this.name = 'ListingProblem'
     this.status = problem.status
@@ -48,13 +50,28 @@ export async function problemOf (response: Response): Promise<ListingProblem> {
   const requestId = response.headers.get('x-request-id') ?? undefined
   const text = await response.text()
   try {
-    const body = JSON.parse(text) as { status?: number, code?: string, detail?: string, errors?: ProblemItem[], requestId?: string }
+    const body = JSON.parse(text) as {
+      status?: number, code?: string, detail?: string, errors?: ProblemItem[], requestId?: string
+    }
     if (typeof body.code === 'string') {
-      return new ListingProblem({ status: response.status, code: body.code, detail: body.detail ?? '', errors: body.errors, requestId: body.requestId ?? requestId, retryAfterMs: retryAfter })
+      return new ListingProblem({
+        status: response.status,
+        code: body.code,
+        detail: body.detail ?? '',
+        errors: body.errors,
+        requestId: body.requestId ?? requestId,
+        retryAfterMs: retryAfter
+      })
     }
   } catch {}
   // Not the service's own answer (an ingress's error page, say).
-  return new ListingProblem({ status: response.status, code: `HTTP_${response.status}`, detail: text.slice(0, 200), requestId, retryAfterMs: retryAfter })
+  return new ListingProblem({
+    status: response.status,
+    code: `HTTP_${response.status}`,
+    detail: text.slice(0, 200),
+    requestId,
+    retryAfterMs: retryAfter
+  })
 }
 
 /** A 2xx answer's JSON; a body that is not JSON (a proxy's sign-in page, say) is a problem not worth retrying. */
@@ -63,6 +80,8 @@ export function jsonOf (response: Response, text: string): unknown {
     return JSON.parse(text)
   } catch {
     const requestId = response.headers.get('x-request-id') ?? undefined
-    throw new ListingProblem({ status: response.status, code: 'INVALID_RESPONSE', detail: `not JSON: ${text.slice(0, 200)}`, requestId })
+    throw new ListingProblem({
+      status: response.status, code: 'INVALID_RESPONSE', detail: `not JSON: ${text.slice(0, 200)}`, requestId
+    })
   }
 }

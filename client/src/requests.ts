@@ -39,13 +39,17 @@ export async function sleep (ms: number, signal?: AbortSignal): Promise<void> {
 export function path (list: ListName, projectId: string | undefined): string {
   if (list === 'projects') return '/projects'
   if (list === 'public-projects') return '/projects/public'
-  if (projectId === undefined || !/^[0-9a-fA-F]{24}$/.test(projectId)) throw new TypeError(`${list} needs a projectId of 24 hexadecimal characters`)
+  if (projectId === undefined || !/^[0-9a-fA-F]{24}$/.test(projectId)) {
+    throw new TypeError(`${list} needs a projectId of 24 hexadecimal characters`)
+  }
   return `/projects/${projectId}/${list}`
 }
 
 export function queryString (query: RawQuery): string {
   const params = new URLSearchParams()
-  if (query.filter !== undefined && Object.keys(query.filter).length > 0) params.set('filter', JSON.stringify(query.filter))
+  if (query.filter !== undefined && Object.keys(query.filter).length > 0) {
+    params.set('filter', JSON.stringify(query.filter))
+  }
   if (query.sort !== undefined) params.set('sort', typeof query.sort === 'string' ? query.sort : query.sort.join(','))
   if (query.limit !== undefined) params.set('limit', String(query.limit))
   if (query.skip !== undefined) params.set('skip', String(query.skip))

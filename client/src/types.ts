@@ -27,12 +27,16 @@ type GeneratedFilter<L extends ListName> = Schemas[`${Lists[L]}Filter`]
 type Declared<T> = { [P in keyof T as string extends P ? never : P]: T[P] }
 type IndexValue<T> = string extends keyof T ? T[string] : never
 
-type Conditions<L extends ListName> = Omit<Declared<GeneratedFilter<L>>, '$or' | '$and'> & { [P in `customFields.${string}`]?: IndexValue<GeneratedFilter<L>> }
+type Conditions<L extends ListName> = Omit<Declared<GeneratedFilter<L>>, '$or' | '$and'> &
+  { [P in `customFields.${string}`]?: IndexValue<GeneratedFilter<L>> }
 /** How many more levels of `$or`/`$and` a filter at each level may hold (the service takes 3). */
 type Deeper = [never, 0, 1, 2]
 type Branches<L extends ListName, D extends 0 | 1 | 2 | 3> = [D] extends [0]
   ? { $or?: never, $and?: never }
-  : { $or?: readonly [Filter<L, Deeper[D]>, ...Array<Filter<L, Deeper[D]>>], $and?: readonly [Filter<L, Deeper[D]>, ...Array<Filter<L, Deeper[D]>>] }
+  : {
+      $or?: readonly [Filter<L, Deeper[D]>, ...Array<Filter<L, Deeper[D]>>]
+      $and?: readonly [Filter<L, Deeper[D]>, ...Array<Filter<L, Deeper[D]>>]
+    }
 
 /**
  * A filter of the list (JSON notation): field conditions, each a value or an object of the
@@ -47,7 +51,9 @@ export type CustomFieldCondition = IndexValue<GeneratedFilter<'activities'>>
 /** What `fields` may name: declared fields (`_id` too: ids only), and custom fields one by one. */
 export type FieldName<L extends ListName> = (keyof Document<L> & string) | `customFields.${string}`
 type Sortable<L extends ListName> = {
-  [P in keyof Document<L>]-?: NonNullable<Document<L>[P]> extends readonly unknown[] | Record<string, unknown> ? never : P
+  [P in keyof Document<L>]-?: NonNullable<Document<L>[P]> extends readonly unknown[] | Record<string, unknown>
+    ? never
+    : P
 }[keyof Document<L>] & string
 /** A sort key: a field, ascending with `+` or descending with `-` (the service asks for the sign). */
 export type SortKey<L extends ListName> = `${'+' | '-'}${Sortable<L> | `customFields.${string}`}`
@@ -59,7 +65,15 @@ export type Picked<L extends ListName, F> = F extends readonly [] | undefined
   : F extends ReadonlyArray<infer N> ? Pick<Document<L>, '_id' | (TopLevel<N> & keyof Document<L>)> : Document<L>
 
 /** The query of a list, as the runtime reads it (the typed forms below narrow it). */
-export interface RawQuery { filter?: object, sort?: string | readonly string[], limit?: number, skip?: number, count?: boolean, fields?: readonly string[], after?: string }
+export interface RawQuery {
+  filter?: object
+  sort?: string | readonly string[]
+  limit?: number
+  skip?: number
+  count?: boolean
+  fields?: readonly string[]
+  after?: string
+}
 
 export interface ListQuery<L extends ListName, F extends ReadonlyArray<FieldName<L>> | undefined> {
   filter?: Filter<L>
@@ -89,7 +103,10 @@ export interface Page<T> {
 }
 
 export interface RetryOptions {
-  /** Attempts in all, the first included (default 10: with the Retry-After of 1 s the service sends while its database is away, enough to ride out a failover). */
+  /**
+   * Attempts in all, the first included (default 10: with the Retry-After of 1 s the service
+   * sends while its database is away, enough to ride out a failover).
+   */
   attempts?: number
   /** No retry starts once this much time has passed since the first attempt (default 60 s). */
   totalMs?: number
@@ -103,7 +120,10 @@ export interface RetryEvent { attempt: number, delayMs: number, reason: string }
 export interface ClientOptions {
   /** Where the service answers, such as `https://api.example.org/listing`. */
   baseUrl: string | URL
-  /** Called for every attempt, so that tokens can rotate; no header when it gives undefined. Its wait counts toward the attempt's time limit. */
+  /**
+   * Called for every attempt, so that tokens can rotate; no header when it gives undefined. Its
+   * wait counts toward the attempt's time limit.
+   */
   token?: () => string | undefined | Promise<string | undefined>
   /** The caller's request id (say, from its own request context), sent as X-Request-Id. */
   requestId?: () => string | undefined
