@@ -52,18 +52,26 @@ function integer (text: string | undefined, fallback: number, min: number, max: 
 function compileFilterParam (params: RawListParams, spec: QuerySpec, problems: Problems): Document | undefined {
   let filter: Document | undefined = {}
   if (params.filter !== undefined && params.brackets.length > 0) {
-    problems.add('filter', '', 'MIXED_FILTER_NOTATION', 'Use either filter=<JSON> or filter[field]=… brackets, not both')
+    problems.add(
+      'filter', '', 'MIXED_FILTER_NOTATION', 'Use either filter=<JSON> or filter[field]=… brackets, not both'
+    )
   } else if (params.filter !== undefined) {
     if (params.filter.length > MAX_FILTER_LENGTH) {
-      problems.add('filter', '', 'FILTER_TOO_LARGE', `filter is ${params.filter.length} characters; at most ${MAX_FILTER_LENGTH}`)
+      problems.add(
+        'filter', '', 'FILTER_TOO_LARGE', `filter is ${params.filter.length} characters; at most ${MAX_FILTER_LENGTH}`
+      )
     } else {
       const tree = readJson(params.filter, problems)
       filter = tree === undefined ? undefined : compileFilter(tree, spec, problems)
     }
   } else if (params.brackets.length > 0) {
-    const length = params.brackets.reduce((sum, b) => b.segments.reduce((n, segment) => n + segment.length, sum) + b.value.length, 0)
+    const length = params.brackets.reduce(
+      (sum, b) => b.segments.reduce((n, segment) => n + segment.length, sum) + b.value.length, 0
+    )
     if (length > MAX_FILTER_LENGTH) {
-      problems.add('filter', '', 'FILTER_TOO_LARGE', `The filter brackets hold ${length} characters; at most ${MAX_FILTER_LENGTH}`)
+      problems.add(
+        'filter', '', 'FILTER_TOO_LARGE', `The filter brackets hold ${length} characters; at most ${MAX_FILTER_LENGTH}`
+      )
     } else {
       filter = compileFilter(bracketTree(params.brackets, problems), spec, problems)
     }
@@ -81,10 +89,16 @@ export function compileListQuery (rawQuery: string, spec: QuerySpec, limits: Lis
 
   const sort = compileSort(params.sort, spec, problems)
   const limit = integer(params.limit, limits.defaultLimit, 0, limits.maxLimit)
-  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit must be a whole number from 0 (count only) to ${limits.maxLimit}`)
+  if (limit === undefined) {
+    problems.add('limit', '', 'INVALID_LIMIT', `limit must be a whole number from 0 (count only) to ${limits.maxLimit}`)
+  }
   const skip = integer(params.skip, 0, 0, limits.maxSkip)
-  if (skip === undefined) problems.add('skip', '', 'INVALID_SKIP', `skip must be a whole number from 0 to ${limits.maxSkip}`)
-  const count = params.count === undefined ? false : params.count === 'true' ? true : params.count === 'false' ? false : undefined
+  if (skip === undefined) {
+    problems.add('skip', '', 'INVALID_SKIP', `skip must be a whole number from 0 to ${limits.maxSkip}`)
+  }
+  const count = params.count === undefined
+    ? false
+    : params.count === 'true' ? true : params.count === 'false' ? false : undefined
   if (count === undefined) problems.add('count', '', 'INVALID_COUNT', 'count must be true or false')
   const fields = compileFields(params.fields, spec, problems)
   if (params.after !== undefined && params.skip !== undefined) {
@@ -127,11 +141,28 @@ export function compileFeedQuery (rawQuery: string, spec: QuerySpec): FeedCompil
   const filter = compileFilterParam(params, spec, problems)
   const fields = compileFields(params.fields, spec, problems)
   const limit = integer(params.limit, FEED_DEFAULT_LIMIT, 1, FEED_MAX_LIMIT)
-  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit is the number of events per answer: a whole number from 1 to ${FEED_MAX_LIMIT}`)
+  if (limit === undefined) {
+    problems.add(
+      'limit', '', 'INVALID_LIMIT',
+      `limit is the number of events per answer: a whole number from 1 to ${FEED_MAX_LIMIT}`
+    )
+  }
   const wait = integer(params.wait, 0, 0, FEED_MAX_WAIT)
-  if (wait === undefined) problems.add('wait', '', 'INVALID_VALUE', `wait is how many seconds to wait for a change: a whole number from 0 to ${FEED_MAX_WAIT}`)
-  if (params.since === '') problems.add('since', '', 'INVALID_CURSOR', 'since is empty: pass the next token of the previous answer, or leave since out to start with the whole list')
-  if (!problems.empty || filter === undefined || limit === undefined || wait === undefined) return { ok: false, problems: problems.items }
+  if (wait === undefined) {
+    problems.add(
+      'wait', '', 'INVALID_VALUE',
+      `wait is how many seconds to wait for a change: a whole number from 0 to ${FEED_MAX_WAIT}`
+    )
+  }
+  if (params.since === '') {
+    problems.add(
+      'since', '', 'INVALID_CURSOR',
+      'since is empty: pass the next token of the previous answer, or leave since out to start with the whole list'
+    )
+  }
+  if (!problems.empty || filter === undefined || limit === undefined || wait === undefined) {
+    return { ok: false, problems: problems.items }
+  }
   const query: FeedQuery = { filter, limit, wait }
   if (fields !== undefined) query.fields = fields
   if (params.since !== undefined) query.since = params.since
@@ -156,9 +187,17 @@ export function compileCountsQuery (rawQuery: string, spec: QuerySpec): CountsCo
   const params = readQueryString(rawQuery, problems, COUNTS_PARAMS)
   const filter = compileFilterParam(params, spec, problems)
   const limit = integer(params.limit, COUNTS_DEFAULT_LIMIT, 1, COUNTS_MAX_LIMIT)
-  if (limit === undefined) problems.add('limit', '', 'INVALID_LIMIT', `limit is the number of groups: a whole number from 1 to ${COUNTS_MAX_LIMIT}`)
-  const by = params.by === undefined ? { problem: 'by is required: the path whose values make the groups' } : resolveGroup(spec, params.by)
+  if (limit === undefined) {
+    problems.add(
+      'limit', '', 'INVALID_LIMIT', `limit is the number of groups: a whole number from 1 to ${COUNTS_MAX_LIMIT}`
+    )
+  }
+  const by = params.by === undefined
+    ? { problem: 'by is required: the path whose values make the groups' }
+    : resolveGroup(spec, params.by)
   if ('problem' in by) problems.add('by', '', 'INVALID_GROUP', by.problem)
-  if (!problems.empty || filter === undefined || limit === undefined || 'problem' in by) return { ok: false, problems: problems.items }
+  if (!problems.empty || filter === undefined || limit === undefined || 'problem' in by) {
+    return { ok: false, problems: problems.items }
+  }
   return { ok: true, query: { filter, by, limit } }
 }

@@ -14,7 +14,10 @@ export function compileSort (text: string | undefined, spec: QuerySpec, problems
   if (text === undefined) return { _id: 1 }
   const items = text.split(',')
   if (items.length > MAX_SORT_FIELDS) {
-    problems.add('sort', childPointer('', MAX_SORT_FIELDS), 'INVALID_SORT', `sort takes at most ${MAX_SORT_FIELDS} fields, not ${items.length}`)
+    problems.add(
+      'sort', childPointer('', MAX_SORT_FIELDS), 'INVALID_SORT',
+      `sort takes at most ${MAX_SORT_FIELDS} fields, not ${items.length}`
+    )
   }
   items.slice(0, MAX_SORT_FIELDS).forEach((item, index) => {
     const pointer = childPointer('', index)
@@ -28,7 +31,10 @@ export function compileSort (text: string | undefined, spec: QuerySpec, problems
       // Both mistakes at once: a field that does not exist is said now, not after the sign is fixed.
       const named = resolvePath(spec, item, 'sort')
       const also = 'field' in named ? '' : `; and ${named.message.charAt(0).toLowerCase()}${named.message.slice(1)}`
-      problems.add('sort', pointer, 'INVALID_SORT', `'${item}' needs a direction: +${item} (ascending, %2B in a URL) or -${item} (descending)${also}`)
+      problems.add(
+        'sort', pointer, 'INVALID_SORT',
+        `'${item}' needs a direction: +${item} (ascending, %2B in a URL) or -${item} (descending)${also}`
+      )
       return
     }
     const resolved = resolvePath(spec, path, 'sort')

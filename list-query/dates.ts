@@ -5,7 +5,8 @@ export type DateValue =
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 const isLeap = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
-const daysIn = (year: number, month: number): number => month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1] as number
+const daysIn = (year: number, month: number): number =>
+  month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1] as number
 
 function utc (year: number, month: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): Date {
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms))
@@ -29,7 +30,8 @@ function readDay (text: string): [number, number, number] | undefined {
   const year = digits(text, 0, 4)
   const month = digits(text, 5, 2)
   const day = digits(text, 8, 2)
-  if (year < 0 || text[4] !== '-' || text[7] !== '-' || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined
+  if (year < 0 || text[4] !== '-' || text[7] !== '-' || month < 1 || month > 12 ||
+    day < 1 || day > daysIn(year, month)) return undefined
   return [year, month, day]
 }
 

@@ -22,7 +22,8 @@ export type JsonSchema = Record<string, unknown>
 
 // Dates in the three accepted forms (list-query/dates.ts), calendar-exact: months of 30 and 31
 // days, and 29 February in leap years only, so that the pattern accepts no date the parser refuses.
-const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))'
+const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|' +
+  '02-(?:0[1-9]|1[0-9]|2[0-8]))'
 const LEAP_YEAR = '(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)'
 const DAY = `(?:[0-9]{4}-${MONTH_DAY}|${LEAP_YEAR}-02-29)`
 const TIME = 'T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{3})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])'
@@ -41,8 +42,14 @@ function optionFlags (): string[] {
 const OPTIONS = optionFlags()
 
 const NUMBER: JsonSchema = { type: 'number', minimum: -MAX_NUMBER, maximum: MAX_NUMBER }
-const OBJECT_ID: JsonSchema = { type: 'string', pattern: OBJECT_ID_PATTERN, description: 'An object id: 24 hexadecimal characters' }
-const DATE: JsonSchema = { type: 'string', pattern: DATE_PATTERN, description: 'YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM' }
+const OBJECT_ID: JsonSchema = {
+  type: 'string', pattern: OBJECT_ID_PATTERN, description: 'An object id: 24 hexadecimal characters'
+}
+const DATE: JsonSchema = {
+  type: 'string',
+  pattern: DATE_PATTERN,
+  description: 'YYYY or YYYY-MM-DD (the whole UTC year or day), or YYYY-MM-DDTHH:MM:SS[.mmm] with Z or ±HH:MM'
+}
 
 /** The JSON value one element of the field is compared with; undefined when none is (arrays of objects). */
 function valueSchema (kind: FieldKind): JsonSchema | undefined {
@@ -59,17 +66,28 @@ function valueSchema (kind: FieldKind): JsonSchema | undefined {
 
 function operandSchema (operator: Operator, value: JsonSchema | undefined): JsonSchema | undefined {
   switch (operator) {
-    case '$in': case '$nin': case '$all': return value === undefined ? undefined : { type: 'array', maxItems: MAX_ARRAY, items: value }
+    case '$in': case '$nin': case '$all':
+      return value === undefined ? undefined : { type: 'array', maxItems: MAX_ARRAY, items: value }
     case '$exists': return { type: 'boolean' }
     case '$size': return { type: 'integer', minimum: 0, maximum: MAX_SIZE }
     // The length in characters (code points), as the compiler counts; no NUL (MongoDB refuses it).
-    case '$regex': return { type: 'string', maxLength: MAX_REGEX, pattern: '^[^\\u0000]*$', description: 'A PCRE2 pattern, as MongoDB reads it' }
-    case '$options': return { type: 'string', enum: OPTIONS, description: 'Regex flags i, m, s and x, each at most once; only next to $regex' }
+    case '$regex': return {
+      type: 'string',
+      maxLength: MAX_REGEX,
+      pattern: '^[^\\u0000]*$',
+      description: 'A PCRE2 pattern, as MongoDB reads it'
+    }
+    case '$options': return {
+      type: 'string', enum: OPTIONS, description: 'Regex flags i, m, s and x, each at most once; only next to $regex'
+    }
     default: return value
   }
 }
 
-/** A field's condition: a value (equality), or an object of one or more of its operators (`$elemMatch` among them on arrays). */
+/**
+ * A field's condition: a value (equality), or an object of one or more of its operators (`$elemMatch` among them on
+ * arrays).
+ */
 function conditionSchema (field: Pick<FieldSpec, 'kind' | 'operators'>, elemMatch?: JsonSchema): JsonSchema {
   const value = valueSchema(field.kind)
   const properties: Record<string, JsonSchema> = {}
@@ -90,7 +108,15 @@ function conditionSchema (field: Pick<FieldSpec, 'kind' | 'operators'>, elemMatc
 }
 
 const KIND_NAMES: Record<FieldKind, string> = {
-  string: 'string', number: 'number', boolean: 'boolean', date: 'date', ref: 'object id', 'string[]': 'array of strings', 'ref[]': 'array of object ids', custom: 'custom field', 'object[]': 'array of objects'
+  string: 'string',
+  number: 'number',
+  boolean: 'boolean',
+  date: 'date',
+  ref: 'object id',
+  'string[]': 'array of strings',
+  'ref[]': 'array of object ids',
+  custom: 'custom field',
+  'object[]': 'array of objects'
 }
 
 /** The names a custom field may have: the compiler's, less those that poison prototypes. */
@@ -98,14 +124,19 @@ const customKey = `^customFields\\.${CUSTOM_FIELD_NAME.source.slice(1, -1)}$`
 const POISONED = ['__proto__', 'constructor', 'prototype'].map((name) => `customFields.${name}`)
 
 export const NOT_EXPRESSED = [
-  'a $regex that PCRE2 does not compile, or that this service refuses (constructs whose meaning differs between engines, patterns whose matching time could grow faster than the text, a pattern written between slashes as in JavaScript)',
+  'a $regex that PCRE2 does not compile, or that this service refuses ' +
+    '(constructs whose meaning differs between engines, ' +
+    'patterns whose matching time could grow faster than the text, ' +
+    'a pattern written between slashes as in JavaScript)',
   'strings holding a lone surrogate (\\ud800–\\udfff unpaired)',
   'a key repeated in the same object',
   'a number written beyond ±2^53 that rounds into that range (9007199254740993, 9007199254740992.5)',
   `a filter text over ${MAX_FILTER_LENGTH} characters`,
-  `more than ${MAX_CONDITIONS} field conditions in all branches together (a value counts one, an object of operators one per operator)`,
+  `more than ${MAX_CONDITIONS} field conditions in all branches together ` +
+    '(a value counts one, an object of operators one per operator)',
   `$or and $and inside $elemMatch nested, with those around it, more than ${MAX_DEPTH} deep`,
-  `on an array of scalars, $elemMatch whose $or and $and make more than ${MAX_BRANCHES} alternatives for one element, or one alternative giving the same bound or $in twice`
+  `on an array of scalars, $elemMatch whose $or and $and make more than ${MAX_BRANCHES} alternatives ` +
+    'for one element, or one alternative giving the same bound or $in twice'
 ]
 
 /** What a branch at `levels` from the deepest may hold: `$or`/`$and` only while levels remain. */
@@ -118,7 +149,8 @@ function nesting (levels: number): JsonSchema {
 /** `$or` or `$and` of the filter itself: 1 to 10 filters of the same schema, nested at most MAX_DEPTH deep. */
 function logicalSchema (operator: '$or' | '$and', id: string): JsonSchema {
   return {
-    description: `${operator === '$or' ? 'Documents that match at least one' : 'Documents that match all'} of 1 to ${MAX_BRANCHES} filters ({} matches every document); $or and $and nest at most ${MAX_DEPTH} deep`,
+    description: `${operator === '$or' ? 'Documents that match at least one' : 'Documents that match all'} of 1 to ` +
+      `${MAX_BRANCHES} filters ({} matches every document); $or and $and nest at most ${MAX_DEPTH} deep`,
     type: 'array',
     minItems: 1,
     maxItems: MAX_BRANCHES,
@@ -135,17 +167,22 @@ function elemMatchSchema (field: FieldSpec, spec: QuerySpec, levels: number): Js
   if (element === undefined) return undefined
   const properties: Record<string, JsonSchema> = {}
   if (element === 'object[]') {
-    for (const inner of spec.elements.get(field.path)?.fields.values() ?? []) properties[inner.path] = conditionSchema(inner)
+    for (const inner of spec.elements.get(field.path)?.fields.values() ?? []) {
+      properties[inner.path] = conditionSchema(inner)
+    }
   } else {
     const operators = conditionSchema({ kind: element, operators: ELEMENT_OPERATORS[element] as ReadonlySet<Operator> })
     Object.assign(properties, (operators.anyOf as JsonSchema[]).at(-1)?.properties)
   }
   if (levels > 0) {
     const branch = elemMatchSchema(field, spec, levels - 1)
-    for (const operator of ['$or', '$and']) properties[operator] = { type: 'array', minItems: 1, maxItems: MAX_BRANCHES, items: branch }
+    for (const operator of ['$or', '$and']) {
+      properties[operator] = { type: 'array', minItems: 1, maxItems: MAX_BRANCHES, items: branch }
+    }
   }
   return {
-    description: `One element of ${field.path} satisfies every condition; ${element === 'object[]' ? 'the element\'s fields' : 'operators of the element\'s type'}, and $or/$and of such`,
+    description: `One element of ${field.path} satisfies every condition; ` +
+      `${element === 'object[]' ? 'the element\'s fields' : 'operators of the element\'s type'}, and $or/$and of such`,
     type: 'object',
     properties,
     additionalProperties: false,
@@ -154,26 +191,37 @@ function elemMatchSchema (field: FieldSpec, spec: QuerySpec, levels: number): Js
   }
 }
 
-/** The JSON Schema of a list's `filter` (JSON notation), named `id` in the OpenAPI components (`$or` and `$and` refer to it there). */
+/**
+ * The JSON Schema of a list's `filter` (JSON notation), named `id` in the OpenAPI components (`$or` and `$and` refer to
+ * it there).
+ */
 export function filterSchema (spec: QuerySpec, id: string, subject: string): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
   for (const field of spec.fields.values()) {
     const elemMatch = elemMatchSchema(field, spec, MAX_DEPTH)
     const operators = [...field.operators, ...(elemMatch === undefined ? [] : [ELEM_MATCH])]
-    properties[field.path] = { description: `${KIND_NAMES[field.kind]}: ${operators.join(' ')}`, ...conditionSchema(field, elemMatch) }
+    properties[field.path] = {
+      description: `${KIND_NAMES[field.kind]}: ${operators.join(' ')}`, ...conditionSchema(field, elemMatch)
+    }
   }
   properties.$or = logicalSchema('$or', id)
   properties.$and = logicalSchema('$and', id)
   return {
     $id: id,
     title: id,
-    description: `A filter on ${subject}: field conditions, ANDed, and $or/$and of such filters. A condition is a value (equality) or an object of operators. ` +
+    description: `A filter on ${subject}: field conditions, ANDed, and $or/$and of such filters. ` +
+      'A condition is a value (equality) or an object of operators. ' +
       `Also refused, beyond what this schema says: ${NOT_EXPRESSED.join('; ')}.`,
     type: 'object',
     properties,
     ...(spec.hasCustomFields
       ? {
-          patternProperties: { [customKey]: { description: `custom field: ${[...OPERATORS_BY_KIND.custom].join(' ')}`, ...conditionSchema({ kind: 'custom', operators: OPERATORS_BY_KIND.custom }) } },
+          patternProperties: {
+            [customKey]: {
+              description: `custom field: ${[...OPERATORS_BY_KIND.custom].join(' ')}`,
+              ...conditionSchema({ kind: 'custom', operators: OPERATORS_BY_KIND.custom })
+            }
+          },
           propertyNames: { not: { enum: POISONED } }
         }
       : {}),

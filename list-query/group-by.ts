@@ -19,7 +19,9 @@ export interface GroupBy {
   unit?: DateUnit
 }
 
-const ELEMENT: Partial<Record<FieldKind, GroupBy['kind']>> = { string: 'string', number: 'number', boolean: 'boolean', ref: 'ref', date: 'date', 'string[]': 'string', 'ref[]': 'ref' }
+const ELEMENT: Partial<Record<FieldKind, GroupBy['kind']>> = {
+  string: 'string', number: 'number', boolean: 'boolean', ref: 'ref', date: 'date', 'string[]': 'string', 'ref[]': 'ref'
+}
 
 /** Every `by` a list accepts, in the spec's order; `customFields.<name>` stands for any custom field. */
 export function groupablePaths (spec: QuerySpec): string[] {
@@ -37,10 +39,12 @@ export function groupablePaths (spec: QuerySpec): string[] {
 /** The group of `text`, or why it is none (INVALID_GROUP's message). */
 export function resolveGroup (spec: QuerySpec, text: string): GroupBy | { problem: string } {
   const [path = '', unit, ...rest] = text.split(':')
-  const refuse = (why: string): { problem: string } => ({ problem: `${why}; by takes one of ${groupablePaths(spec).join(', ')}` })
+  const refuse = (why: string): { problem: string } =>
+    ({ problem: `${why}; by takes one of ${groupablePaths(spec).join(', ')}` })
   if (text === '') return refuse('by is empty')
   if (rest.length > 0 || hasForbiddenSegment(path)) return refuse(`'${text}' is not a path to group by`)
-  if (spec.hasCustomFields && path.startsWith('customFields.') && CUSTOM_FIELD_NAME.test(path.slice('customFields.'.length))) {
+  if (spec.hasCustomFields && path.startsWith('customFields.') &&
+    CUSTOM_FIELD_NAME.test(path.slice('customFields.'.length))) {
     return unit === undefined ? { text, path, kind: 'custom' } : refuse(`'${path}' is a custom field: it takes no unit`)
   }
   const field = spec.fields.get(path)
@@ -49,11 +53,21 @@ export function resolveGroup (spec: QuerySpec, text: string): GroupBy | { proble
     return refuse(path === spec.scopeField ? `'${path}' is fixed by the URL path` : `'${path}' cannot be grouped by`)
   }
   if (kind === 'date') {
-    if (unit === undefined || !(DATE_UNITS as readonly string[]).includes(unit)) return refuse(`'${path}' is a date: group it by a period, as ${path}:day, ${path}:month or ${path}:year (UTC)`)
+    if (unit === undefined || !(DATE_UNITS as readonly string[]).includes(unit)) {
+      return refuse(`'${path}' is a date: group it by a period, as ${path}:day, ${path}:month or ${path}:year (UTC)`)
+    }
   } else if (unit !== undefined) {
     return refuse(`'${path}' is not a date: it takes no unit`)
   }
   const dot = path.indexOf('.')
-  const unwind = field.kind.endsWith('[]') ? path : dot > 0 && spec.fields.get(path.slice(0, dot))?.kind === 'object[]' ? path.slice(0, dot) : undefined
-  return { text, path, kind, ...(unwind === undefined ? {} : { unwind }), ...(unit === undefined ? {} : { unit: unit as DateUnit }) }
+  const unwind = field.kind.endsWith('[]')
+    ? path
+    : dot > 0 && spec.fields.get(path.slice(0, dot))?.kind === 'object[]' ? path.slice(0, dot) : undefined
+  return {
+    text,
+    path,
+    kind,
+    ...(unwind === undefined ? {} : { unwind }),
+    ...(unit === undefined ? {} : { unit: unit as DateUnit })
+  }
 }

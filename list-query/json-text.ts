@@ -36,11 +36,15 @@ class Reader {
       this.skipSpace()
       const value = this.value(0)
       this.skipSpace()
-      if (this.position < this.text.length) throw new JsonSyntaxError('unexpected text after the JSON value', this.position)
+      if (this.position < this.text.length) {
+        throw new JsonSyntaxError('unexpected text after the JSON value', this.position)
+      }
       return value
     } catch (error) {
       if (!(error instanceof JsonSyntaxError)) throw error
-      this.problems.add(this.param, '', 'INVALID_JSON', `filter is not valid JSON: ${error.message} at character ${error.position + 1}`)
+      this.problems.add(
+        this.param, '', 'INVALID_JSON', `filter is not valid JSON: ${error.message} at character ${error.position + 1}`
+      )
       return undefined
     }
   }
@@ -70,7 +74,12 @@ class Reader {
       case '[': return this.array(depth)
       case '"': {
         const value = this.string()
-        if (!value.isWellFormed()) this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', 'The string holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text')
+        if (!value.isWellFormed()) {
+          this.problems.add(
+            this.param, this.pointer(), 'INVALID_VALUE',
+            'The string holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text'
+          )
+        }
         return { type: 'string', value, fromText: false }
       }
       case 't': return this.literal('true', { type: 'boolean', value: true })
@@ -83,7 +92,9 @@ class Reader {
   }
 
   private literal (word: string, node: FilterNode): FilterNode {
-    if (!this.text.startsWith(word, this.position)) throw new JsonSyntaxError(`unexpected character '${this.text[this.position]}'`, this.position)
+    if (!this.text.startsWith(word, this.position)) {
+      throw new JsonSyntaxError(`unexpected character '${this.text[this.position]}'`, this.position)
+    }
     this.position += word.length
     return node
   }
@@ -111,11 +122,19 @@ class Reader {
       const rejected = refused || duplicate || illFormed
       this.path.push(key)
       if (illFormed) {
-        this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', 'The key holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text')
+        this.problems.add(
+          this.param, this.pointer(), 'INVALID_VALUE',
+          'The key holds a lone surrogate (an unpaired \\ud800–\\udfff escape), which is not Unicode text'
+        )
       } else if (refused) {
-        this.problems.add(this.param, this.pointer(), 'UNKNOWN_FIELD', `No field is named '${key}': the key is refused anywhere in a filter`)
+        this.problems.add(
+          this.param, this.pointer(), 'UNKNOWN_FIELD',
+          `No field is named '${key}': the key is refused anywhere in a filter`
+        )
       } else if (duplicate) {
-        this.problems.add(this.param, this.pointer(), 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`)
+        this.problems.add(
+          this.param, this.pointer(), 'DUPLICATE_KEY', `The key '${key}' appears more than once in the same object`
+        )
       }
       const value = this.value(depth + 1)
       this.path.pop()
@@ -151,7 +170,10 @@ class Reader {
     const text = this.numberText()
     const value = exactNumber(text)
     if (value !== undefined) return { type: 'number', value }
-    this.problems.add(this.param, this.pointer(), 'INVALID_VALUE', `${text} is beyond what a number may be: numbers must be finite and within ±2^53, judged by their text`)
+    this.problems.add(
+      this.param, this.pointer(), 'INVALID_VALUE',
+      `${text} is beyond what a number may be: numbers must be finite and within ±2^53, judged by their text`
+    )
     return { type: 'number', value: Number.NaN }
   }
 
@@ -171,7 +193,9 @@ class Reader {
    */
   private deep (): FilterNode {
     const text = this.text
-    const outer: FilterNode = text[this.position] === '{' ? { type: 'object', entries: [] } : { type: 'array', items: [] }
+    const outer: FilterNode = text[this.position] === '{'
+      ? { type: 'object', entries: [] }
+      : { type: 'array', items: [] }
     const open: string[] = []
     for (;;) {
       this.skipSpace()
@@ -204,7 +228,9 @@ class Reader {
           if (object) this.key()
           break
         }
-        if (next !== (object ? '}' : ']')) throw new JsonSyntaxError(object ? "expected ',' or '}'" : "expected ',' or ']'", this.position - 1)
+        if (next !== (object ? '}' : ']')) {
+          throw new JsonSyntaxError(object ? "expected ',' or '}'" : "expected ',' or ']'", this.position - 1)
+        }
         open.pop()
       }
     }

@@ -23,16 +23,22 @@ type Literal = string | number | boolean | ObjectId | DateValue
 const describe = (node: FilterNode): string => node.type === 'string' ? `'${node.value}'` : node.type
 
 /** A literal of the field's type, converted (ObjectId, date, number from text); undefined after a problem. */
-function literal (field: FieldSpec, node: FilterNode, parent: string, problems: Problems, index?: number): Literal | undefined {
+function literal (
+  field: FieldSpec, node: FilterNode, parent: string, problems: Problems, index?: number
+): Literal | undefined {
   const fast = fastLiteral(field, node)
   if (fast !== undefined) return fast
   const pointer = index === undefined ? parent : childPointer(parent, index)
   if (node.type === 'null') {
-    problems.add(PARAM, pointer, 'INVALID_VALUE', 'null is not a value: to find documents without the field use {"$exists": false}')
+    problems.add(
+      PARAM, pointer, 'INVALID_VALUE', 'null is not a value: to find documents without the field use {"$exists": false}'
+    )
     return undefined
   }
   if (node.type === 'array' || node.type === 'object') {
-    problems.add(PARAM, pointer, 'INVALID_VALUE', `An ${node.type} is not a value for '${field.path}': use $in or $all for lists`)
+    problems.add(
+      PARAM, pointer, 'INVALID_VALUE', `An ${node.type} is not a value for '${field.path}': use $in or $all for lists`
+    )
     return undefined
   }
   switch (field.kind) {
@@ -41,21 +47,32 @@ function literal (field: FieldSpec, node: FilterNode, parent: string, problems: 
       break
     case 'number':
       if (node.type === 'number') return checkNumber(node.value, pointer, problems)
-      if (node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value)) return checkNumber(exactNumber(node.value) ?? Number.NaN, pointer, problems)
+      if (node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value)) {
+        return checkNumber(exactNumber(node.value) ?? Number.NaN, pointer, problems)
+      }
       break
     case 'boolean':
       if (node.type === 'boolean') return node.value
-      if (node.type === 'string' && node.fromText && (node.value === 'true' || node.value === 'false')) return node.value === 'true'
+      if (node.type === 'string' && node.fromText && (node.value === 'true' || node.value === 'false')) {
+        return node.value === 'true'
+      }
       break
     case 'date': {
       const date = node.type === 'string' ? parseDate(node.value) : undefined
       if (date !== undefined) return date
-      problems.add(PARAM, pointer, 'INVALID_DATE', `${describe(node)} is not a date for '${field.path}': write YYYY, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS(.mmm)Z (or ±HH:MM)`)
+      problems.add(
+        PARAM, pointer, 'INVALID_DATE',
+        `${describe(node)} is not a date for '${field.path}': ` +
+          'write YYYY, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS(.mmm)Z (or ±HH:MM)'
+      )
       return undefined
     }
     case 'ref': case 'ref[]':
       if (node.type === 'string' && OBJECT_ID.test(node.value)) return new ObjectId(node.value)
-      problems.add(PARAM, pointer, 'INVALID_OBJECT_ID', `${describe(node)} is not an object id for '${field.path}': expected 24 hexadecimal characters`)
+      problems.add(
+        PARAM, pointer, 'INVALID_OBJECT_ID',
+        `${describe(node)} is not an object id for '${field.path}': expected 24 hexadecimal characters`
+      )
       return undefined
     case 'custom':
       if (node.type === 'number') return checkNumber(node.value, pointer, problems)
@@ -67,7 +84,10 @@ function literal (field: FieldSpec, node: FilterNode, parent: string, problems: 
       }
       return node.value
   }
-  problems.add(PARAM, pointer, 'INVALID_VALUE', `${describe(node)} is not a ${field.kind === 'string[]' ? 'string' : field.kind} value for '${field.path}'`)
+  problems.add(
+    PARAM, pointer, 'INVALID_VALUE',
+    `${describe(node)} is not a ${field.kind === 'string[]' ? 'string' : field.kind} value for '${field.path}'`
+  )
   return undefined
 }
 
@@ -88,7 +108,9 @@ function checkNumber (value: number, pointer: string, problems: Problems): numbe
   return undefined
 }
 
-function list (field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems): Literal[] | undefined {
+function list (
+  field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems
+): Literal[] | undefined {
   if (node.type !== 'array') {
     problems.add(PARAM, pointer, 'INVALID_VALUE', `${op} takes an array of values`)
     return undefined
@@ -111,13 +133,17 @@ function list (field: FieldSpec, op: Operator, node: FilterNode, pointer: string
 
 function flag (node: FilterNode): boolean | undefined {
   if (node.type === 'boolean') return node.value
-  if (node.type === 'string' && node.fromText && (node.value === 'true' || node.value === 'false')) return node.value === 'true'
+  if (node.type === 'string' && node.fromText && (node.value === 'true' || node.value === 'false')) {
+    return node.value === 'true'
+  }
   return undefined
 }
 
 /** A bracket value is read as a JSON number is, so that `1e2` and `-0` mean what they mean in JSON. */
 function size (node: FilterNode): number | undefined {
-  const n = node.type === 'number' ? node.value : node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value) ? exactNumber(node.value) ?? NaN : NaN
+  const n = node.type === 'number'
+    ? node.value
+    : node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value) ? exactNumber(node.value) ?? NaN : NaN
   // -0 is 0.
   return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n + 0 : undefined
 }
@@ -136,7 +162,10 @@ function regex (node: FilterNode, options: string, pointer: string, problems: Pr
   const pattern = node.value
   // Characters are code points (as JSON Schema's maxLength counts them), not UTF-16 units.
   if (pattern.length > MAX_REGEX && codePoints(pattern) > MAX_REGEX) {
-    problems.add(PARAM, pointer, 'REGEX_TOO_LONG', `$regex patterns are at most ${MAX_REGEX} characters, not ${codePoints(pattern)}`)
+    problems.add(
+      PARAM, pointer, 'REGEX_TOO_LONG',
+      `$regex patterns are at most ${MAX_REGEX} characters, not ${codePoints(pattern)}`
+    )
     return undefined
   }
   // `/yoga/i` is JavaScript's notation: to MongoDB a valid pattern that looks for the slashes
@@ -146,7 +175,12 @@ function regex (node: FilterNode, options: string, pointer: string, problems: Pr
   if (literal !== null) {
     const flags = [...new Set(`${options}${literal[2] as string}`)].filter((letter) => 'imsx'.includes(letter)).join('')
     const written = JSON.stringify(flags === '' ? { $regex: literal[1] } : { $regex: literal[1], $options: flags })
-    problems.add(PARAM, pointer, 'INVALID_REGEX', `$regex '${pattern}' is refused by this service's own rule: slashes around a pattern are JavaScript's notation, and MongoDB would look for the slashes themselves; write ${written}`)
+    problems.add(
+      PARAM, pointer, 'INVALID_REGEX',
+      `$regex '${pattern}' is refused by this service's own rule: ` +
+        "slashes around a pattern are JavaScript's notation, " +
+        `and MongoDB would look for the slashes themselves; write ${written}`
+    )
     return undefined
   }
   const verdict = checkPattern(pattern, options)
@@ -155,17 +189,26 @@ function regex (node: FilterNode, options: string, pointer: string, problems: Pr
   return undefined
 }
 
-/** Who refuses the pattern and why: MongoDB's engine, or this service by its own rule (and how to write it instead). */
+/**
+ * Who refuses the pattern and why: MongoDB's engine, or this service by its own rule (and how to write it
+ * instead).
+ */
 function regexMessage (verdict: Extract<PatternVerdict, { ok: false }>): string {
-  if (verdict.code === 'UNSAFE_REGEX') return `$regex is refused by this service's safety rule: its matching time could grow faster than the text it searches (${verdict.reason}); simplify it`
+  if (verdict.code === 'UNSAFE_REGEX') {
+    return "$regex is refused by this service's safety rule: " +
+      `its matching time could grow faster than the text it searches (${verdict.reason}); simplify it`
+  }
   if (verdict.nul === true) return '$regex cannot contain a NUL character: MongoDB refuses it'
   return verdict.by === 'pcre2'
     ? `$regex is not a pattern MongoDB's regex engine (PCRE2) compiles: ${verdict.reason}`
-    : `$regex uses syntax this service refuses by its own rule (its meaning differs between PCRE2 and the JavaScript it is checked in): ${verdict.reason}`
+    : '$regex uses syntax this service refuses by its own rule ' +
+      `(its meaning differs between PCRE2 and the JavaScript it is checked in): ${verdict.reason}`
 }
 
-const isPeriod = (v: Literal): v is Extract<DateValue, { kind: 'period' }> => typeof v === 'object' && 'kind' in v && v.kind === 'period'
-const isInstant = (v: Literal): v is Extract<DateValue, { kind: 'instant' }> => typeof v === 'object' && 'kind' in v && v.kind === 'instant'
+const isPeriod = (v: Literal): v is Extract<DateValue, { kind: 'period' }> =>
+  typeof v === 'object' && 'kind' in v && v.kind === 'period'
+const isInstant = (v: Literal): v is Extract<DateValue, { kind: 'instant' }> =>
+  typeof v === 'object' && 'kind' in v && v.kind === 'instant'
 const plain = (v: Literal): unknown => isInstant(v) ? v.at : v
 
 /**
@@ -195,7 +238,9 @@ function membership (path: string, op: '$in' | '$nin', values: Literal[]): Conve
  * Checks one operator's operand against the field and compiles it; undefined after a problem.
  * `regexOptions` are the valid `$options` beside a `$regex` (they change how it reads).
  */
-export function convertOperand (field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems, regexOptions = ''): Converted | undefined {
+export function convertOperand (
+  field: FieldSpec, op: Operator, node: FilterNode, pointer: string, problems: Problems, regexOptions = ''
+): Converted | undefined {
   switch (op) {
     case '$in': case '$nin': case '$all': {
       const values = list(field, op, node, pointer, problems)

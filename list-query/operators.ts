@@ -1,7 +1,9 @@
 import type { FieldKind } from '../schemas/fields.js'
 
 /** The thirteen operators of the filter language. */
-export const OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options', '$exists', '$all', '$size'] as const
+export const OPERATORS = [
+  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$options', '$exists', '$all', '$size'
+] as const
 export type Operator = typeof OPERATORS[number]
 
 /** One element of an array satisfies every condition inside (docs/query-language.md, "One element"). */
@@ -28,7 +30,9 @@ export const OPERATORS_BY_KIND: Record<FieldKind, ReadonlySet<Operator>> = {
 }
 
 /** The array kinds `$elemMatch` applies to, and for arrays of scalars the kind of their elements. */
-export const ELEMENT_KIND: Partial<Record<FieldKind, FieldKind>> = { 'string[]': 'string', 'ref[]': 'ref', 'object[]': 'object[]' }
+export const ELEMENT_KIND: Partial<Record<FieldKind, FieldKind>> = {
+  'string[]': 'string', 'ref[]': 'ref', 'object[]': 'object[]'
+}
 
 /**
  * Inside `$elemMatch` on an array of scalars: the element type's own operators. Its `$exists` holds for every

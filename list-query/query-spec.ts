@@ -53,7 +53,9 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
   for (const [name, property] of Object.entries(schema.properties)) add(name, property, false)
   if (scopeField !== undefined) fields.delete(scopeField)
   const suggestions = [...fields.keys()]
-  return { fields, references, hasCustomFields, scopeField, suggestions, returnable: Object.keys(schema.properties), elements }
+  return {
+    fields, references, hasCustomFields, scopeField, suggestions, returnable: Object.keys(schema.properties), elements
+  }
 }
 
 const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype']
@@ -68,26 +70,35 @@ export type PathResolution =
   | { field: FieldSpec }
   | { code: 'SCOPE_FIELD' | 'RELATED_PATH' | 'UNKNOWN_FIELD', message: string }
 
-const customFieldSpec = (path: string): FieldSpec => ({ path, kind: 'custom', operators: OPERATORS_BY_KIND.custom, sortable: true })
+const customFieldSpec = (path: string): FieldSpec =>
+  ({ path, kind: 'custom', operators: OPERATORS_BY_KIND.custom, sortable: true })
 
 /** Tells what a dotted path names for this endpoint, or why it names nothing filterable. */
 export function resolvePath (spec: QuerySpec, path: string, context: 'filter' | 'sort'): PathResolution {
   const field = spec.fields.get(path)
   if (field !== undefined) return { field }
   if (hasForbiddenSegment(path)) {
-    return { code: 'UNKNOWN_FIELD', message: `Unknown field '${path}' in ${context}: '__proto__', 'constructor' and 'prototype' name no field` }
+    return {
+      code: 'UNKNOWN_FIELD',
+      message: `Unknown field '${path}' in ${context}: '__proto__', 'constructor' and 'prototype' name no field`
+    }
   }
   if (path === spec.scopeField) {
     return { code: 'SCOPE_FIELD', message: `'${path}' is fixed by the URL path and cannot be used in ${context}` }
   }
   const dot = path.indexOf('.')
-  if (spec.hasCustomFields && dot > 0 && path.slice(0, dot) === 'customFields' && CUSTOM_FIELD_NAME.test(path.slice(dot + 1))) {
+  if (spec.hasCustomFields && dot > 0 && path.slice(0, dot) === 'customFields' &&
+    CUSTOM_FIELD_NAME.test(path.slice(dot + 1))) {
     return { field: customFieldSpec(path) }
   }
   for (let end = path.indexOf('.'); end > 0; end = path.indexOf('.', end + 1)) {
     const prefix = path.slice(0, end)
     if (spec.references.has(prefix) || prefix === spec.scopeField) {
-      return { code: 'RELATED_PATH', message: `'${path}' reaches into a related object: related objects cannot be filtered or sorted; use '${prefix}' with an object id` }
+      return {
+        code: 'RELATED_PATH',
+        message: `'${path}' reaches into a related object: related objects cannot be filtered or sorted; ` +
+          `use '${prefix}' with an object id`
+      }
     }
   }
   const suggestion = suggest(spec, path)

@@ -4,7 +4,10 @@ import { Problems } from './problems.js'
 
 export interface RawListParams {
   filter?: string
-  /** `filter[…]` entries in order, with the texts between their brackets (`filter[$or][0][name]`: `$or`, `0`, `name`). */
+  /**
+   * `filter[…]` entries in order, with the texts between their brackets (`filter[$or][0][name]`: `$or`, `0`,
+   * `name`).
+   */
   brackets: Array<{ key: string, segments: string[], value: string }>
   sort?: string
   limit?: string
@@ -26,7 +29,18 @@ export const FEED_PARAMS: readonly ScalarName[] = ['filter', 'fields', 'since', 
 /** The parameters of a list's counts per group. */
 export const COUNTS_PARAMS: readonly ScalarName[] = ['by', 'filter', 'limit']
 const BRACKET_KEY = /^filter(?:\[[^[\]]+\])+$/
-const INVALID_CODE = { filter: 'INVALID_JSON', sort: 'INVALID_SORT', limit: 'INVALID_LIMIT', skip: 'INVALID_SKIP', count: 'INVALID_COUNT', fields: 'INVALID_FIELDS', after: 'INVALID_CURSOR', since: 'INVALID_CURSOR', wait: 'INVALID_VALUE', by: 'INVALID_GROUP' } as const
+const INVALID_CODE = {
+  filter: 'INVALID_JSON',
+  sort: 'INVALID_SORT',
+  limit: 'INVALID_LIMIT',
+  skip: 'INVALID_SKIP',
+  count: 'INVALID_COUNT',
+  fields: 'INVALID_FIELDS',
+  after: 'INVALID_CURSOR',
+  since: 'INVALID_CURSOR',
+  wait: 'INVALID_VALUE',
+  by: 'INVALID_GROUP'
+} as const
 
 /** Form decoding: `+` is a space, then percent-escapes; undefined when an escape is broken. */
 function decode (text: string): string | undefined {
@@ -43,10 +57,14 @@ function decode (text: string): string | undefined {
 const named = new Map<readonly ScalarName[], { names: Set<string>, words: string }>()
 
 /** Reads a query string whose scalar parameters are `names` (a list's by default). */
-export function readQueryString (raw: string, problems: Problems, names: readonly ScalarName[] = LIST_PARAMS): RawListParams {
+export function readQueryString (
+  raw: string, problems: Problems, names: readonly ScalarName[] = LIST_PARAMS
+): RawListParams {
   let known = named.get(names)
   if (known === undefined) {
-    known = { names: new Set(names), words: `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] as string}` }
+    known = {
+      names: new Set(names), words: `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] as string}`
+    }
     named.set(names, known)
   }
   const SCALAR_PARAMS = known.names
@@ -77,8 +95,11 @@ export function readQueryString (raw: string, problems: Problems, names: readonl
     const value = decode(rawValue)
     if (scalar) {
       const name = key as keyof typeof INVALID_CODE
-      if (value === undefined) problems.add(name, '', INVALID_CODE[name], `The value of '${name}' is not valid percent-encoding`)
-      else params[name] = value
+      if (value === undefined) {
+        problems.add(name, '', INVALID_CODE[name], `The value of '${name}' is not valid percent-encoding`)
+      } else {
+        params[name] = value
+      }
       continue
     }
     if (!BRACKET_KEY.test(key)) {

@@ -5,7 +5,13 @@
 // Super-linear *moves* (`\s+$`, `a.*b` failing on long text: one linear attempt per start
 // position) are not refused: maxTimeMS and PCRE2's match limit bound them in MongoDB.
 import type { AST } from '@eslint-community/regexpp'
-import { getFirstCharAfter, getFirstConsumedChar, isPotentiallyZeroLength, toCharSet, type ReadonlyFlags } from 'regexp-ast-analysis'
+import {
+  getFirstCharAfter,
+  getFirstConsumedChar,
+  isPotentiallyZeroLength,
+  toCharSet,
+  type ReadonlyFlags
+} from 'regexp-ast-analysis'
 import { analyse } from 'scslre'
 import { analysedPattern } from './analysed-pattern.js'
 import type { Quote } from './text-edits.js'
@@ -16,20 +22,24 @@ const SMALL_PRODUCT = 64
 // Patterns are read without the u/v flags (read-pattern.ts), so no class holds strings.
 type SingleChar = AST.Character | AST.EscapeCharacterSet | AST.AnyCharacterSet | AST.ClassRangesCharacterClass
 const isSingleChar = (node: AST.Node): node is SingleChar =>
-  node.type === 'Character' || (node.type === 'CharacterSet' && node.kind !== 'property') || (node.type === 'CharacterClass' && !node.unicodeSets)
+  node.type === 'Character' || (node.type === 'CharacterSet' && node.kind !== 'property') ||
+  (node.type === 'CharacterClass' && !node.unicodeSets)
 
 const repeats = (q: AST.Quantifier): boolean => q.max >= 2
 
 /** Groups of one alternative of one element are transparent: `((a|aa))+` is `(a|aa)+`. */
 function unwrap (node: AST.Element): AST.Element {
-  while ((node.type === 'Group' || node.type === 'CapturingGroup') && node.alternatives.length === 1 && node.alternatives[0]?.elements.length === 1) {
+  while ((node.type === 'Group' || node.type === 'CapturingGroup') && node.alternatives.length === 1 &&
+    node.alternatives[0]?.elements.length === 1) {
     node = node.alternatives[0].elements[0] as AST.Element
   }
   return node
 }
 
 /** The characters an alternative starts with, one set per position, up to its first non-character item. */
-function leadingChars (alternative: AST.Alternative, flags: ReadonlyFlags): { sets: Array<ReturnType<typeof toCharSet>>, complete: boolean } {
+function leadingChars (
+  alternative: AST.Alternative, flags: ReadonlyFlags
+): { sets: Array<ReturnType<typeof toCharSet>>, complete: boolean } {
   const sets = []
   for (const element of alternative.elements) {
     if (!isSingleChar(element)) return { sets, complete: false }
@@ -101,7 +111,8 @@ function adjacentTrade (q: AST.Quantifier, flags: ReadonlyFlags): boolean {
   const siblings = q.parent.elements
   for (let i = siblings.indexOf(q) + 1; i < siblings.length; i++) {
     const next = siblings[i] as AST.Element
-    if (next.type === 'Quantifier' && repeats(next) && isSingleChar(next.element) && !chars.isDisjointWith(toCharSet(next.element, flags))) return true
+    if (next.type === 'Quantifier' && repeats(next) && isSingleChar(next.element) &&
+      !chars.isDisjointWith(toCharSet(next.element, flags))) return true
     if (!isPotentiallyZeroLength(next, flags)) return false
   }
   return false
@@ -130,14 +141,18 @@ function optionalChain (node: AST.Node, flags: ReadonlyFlags, written: Written):
           chain.push(element)
           shared = common
         }
-        if (chain.length > MAX_OPTIONAL_CHAIN) return `'${chain.map(written).join('')}' can split the same text in many ways`
+        if (chain.length > MAX_OPTIONAL_CHAIN) {
+          return `'${chain.map(written).join('')}' can split the same text in many ways`
+        }
       } else if (!isPotentiallyZeroLength(element, flags)) {
         chain = []
         shared = undefined
       }
     }
   }
-  const children = node.type === 'Alternative' ? node.elements : 'alternatives' in node ? node.alternatives : node.type === 'Quantifier' ? [node.element] : []
+  const children = node.type === 'Alternative'
+    ? node.elements
+    : 'alternatives' in node ? node.alternatives : node.type === 'Quantifier' ? [node.element] : []
   for (const child of children) {
     const found = optionalChain(child, flags, written)
     if (found !== undefined) return found
@@ -148,7 +163,10 @@ function optionalChain (node: AST.Node, flags: ReadonlyFlags, written: Written):
 /** A node's text in the pattern as its sender wrote it. */
 type Written = (node: AST.Node) => string
 
-/** Names the ambiguous repetition in a pattern (`quote`: its text as written, read-pattern.ts), or undefined when there is none. */
+/**
+ * Names the ambiguous repetition in a pattern (`quote`: its text as written, read-pattern.ts), or undefined when there
+ * is none.
+ */
 export function findAmbiguity (read: AST.Pattern, flags: ReadonlyFlags, quote: Quote): string | undefined {
   const { pattern, written } = analysedPattern(read, flags, quote)
   for (const q of innerQuantifiers(pattern)) {
@@ -160,10 +178,14 @@ export function findAmbiguity (read: AST.Pattern, flags: ReadonlyFlags, quote: Q
   }
   const chain = optionalChain(pattern, flags, written)
   if (chain !== undefined) return chain
-  const literal = { type: 'RegExpLiteral', pattern, flags, parent: null, start: 0, end: pattern.end, raw: pattern.raw } as unknown as AST.RegExpLiteral
+  const literal = {
+    type: 'RegExpLiteral', pattern, flags, parent: null, start: 0, end: pattern.end, raw: pattern.raw
+  } as unknown as AST.RegExpLiteral
   const { reports } = analyse(literal, { maxReports: 1, reportTypes: { Move: false } })
   const report = reports[0]
   if (report === undefined) return undefined
   const where = written(report.type === 'Trade' ? report.startQuant : report.quant)
-  return `'${where}' can exchange characters with ${report.type === 'Trade' ? `'${written(report.endQuant)}'` : 'itself'}, so failing matches backtrack without bound`
+  return `'${where}' can exchange characters with ` +
+    `${report.type === 'Trade' ? `'${written(report.endQuant)}'` : 'itself'}, ` +
+    'so failing matches backtrack without bound'
 }

@@ -14,11 +14,14 @@ import { originalPosition, type PlacedEdit, type Quote } from './text-edits.js'
 import { SPACE, VERTICAL_SPACE } from './pcre2-sets.js'
 import { classMembers, highOf, isHigh, isLow, lowOf, pairValue, unitRanges } from './utf16.js'
 
-// PCRE2's caseless sets: Unicode simple case folding (pcre2pattern "Characters and metacharacters"; maint/GenerateUcd.py).
+// PCRE2's caseless sets: Unicode simple case folding (pcre2pattern "Characters and metacharacters";
+// maint/GenerateUcd.py).
 /** A character's equivalents in PCRE2: JavaScript's with the u flag, which fold by the same table. */
-const caseEquivalents = (chars: Iterable<CharRange>): CharSet => JS.createCharSet(chars, { unicode: true, ignoreCase: true })
+const caseEquivalents = (chars: Iterable<CharRange>): CharSet =>
+  JS.createCharSet(chars, { unicode: true, ignoreCase: true })
 /** Without u, JavaScript's equivalents are a subset of PCRE2's (caseless.test.ts checks it for every code unit). */
-const javaScriptEquivalents = (units: Iterable<CharRange>): CharSet => JS.createCharSet(units, { unicode: false, ignoreCase: true })
+const javaScriptEquivalents = (units: Iterable<CharRange>): CharSet =>
+  JS.createCharSet(units, { unicode: false, ignoreCase: true })
 
 /** Characters as the analysis sees them: those up to U+FFFF as themselves, the others by their low surrogate. */
 function analysedUnits (set: CharSet, negate: boolean): CharSet {
@@ -50,7 +53,10 @@ function astral (node: AST.Character): number | undefined {
   return isLow(node) && isHigh(previous) ? pairValue(previous.value, node.value) : undefined
 }
 
-/** What each character up to U+FFFF becomes outside a class with `i` ('' for itself): at most one entry per code unit. */
+/**
+ * What each character up to U+FFFF becomes outside a class with `i` ('' for itself): at most one entry per code
+ * unit.
+ */
 const bmpLiterals = new Map<number, string>()
 
 /** A literal outside a class as the analysis reads it, or undefined when it reads it as it is. */
@@ -70,9 +76,13 @@ function literal (node: AST.Character, ignoreCase: boolean): string | undefined 
 
 const isVerticalSpace = (node: AST.Node): boolean => node.type === 'Character' && node.raw === '\\v'
 const NOT_SPACE = CharSet.empty(0x10ffff).union(SPACE).negate().ranges
-const isSpace = (node: AST.Node): node is AST.EscapeCharacterSet & { kind: 'space' } => node.type === 'CharacterSet' && node.kind === 'space'
+const isSpace = (node: AST.Node): node is AST.EscapeCharacterSet & { kind: 'space' } =>
+  node.type === 'CharacterSet' && node.kind === 'space'
 
-/** A class as the analysis reads it (`\w`, `\d`, `\s` keep their own characters, as in PCRE2), or undefined when it reads it as it is. */
+/**
+ * A class as the analysis reads it (`\w`, `\d`, `\s` keep their own characters, as in PCRE2), or undefined when it
+ * reads it as it is.
+ */
 function characterClass (node: AST.CharacterClass, ignoreCase: boolean): string | undefined {
   const { astral, rest } = classMembers(node.elements)
   // Members JavaScript reads otherwise than PCRE2 does: the class is always written out.
@@ -107,9 +117,12 @@ const SURROGATES = /[\ud800-\udfff]|\\ud[89a-f]/i
  * The pattern as the safety analysis reads it, and the text of each of its nodes as the client
  * wrote it (`quote` gives it for the pattern read). The pattern read is returned when nothing changes.
  */
-export function analysedPattern (read: AST.Pattern, { ignoreCase, dotAll }: ReadonlyFlags, quote: Quote): { pattern: AST.Pattern, written: (node: AST.Node) => string } {
+export function analysedPattern (
+  read: AST.Pattern, { ignoreCase, dotAll }: ReadonlyFlags, quote: Quote
+): { pattern: AST.Pattern, written: (node: AST.Node) => string } {
   const untouched = { pattern: read, written: (node: AST.Node) => quote(node.start, node.end) }
-  if (ignoreCase !== true && !SURROGATES.test(read.raw) && (dotAll === true || !read.raw.includes('.')) && !/\\[vsS]/.test(read.raw)) return untouched
+  if (ignoreCase !== true && !SURROGATES.test(read.raw) && (dotAll === true || !read.raw.includes('.')) &&
+    !/\\[vsS]/.test(read.raw)) return untouched
   const edits: Array<{ start: number, end: number, text: string }> = []
   visitRegExpAST(read, {
     onCharacterEnter (node) {
@@ -120,7 +133,9 @@ export function analysedPattern (read: AST.Pattern, { ignoreCase, dotAll }: Read
     // PCRE2's `.` stops at \n alone (its newline convention), JavaScript's also at \r, U+2028 and U+2029.
     onCharacterSetEnter (node) {
       if (node.kind === 'any' && dotAll !== true) edits.push({ start: node.start, end: node.end, text: '[^\\n]' })
-      if (node.kind === 'space' && node.parent.type !== 'CharacterClass') edits.push({ start: node.start, end: node.end, text: `[${node.negate ? '^' : ''}${unitRanges(SPACE)}]` })
+      if (node.kind === 'space' && node.parent.type !== 'CharacterClass') {
+        edits.push({ start: node.start, end: node.end, text: `[${node.negate ? '^' : ''}${unitRanges(SPACE)}]` })
+      }
     },
     onCharacterClassEnter (node) {
       if (node.unicodeSets) return

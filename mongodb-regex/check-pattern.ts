@@ -36,7 +36,15 @@ export function checkPattern (pattern: string, options = ''): PatternVerdict {
 /** The verdict without the cache (benchmarks measure a first use with it). */
 export function checkPatternUncached (pattern: string, options: string): PatternVerdict {
   const reading = readPattern(pattern, options)
-  if (!reading.ok) return { ok: false, code: 'INVALID_REGEX', reason: reading.reason, by: reading.by, ...(reading.nul === true ? { nul: true } : {}) }
+  if (!reading.ok) {
+    return {
+      ok: false,
+      code: 'INVALID_REGEX',
+      reason: reading.reason,
+      by: reading.by,
+      ...(reading.nul === true ? { nul: true } : {})
+    }
+  }
   const ambiguity = findAmbiguity(reading.pattern, reading.flags, reading.quote)
   return ambiguity === undefined ? { ok: true } : { ok: false, code: 'UNSAFE_REGEX', reason: ambiguity, by: 'service' }
 }

@@ -64,7 +64,10 @@ function hexEscape (source: string, at: number): { value: number, length: number
 const asJavaScriptEscape = (value: number): string =>
   String.fromCodePoint(value).split('').map((half) => unit(half.charCodeAt(0))).join('')
 
-/** A class member being read: its JavaScript text, where it was written, and the character it is (none for `\d`, `\v`…). */
+/**
+ * A class member being read: its JavaScript text, where it was written, and the character it is (none for `\d`,
+ * `\v`…).
+ */
 interface Member { text: string, start: number, end: number, value: number | undefined }
 
 /** The characters letter and digit escapes stand for in a class; the others (`\d`, `\v` vertical space…) are sets. */
@@ -94,9 +97,13 @@ function classText (members: Member[], written: string): string | undefined {
       out += from.value !== undefined && from.value > 0xffff ? classRange(from.value, from.value) : text(from)
       continue
     }
-    if (from.value === undefined || to.value === undefined) refuse(`'${written}' has a range next to a class escape such as \\d, which PCRE2 refuses: put '-' first or last`)
+    if (from.value === undefined || to.value === undefined) {
+      refuse(`'${written}' has a range next to a class escape such as \\d, which PCRE2 refuses: put '-' first or last`)
+    }
     if ((to.value as number) < (from.value as number)) refuse('range out of order in character class')
-    out += (to.value as number) > 0xffff ? classRange(from.value as number, to.value as number) : `${text(from)}-${text(to)}`
+    out += (to.value as number) > 0xffff
+      ? classRange(from.value as number, to.value as number)
+      : `${text(from)}-${text(to)}`
     k += 2
   }
   return out
@@ -136,7 +143,9 @@ export function lex (source: string): { text: string, edits: PlacedEdit[] } {
       if (next === 'u') refuse("\\u escapes do not exist in MongoDB's regex dialect (PCRE2): write \\x{hhhh}")
       if (next === 'c') {
         if (!/[A-Za-z]/.test(source[i + 2] ?? '')) {
-          if (/[\x20-\x7e]/.test(source[i + 2] ?? '')) own('\\c followed by anything but a letter is not accepted: write the control character as \\x{hh}')
+          if (/[\x20-\x7e]/.test(source[i + 2] ?? '')) {
+            own('\\c followed by anything but a letter is not accepted: write the control character as \\x{hh}')
+          }
           refuse('\\c must be followed by a printable ASCII character')
         }
         put(source.slice(i, i + 3), i, i + 3, source.charCodeAt(i + 2) % 32)
@@ -144,14 +153,17 @@ export function lex (source: string): { text: string, edits: PlacedEdit[] } {
         continue
       }
       if (next === '0' && /[0-9]/.test(source[i + 2] ?? '')) own('octal escapes are not accepted: write \\x{hh}')
-      if (/[1-9]/.test(next) && inClass) own(`\\${next} in a character class is an octal escape in PCRE2, not accepted: write \\x{hh}`)
+      if (/[1-9]/.test(next) &&
+        inClass) own(`\\${next} in a character class is an octal escape in PCRE2, not accepted: write \\x{hh}`)
       if (/[A-Za-z]/.test(next) && !SAME_LETTER_ESCAPES.has(next)) {
         if (UNKNOWN_TO_PCRE2.has(next)) refuse(`\\${next} is no escape PCRE2 knows`)
-        own(`\\${next} is not accepted, since it means something else (or nothing) in JavaScript: ${ESCAPE_HINTS[next] ?? 'write what it matches without it'}`)
+        own(`\\${next} is not accepted, since it means something else (or nothing) in JavaScript: ` +
+          `${ESCAPE_HINTS[next] ?? 'write what it matches without it'}`)
       }
       if (next === 'B' && inClass) refuse('\\B is not allowed in a character class')
       if (next === 'k' && source[i + 2] !== '<') {
-        if (source[i + 2] === "'" || source[i + 2] === '{') own("\\k'name' and \\k{name} are not accepted: write \\k<name>")
+        if (source[i + 2] === "'" ||
+          source[i + 2] === '{') own("\\k'name' and \\k{name} are not accepted: write \\k<name>")
         refuse('\\k must name a group: \\k<name>')
       }
       const escaped = characterAt(source, i + 1)
@@ -160,8 +172,11 @@ export function lex (source: string): { text: string, edits: PlacedEdit[] } {
       continue
     }
     if (members !== undefined) {
-      if (c === '[' && source[i + 1] === ':') own('POSIX classes such as [[:alpha:]] are not accepted: write the characters, e.g. [a-zA-Z]')
-      if (c === '[' && /[.=]/.test(source[i + 1] ?? '')) refuse('POSIX collating elements such as [[.a.]] are not supported by PCRE2')
+      if (c === '[' && source[i + 1] === ':') {
+        own('POSIX classes such as [[:alpha:]] are not accepted: write the characters, e.g. [a-zA-Z]')
+      }
+      if (c === '[' &&
+        /[.=]/.test(source[i + 1] ?? '')) refuse('POSIX collating elements such as [[.a.]] are not supported by PCRE2')
       if (c === ']') {
         const text = classText(members, source.slice(classStart, i + 1))
         if (text === undefined) for (const member of members) write(member.text, member.start, member.end)
@@ -179,8 +194,11 @@ export function lex (source: string): { text: string, edits: PlacedEdit[] } {
       const first = source[i + 1] === '^' ? i + 2 : i + 1
       if (source[first] === ']') {
         // PCRE2 reads a ']' there as a member, so `[]` and `[^]` alone never end.
-        if (!/(?:^|[^\\])\]/.test(source.slice(first + 1))) refuse('a character class is not closed: PCRE2 reads a \']\' right after \'[\' or \'[^\' as a member')
-        own("a class cannot start with ']' ([] and [^] mean different things to MongoDB and JavaScript): escape it as \\]")
+        if (!/(?:^|[^\\])\]/.test(source.slice(first + 1))) {
+          refuse('a character class is not closed: PCRE2 reads a \']\' right after \'[\' or \'[^\' as a member')
+        }
+        own("a class cannot start with ']' ([] and [^] mean different things to MongoDB and JavaScript): " +
+          'escape it as \\]')
       }
       write(source.slice(i, first), i, first)
       members = []

@@ -32,7 +32,10 @@ const parser = new RegExpParser({ ecmaVersion: 2024 })
 
 /** PCRE2 syntax that JavaScript lacks, found in a pattern JavaScript's parser refused, and how to write it instead. */
 const PCRE2_ONLY: Array<[RegExp, string]> = [
-  [/\(\?\^?[imnsxJU-]+[:)]/, 'inline options such as (?i) are not accepted: give them in $options ("i", "m", "s", "x")'],
+  [
+    /\(\?\^?[imnsxJU-]+[:)]/,
+    'inline options such as (?i) are not accepted: give them in $options ("i", "m", "s", "x")'
+  ],
   [/(?:^|[^\\])[*+?}]\+/, 'possessive quantifiers such as a++ are not accepted: write a+'],
   [/\(\?P</, '(?P<name>…) is not accepted: write (?<name>…)'],
   [/\(\?P=/, '(?P=name) is not accepted: write \\k<name>'],
@@ -42,18 +45,26 @@ const PCRE2_ONLY: Array<[RegExp, string]> = [
   [/\(\?(?:R|[+-]?\d|&|P>)/, 'recursion and subroutine calls are not accepted'],
   [/\(\?\(/, 'conditional groups (?(…)…) are not accepted'],
   [/\(\*/, '(*…) verbs and settings are not accepted'],
-  [/\(\?<[=!](?:[^()]|\([^()]*\))*\)[*+?{]/, 'a quantifier on a lookbehind is not accepted: it repeats nothing, remove it']
+  [
+    /\(\?<[=!](?:[^()]|\([^()]*\))*\)[*+?{]/,
+    'a quantifier on a lookbehind is not accepted: it repeats nothing, remove it'
+  ]
 ]
 
 function checkClass (node: AST.CharacterClass): void {
   const elements = node.elements
   elements.forEach((element, index) => {
     // PCRE2 reads \v as a set of characters (vertical space), which cannot end a range.
-    if (element.type === 'CharacterClassRange' && (element.min.raw === '\\v' || element.max.raw === '\\v')) refuse(`'${node.raw}' has a range ending with \\v, a set of characters, which PCRE2 refuses`)
+    if (element.type === 'CharacterClassRange' && (element.min.raw === '\\v' || element.max.raw === '\\v')) {
+      refuse(`'${node.raw}' has a range ending with \\v, a set of characters, which PCRE2 refuses`)
+    }
     if (element.type !== 'Character' || element.raw !== '-' || index === 0 || index === elements.length - 1) return
     const [before, after] = [elements[index - 1], elements[index + 1]]
-    // Right after a range, '-' is a member for PCRE2 ([a-c-\d]); elsewhere beside a class escape it makes a range it refuses.
-    if (before?.type === 'CharacterSet' || (after?.type === 'CharacterSet' && before?.type !== 'CharacterClassRange')) refuse(`'${node.raw}' has a range next to a class escape such as \\d, which PCRE2 refuses: put '-' first or last`)
+    // Right after a range, '-' is a member for PCRE2 ([a-c-\d]); elsewhere beside a class escape it makes a
+    // range it refuses.
+    if (before?.type === 'CharacterSet' || (after?.type === 'CharacterSet' && before?.type !== 'CharacterClassRange')) {
+      refuse(`'${node.raw}' has a range next to a class escape such as \\d, which PCRE2 refuses: put '-' first or last`)
+    }
   })
 }
 
@@ -90,7 +101,9 @@ function fixedLength (node: AST.Node): number | undefined {
 function checkLookbehind (node: AST.LookbehindAssertion): void {
   for (const alternative of node.alternatives) {
     const length = fixedLength(alternative)
-    if (length === undefined) refuse(`the lookbehind '${node.raw}' can match text of different lengths, which PCRE2 10.42 refuses`)
+    if (length === undefined) {
+      refuse(`the lookbehind '${node.raw}' can match text of different lengths, which PCRE2 10.42 refuses`)
+    }
     if ((length as number) > MAX_REPEAT) refuse(`the lookbehind '${node.raw}' is longer than ${MAX_REPEAT} characters`)
   }
 }
@@ -100,13 +113,16 @@ function compiledUnits (node: AST.Node): number {
   switch (node.type) {
     case 'Quantifier': {
       const inner = compiledUnits(node.element)
-      if (node.element.type === 'Character' || node.element.type === 'CharacterSet' || node.element.type === 'CharacterClass') return inner + 2
+      if (node.element.type === 'Character' || node.element.type === 'CharacterSet' ||
+        node.element.type === 'CharacterClass') return inner + 2
       const copies = Number.isFinite(node.max) ? node.max : node.min + 1
       return inner * Math.max(copies, 1) + 2
     }
     case 'Alternative': return node.elements.reduce((sum, e) => sum + compiledUnits(e), 1)
-    case 'Group': case 'CapturingGroup': case 'Pattern': return node.alternatives.reduce((sum, a) => sum + compiledUnits(a), 3)
-    case 'Assertion': return 'alternatives' in node ? node.alternatives.reduce((sum, a) => sum + compiledUnits(a), 3) : 1
+    case 'Group': case 'CapturingGroup': case 'Pattern':
+      return node.alternatives.reduce((sum, a) => sum + compiledUnits(a), 3)
+    case 'Assertion':
+      return 'alternatives' in node ? node.alternatives.reduce((sum, a) => sum + compiledUnits(a), 3) : 1
     case 'CharacterClass': return 10
     default: return 2
   }
@@ -121,7 +137,10 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
       for (const e of node.elements) walk(e, depth, inLookbehind)
       return
     case 'CapturingGroup': case 'Group':
-      if (node.type === 'CapturingGroup' && node.name !== null && !GROUP_NAME.test(node.name)) refuse(`the group name '${node.name}' is not accepted: 1–32 ASCII letters, digits or '_', not starting with a digit`)
+      if (node.type === 'CapturingGroup' && node.name !== null && !GROUP_NAME.test(node.name)) {
+        refuse(`the group name '${node.name}' is not accepted: ` +
+          "1–32 ASCII letters, digits or '_', not starting with a digit")
+      }
       if (depth + 1 > MAX_NESTING) refuse(`parentheses are nested deeper than ${MAX_NESTING} levels`)
       for (const a of node.alternatives) walk(a, depth + 1, inLookbehind)
       return
@@ -133,7 +152,9 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
       }
       return
     case 'Quantifier':
-      if (node.min > MAX_REPEAT || (Number.isFinite(node.max) && node.max > MAX_REPEAT)) refuse(`the repetition '${node.raw}' has a bound over ${MAX_REPEAT}`)
+      if (node.min > MAX_REPEAT || (Number.isFinite(node.max) && node.max > MAX_REPEAT)) {
+        refuse(`the repetition '${node.raw}' has a bound over ${MAX_REPEAT}`)
+      }
       walk(node.element, depth, inLookbehind)
       return
     case 'CharacterClass':
@@ -145,7 +166,10 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
       return
     case 'Backreference': {
       const group = Array.isArray(node.resolved) ? node.resolved[0] : node.resolved
-      if (group === undefined || group.end > node.start) own(`${node.raw} refers to a group that has not closed before it, which MongoDB and JavaScript match differently: refer only to groups closed before the reference`)
+      if (group === undefined || group.end > node.start) {
+        own(`${node.raw} refers to a group that has not closed before it, ` +
+          'which MongoDB and JavaScript match differently: refer only to groups closed before the reference')
+      }
       if (inLookbehind) own(`${node.raw} inside a lookbehind is not accepted: move the reference out of the lookbehind`)
     }
   }
@@ -156,7 +180,9 @@ function walk (node: AST.Node, depth: number, inLookbehind: boolean): void {
  * is the pattern's AST, whose JavaScript meaning is PCRE2's once translated (to-javascript.ts).
  */
 export function readPattern (source: string, options = ''): PatternReading {
-  if (source.includes('\0')) return { ok: false, reason: 'the pattern contains a NUL character, which MongoDB refuses', by: 'pcre2', nul: true }
+  if (source.includes('\0')) {
+    return { ok: false, reason: 'the pattern contains a NUL character, which MongoDB refuses', by: 'pcre2', nul: true }
+  }
   try {
     const written = options.includes('x') ? stripExtended(source) : source
     const lexed = lex(written)
@@ -171,7 +197,9 @@ export function readPattern (source: string, options = ''): PatternReading {
       return refuse(message.charAt(0).toLowerCase() + message.slice(1))
     }
     walk(pattern, 0, false)
-    if (compiledUnits(pattern) > MAX_COMPILED_UNITS) refuse('the pattern repeats groups so often that PCRE2 would refuse it as too large')
+    if (compiledUnits(pattern) > MAX_COMPILED_UNITS) {
+      refuse('the pattern repeats groups so often that PCRE2 would refuse it as too large')
+    }
     const flags = { ignoreCase: options.includes('i'), multiline: options.includes('m'), dotAll: options.includes('s') }
     return { ok: true, pattern, flags, quote: quoteThrough(written, lexed.edits) }
   } catch (error) {

@@ -11,7 +11,8 @@ import { classMembers, isHigh, isLow, pairValue } from './utf16.js'
 
 const codePoint = (value: number): string => `\\u{${value.toString(16)}}`
 /** Ranges of code points as the members of a `v`-mode class. */
-const codePoints = (ranges: readonly CharRange[]): string => ranges.map(({ min, max }) => min === max ? codePoint(min) : `${codePoint(min)}-${codePoint(max)}`).join('')
+const codePoints = (ranges: readonly CharRange[]): string =>
+  ranges.map(({ min, max }) => min === max ? codePoint(min) : `${codePoint(min)}-${codePoint(max)}`).join('')
 
 function character (node: AST.Character): string {
   return node.raw === '\\v' ? `[${codePoints(VERTICAL_SPACE)}]` : codePoint(node.value)
@@ -33,8 +34,9 @@ function classElements (elements: AST.CharacterClass['elements'], flags: RegexFl
   let out = ''
   for (const element of rest) {
     if (element.type === 'Character') out += character(element)
-    else if (element.type === 'CharacterClassRange') out += codePoints([{ min: element.min.value, max: element.max.value }])
-    else out += emit(element as AST.Node, flags)
+    else if (element.type === 'CharacterClassRange') {
+      out += codePoints([{ min: element.min.value, max: element.max.value }])
+    } else out += emit(element as AST.Node, flags)
   }
   return out + codePoints(astral)
 }
@@ -57,11 +59,14 @@ function alternative (node: AST.Alternative, flags: RegexFlags): string {
   return out
 }
 
-const alternatives = (nodes: AST.Alternative[], flags: RegexFlags): string => nodes.map((a) => alternative(a, flags)).join('|')
+const alternatives = (nodes: AST.Alternative[], flags: RegexFlags): string =>
+  nodes.map((a) => alternative(a, flags)).join('|')
 
 function quantifierSuffix (node: AST.Quantifier): string {
   const { min, max } = node
-  const bounds = min === 0 && max === Infinity ? '*' : min === 1 && max === Infinity ? '+' : min === 0 && max === 1 ? '?' : `{${min},${max === Infinity ? '' : max}}`
+  const bounds = min === 0 && max === Infinity
+    ? '*'
+    : min === 1 && max === Infinity ? '+' : min === 0 && max === 1 ? '?' : `{${min},${max === Infinity ? '' : max}}`
   return bounds + (node.greedy ? '' : '?')
 }
 
@@ -82,7 +87,8 @@ function emit (node: AST.Node, flags: RegexFlags): string {
     case 'CharacterClass': return `[${node.negate ? '^' : ''}${classElements(node.elements, flags)}]`
     case 'Assertion': return assertion(node, flags)
     case 'Group': return `(?:${alternatives(node.alternatives, flags)})`
-    case 'CapturingGroup': return `(${node.name === null ? '' : `?<${node.name}>`}${alternatives(node.alternatives, flags)})`
+    case 'CapturingGroup':
+      return `(${node.name === null ? '' : `?<${node.name}>`}${alternatives(node.alternatives, flags)})`
     case 'Backreference': return typeof node.ref === 'number' ? `\\${node.ref}` : `\\k<${node.ref}>`
     case 'Quantifier': {
       // `v` mode refuses a quantified assertion, which Annex B allowed: a group keeps its meaning.

@@ -6,8 +6,10 @@
 import type { AST } from '@eslint-community/regexpp'
 import type { CharRange } from 'refa'
 
-export const isHigh = (n: AST.Node | undefined): n is AST.Character => n?.type === 'Character' && n.value >= 0xd800 && n.value <= 0xdbff
-export const isLow = (n: AST.Node | undefined): n is AST.Character => n?.type === 'Character' && n.value >= 0xdc00 && n.value <= 0xdfff
+export const isHigh = (n: AST.Node | undefined): n is AST.Character =>
+  n?.type === 'Character' && n.value >= 0xd800 && n.value <= 0xdbff
+export const isLow = (n: AST.Node | undefined): n is AST.Character =>
+  n?.type === 'Character' && n.value >= 0xdc00 && n.value <= 0xdfff
 export const pairValue = (high: number, low: number): number => (high - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000
 export const highOf = (c: number): number => 0xd800 + ((c - 0x10000) >> 10)
 export const lowOf = (c: number): number => 0xdc00 + ((c - 0x10000) & 0x3ff)
@@ -16,9 +18,13 @@ export const lowOf = (c: number): number => 0xdc00 + ((c - 0x10000) & 0x3ff)
 export const unit = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`
 const units = (min: number, max: number): string => min === max ? unit(min) : `${unit(min)}-${unit(max)}`
 /** Ranges of code units as the members of a class. */
-export const unitRanges = (ranges: readonly CharRange[]): string => ranges.map(({ min, max }) => units(min, max)).join('')
+export const unitRanges = (ranges: readonly CharRange[]): string =>
+  ranges.map(({ min, max }) => units(min, max)).join('')
 
-/** The class text for the characters `min`–`max`, `max` beyond U+FFFF: the part below without surrogates, then UTF-16's runs. */
+/**
+ * The class text for the characters `min`–`max`, `max` beyond U+FFFF: the part below without surrogates, then
+ * UTF-16's runs.
+ */
 export function classRange (min: number, max: number): string {
   let text = ''
   if (min < 0xd800) text += `${units(min, 0xd7ff)}${units(0xe000, 0xffff)}`
@@ -43,7 +49,9 @@ function spanWithin (element: AST.CharacterClassElement | undefined, min: number
  * A class's members with each run of high surrogates and the low ones after it read as the
  * characters they pair into (`astral`); every other element as it is (`rest`).
  */
-export function classMembers (elements: readonly AST.CharacterClassElement[]): { astral: CharRange[], rest: AST.CharacterClassElement[] } {
+export function classMembers (
+  elements: readonly AST.CharacterClassElement[]
+): { astral: CharRange[], rest: AST.CharacterClassElement[] } {
   const astral: CharRange[] = []
   const rest: AST.CharacterClassElement[] = []
   for (let i = 0; i < elements.length; i++) {

@@ -41,8 +41,14 @@ export function eventCount (entry: OplogEntry, scope: Scope): number {
 }
 
 function missingImage (which: 'pre' | 'post', entry: OplogEntry): CommandError {
-  const kind = which === 'pre' ? 'a pre-image for all update, delete and replace events' : 'a post-image for all update events'
-  return new CommandError(47, 'NoMatchingDocument', `Change stream was configured to require ${kind}, but the ${which}-image was not found for event: ${entry.op} ${entry.db}.${entry.coll ?? ''} ${entry.ts.toString()}`)
+  const kind = which === 'pre'
+    ? 'a pre-image for all update, delete and replace events'
+    : 'a post-image for all update events'
+  return new CommandError(
+    47, 'NoMatchingDocument',
+    `Change stream was configured to require ${kind}, but the ${which}-image was not found for event: ` +
+      `${entry.op} ${entry.db}.${entry.coll ?? ''} ${entry.ts.toString()}`
+  )
 }
 
 /**
@@ -69,7 +75,9 @@ export function changeEvents (entry: OplogEntry, spec: StreamSpec, lookup: Looku
   const events: Doc[] = []
   for (let i = from; i < types.length; i++) {
     const operationType = types[i] as string
-    const event: Doc = { _id: tokenOf({ at: entry.at, seen: i + 1 }), operationType, clusterTime: entry.ts, wallTime: entry.wall }
+    const event: Doc = {
+      _id: tokenOf({ at: entry.at, seen: i + 1 }), operationType, clusterTime: entry.ts, wallTime: entry.wall
+    }
     if (operationType === 'invalidate') {
       events.push(event)
       continue

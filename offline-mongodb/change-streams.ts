@@ -29,7 +29,10 @@ const DEFAULT_AWAIT_MS = 1000
 const NON_RESUMABLE = ['NonResumableChangeStreamError']
 
 function historyLost (): CommandError {
-  return new CommandError(286, 'ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.', NON_RESUMABLE)
+  return new CommandError(
+    286, 'ChangeStreamHistoryLost',
+    'Resume of change stream was not possible, as the resume point may no longer be in the oplog.', NON_RESUMABLE
+  )
 }
 
 /**
@@ -41,7 +44,8 @@ function applyStages (request: Request, events: Doc[], spec: StreamSpec): Doc[] 
   if (stages.length === 0) return events
   // maxTimeMS of a getMore is the time to wait for events, not a limit on filtering them.
   const unbounded: Request = { ...request, cmd: {}, collation }
-  const ownStages = stages.every((stage) => '$match' in stage || ('$project' in stage && isPlainProjection(stage.$project)))
+  const ownStages = stages.every((stage) =>
+    '$match' in stage || ('$project' in stage && isPlainProjection(stage.$project)))
   // Other stages run through mingo, which may change the documents it is given: those get copies.
   const input = ownStages ? events : events.map(cloneDeep)
   const out = runPipeline(unbounded, input, stages)
@@ -49,7 +53,13 @@ function applyStages (request: Request, events: Doc[], spec: StreamSpec): Doc[] 
   for (const event of out) {
     const id = event._id
     if (!isDocument(id) || Object.keys(id).length !== 1 || !tokens.has(id._data)) {
-      throw new CommandError(280, 'ChangeStreamFatalError', 'Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.', NON_RESUMABLE)
+      throw new CommandError(
+        280, 'ChangeStreamFatalError',
+        'Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. ' +
+          'Modifying the _id field of an event makes it impossible to resume the stream from that point. ' +
+          'Only transformations that retain the unmodified _id field are allowed.',
+        NON_RESUMABLE
+      )
     }
   }
   return out
@@ -62,8 +72,12 @@ function tokenAt ({ at, seen }: StreamPosition): Doc {
   return seen === 0 ? highWaterMark(at) : tokenOf({ at, seen })
 }
 
-/** A batch that ends before it reads anything, as mongos answers when its wait runs out (hazards): its token stays. */
-const endedEarly = (cursor: StreamCursor): Batch => ({ events: [], postBatchResumeToken: cursor.token, invalidated: false })
+/**
+ * A batch that ends before it reads anything, as mongos answers when its wait runs out (hazards): its token
+ * stays.
+ */
+const endedEarly = (cursor: StreamCursor): Batch =>
+  ({ events: [], postBatchResumeToken: cursor.token, invalidated: false })
 
 /**
  * The postBatchResumeToken after reading to the end of the oplog: as mongod's, the token of the
@@ -73,7 +87,9 @@ const endedEarly = (cursor: StreamCursor): Batch => ({ events: [], postBatchResu
  * token of the last item in the batch"; it "advances with writes to an unrelated collection").
  * Its cluster time is never past the last write, which a reader may pass as afterClusterTime.
  */
-function tokenAfterReading (cursor: StreamCursor, lastRead: bigint | undefined, lastEvent: Doc | undefined, lastEventAt: bigint | undefined): Doc {
+function tokenAfterReading (
+  cursor: StreamCursor, lastRead: bigint | undefined, lastEvent: Doc | undefined, lastEventAt: bigint | undefined
+): Doc {
   if (lastRead === undefined) return cursor.token
   // An event of that write that the stream's stages filtered out is behind the stream too.
   const candidate = lastEvent !== undefined && lastEventAt === lastRead ? lastEvent : highWaterMark(lastRead)
@@ -128,7 +144,10 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
       const produced = changeEvents(entry, spec, lookup, offset)
       for (const [j, event] of produced.entries()) {
         const next = offset + j + 1
-        after.set((event._id as Doc)._data, next >= offset + produced.length ? { at: entry.at + 1n, seen: 0 } : { at: entry.at, seen: next })
+        after.set(
+          (event._id as Doc)._data,
+          next >= offset + produced.length ? { at: entry.at + 1n, seen: 0 } : { at: entry.at, seen: next }
+        )
         raw.push(event)
         lastProduced = event._id as Doc
         lastEventAt = entry.at
@@ -142,43 +161,71 @@ function readBatch (request: Request, cursor: StreamCursor, limit: number): Batc
       events.push(event)
       bytes += size
       cursor.position = after.get((event._id as Doc)._data) as StreamPosition
-      if (event.operationType === 'invalidate') return done({ events, postBatchResumeToken: event._id as Doc, invalidated: true })
+      if (event.operationType === 'invalidate') {
+        return done({ events, postBatchResumeToken: event._id as Doc, invalidated: true })
+      }
     }
     // Read to the end of these entries: what did not pass the stages is behind the stream too.
     lastRead = (entries[entries.length - 1] as OplogEntry).at
     cursor.position = { at: lastRead + 1n, seen: 0 }
   }
-  return done({ events, postBatchResumeToken: tokenAfterReading(cursor, lastRead, lastProduced, lastEventAt), invalidated: false })
+  return done({
+    events, postBatchResumeToken: tokenAfterReading(cursor, lastRead, lastProduced, lastEventAt), invalidated: false
+  })
 }
 
 /** `aggregate` with `$changeStream`: a tailable cursor, and the events already there as its first batch. */
 export function openChangeStream (request: Request): Doc {
   const { cmd, state } = request
   if (!isDocument(cmd.cursor)) throw new CommandError(9, 'FailedToParse', "The 'cursor' option is required")
-  if (cmd.explain !== undefined) throw new CommandError(2, 'BadValue', "the offline database does not support 'explain' with $changeStream")
+  if (cmd.explain !== undefined) {
+    throw new CommandError(2, 'BadValue', "the offline database does not support 'explain' with $changeStream")
+  }
   // The aggregate's collation (aggregate() read it) applies to the stages after $changeStream.
   const spec = { ...readChangeStream(cmd, request.db, state.oplog), collation: request.collation }
   if (state.oplog.lost(spec.start.at)) throw historyLost()
   if (spec.mustFind !== undefined) {
     const entry = state.oplog.at(spec.mustFind.at)
     if (entry === undefined || eventCount(entry, spec.scope) < spec.mustFind.seen) {
-      throw new CommandError(280, 'ChangeStreamFatalError', `cannot resume stream; the resume token was not found. ${JSON.stringify(tokenOf(spec.mustFind))}`, NON_RESUMABLE)
+      throw new CommandError(
+        280, 'ChangeStreamFatalError',
+        `cannot resume stream; the resume token was not found. ${JSON.stringify(tokenOf(spec.mustFind))}`, NON_RESUMABLE
+      )
     }
   }
   // A resumed stream's first token is the one it resumed from, until it reads on (report_post_batch_resume_token.js).
   const given = (cmd.pipeline as Doc[] | undefined)?.[0]?.$changeStream as Doc | undefined
   const resumedFrom = (given?.resumeAfter ?? given?.startAfter) as Doc | undefined
-  const cursor: StreamCursor = { id: state.cursors.newId(), spec, position: spec.start, token: resumedFrom ?? tokenAt(spec.start), killed: new AbortController(), busy: false }
+  const cursor: StreamCursor = {
+    id: state.cursors.newId(),
+    spec,
+    position: spec.start,
+    token: resumedFrom ?? tokenAt(spec.start),
+    killed: new AbortController(),
+    busy: false
+  }
   const cut = state.connectionHazards?.batchCut()
-  const batch = cut === 0 ? endedEarly(cursor) : readBatch(request, cursor, Math.min(count(cmd.cursor.batchSize, 'batchSize', 101), cut ?? Infinity))
+  const batch = cut === 0
+    ? endedEarly(cursor)
+    : readBatch(request, cursor, Math.min(count(cmd.cursor.batchSize, 'batchSize', 101), cut ?? Infinity))
   if (!batch.invalidated) state.cursors.streams.set(cursor.id.toString(), cursor)
   const id = batch.invalidated ? Long.ZERO : cursor.id
-  return { cursor: { firstBatch: batch.events, postBatchResumeToken: batch.postBatchResumeToken, id, ns: spec.ns }, ok: 1 }
+  return {
+    cursor: { firstBatch: batch.events, postBatchResumeToken: batch.postBatchResumeToken, id, ns: spec.ns }, ok: 1
+  }
 }
 
 function nextBatchReply (cursor: StreamCursor, batch: Batch, request: Request): Doc {
   if (batch.invalidated) request.state.cursors.streams.delete(cursor.id.toString())
-  return { cursor: { nextBatch: batch.events, postBatchResumeToken: batch.postBatchResumeToken, id: batch.invalidated ? Long.ZERO : cursor.id, ns: cursor.spec.ns }, ok: 1 }
+  return {
+    cursor: {
+      nextBatch: batch.events,
+      postBatchResumeToken: batch.postBatchResumeToken,
+      id: batch.invalidated ? Long.ZERO : cursor.id,
+      ns: cursor.spec.ns
+    },
+    ok: 1
+  }
 }
 
 /**
@@ -216,8 +263,12 @@ export function streamGetMore (request: Request, cursor: StreamCursor): Doc | Pr
     try {
       for (;;) {
         await state.oplog.nextCommit(Infinity, signal)
-        if (cursor.killed.signal.aborted) throw new CommandError(237, 'CursorKilled', `cursor id ${cursor.id.toString()} was killed`)
-        if (state.signal.aborted) throw new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
+        if (cursor.killed.signal.aborted) {
+          throw new CommandError(237, 'CursorKilled', `cursor id ${cursor.id.toString()} was killed`)
+        }
+        if (state.signal.aborted) {
+          throw new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
+        }
         // Read once more when the time is up: the token moves on past what was written meanwhile.
         batch = readBatch(request, cursor, limit)
         if (batch.events.length > 0 || expired.signal.aborted) return nextBatchReply(cursor, batch, request)

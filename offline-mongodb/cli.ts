@@ -23,8 +23,12 @@ const values = readOptions(USAGE, {
   'with-stdin': { type: 'boolean', default: false }
 })
 const port = Number(values.port)
-if (!Number.isInteger(port) || port < 0 || port > 65535) usageError(USAGE, `--port must be an integer from 0 to 65535, got '${values.port}'`)
-if (!REGEX_TESTS_BOUNDED) console.error('regex tests are not bounded in backtracking: start node with --allow-natives-syntax (npm run db does)')
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  usageError(USAGE, `--port must be an integer from 0 to 65535, got '${values.port}'`)
+}
+if (!REGEX_TESTS_BOUNDED) {
+  console.error('regex tests are not bounded in backtracking: start node with --allow-natives-syntax (npm run db does)')
+}
 let hazards: HazardOptions | undefined
 try {
   hazards = values.hazards === undefined ? undefined : readHazards(values.hazards)

@@ -90,7 +90,9 @@ export const LOCALES: Record<string, LocaleEntry> = {
   kl: { tag: 'kl', variants: SEARCH },
   km: { tag: 'km', defaults: NORMALIZED },
   kn: { tag: 'kn', defaults: NORMALIZED, variants: { traditional: TRADITIONAL_NORMALIZED } },
-  ko: { tag: 'ko', variants: { ...SEARCH, searchjl: { co: 'searchjl', defaults: NORMALIZED }, unihan: { co: 'unihan' } } },
+  ko: {
+    tag: 'ko', variants: { ...SEARCH, searchjl: { co: 'searchjl', defaults: NORMALIZED }, unihan: { co: 'unihan' } }
+  },
   kok: { tag: 'kok', defaults: NORMALIZED },
   ky: { tag: 'ky' },
   lb: { tag: 'lb', root: true },
@@ -165,7 +167,9 @@ export function findLocale (locale: string): ParsedLocale | undefined {
  */
 export function suggestLocale (locale: string): string | undefined {
   const parts = (locale.split('@')[0] ?? '').split(/[_-]/)
-  const spelled = parts.map((part, i) => i === 0 ? part.toLowerCase() : part.length === 4 ? part[0]?.toUpperCase() + part.slice(1).toLowerCase() : part.toUpperCase())
+  const spelled = parts.map((part, i) => i === 0
+    ? part.toLowerCase()
+    : part.length === 4 ? part[0]?.toUpperCase() + part.slice(1).toLowerCase() : part.toUpperCase())
   for (let n = spelled.length; n > 0; n--) {
     const candidate = spelled.slice(0, n).join('_')
     if (candidate !== locale && Object.hasOwn(LOCALES, candidate)) return candidate

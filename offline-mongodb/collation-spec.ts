@@ -43,7 +43,20 @@ export function bsonTypeName (value: unknown): string {
   if (typeof value === 'bigint') return 'long'
   if (Array.isArray(value)) return 'array'
   if (value instanceof Date) return 'date'
-  const names: Record<string, string> = { Int32: 'int', Double: 'double', Long: 'long', Decimal128: 'decimal', ObjectId: 'objectId', Binary: 'binData', BSONRegExp: 'regex', Timestamp: 'timestamp', MinKey: 'minKey', MaxKey: 'maxKey', Code: 'javascript', BSONSymbol: 'symbol' }
+  const names: Record<string, string> = {
+    Int32: 'int',
+    Double: 'double',
+    Long: 'long',
+    Decimal128: 'decimal',
+    ObjectId: 'objectId',
+    Binary: 'binData',
+    BSONRegExp: 'regex',
+    Timestamp: 'timestamp',
+    MinKey: 'minKey',
+    MaxKey: 'maxKey',
+    Code: 'javascript',
+    BSONSymbol: 'symbol'
+  }
   const bsontype = (value as { _bsontype?: string })._bsontype
   return bsontype !== undefined && bsontype in names ? names[bsontype] as string : 'object'
 }
@@ -79,12 +92,19 @@ function readFields (doc: Record<string, unknown>): Given {
   const given: Given = {}
   for (const [key, value] of Object.entries(doc)) {
     const wrongType = (expected: string): CommandError =>
-      new CommandError(14, 'TypeMismatch', `BSON field 'collation.${key}' is the wrong type '${bsonTypeName(value)}', expected ${expected}`)
+      new CommandError(
+        14, 'TypeMismatch',
+        `BSON field 'collation.${key}' is the wrong type '${bsonTypeName(value)}', expected ${expected}`
+      )
     // The IDL skips a null or undefined value of a typed field, as if the field were not given.
     const skipped = value === null || value === undefined
     if (key === 'backwards') {
       // OptionalBool::parseFromBSON (src/mongo/db/basic_types.h) takes a bool and nothing else.
-      if (typeof value !== 'boolean') throw new CommandError(14, 'TypeMismatch', `Field 'backwards' should be a boolean value, but found: ${bsonTypeName(value)}`)
+      if (typeof value !== 'boolean') {
+        throw new CommandError(
+          14, 'TypeMismatch', `Field 'backwards' should be a boolean value, but found: ${bsonTypeName(value)}`
+        )
+      }
       given.backwards = value
     } else if (BOOLEANS.has(key)) {
       if (!skipped && typeof value !== 'boolean') throw wrongType("type 'bool'")
@@ -92,7 +112,9 @@ function readFields (doc: Record<string, unknown>): Given {
     } else if (STRINGS.has(key)) {
       if (!skipped && typeof value !== 'string') throw wrongType("type 'string'")
       if (typeof value === 'string' && key in ENUMS && !(ENUMS[key] as readonly string[]).includes(value)) {
-        throw new CommandError(2, 'BadValue', `Enumeration value '${value}' for field 'collation.${key}' is not a valid value.`)
+        throw new CommandError(
+          2, 'BadValue', `Enumeration value '${value}' for field 'collation.${key}' is not a valid value.`
+        )
       }
       if (!skipped) given[key as keyof CollationSpec] = value
       else if (key !== 'locale' && key !== 'version') given[key as keyof CollationSpec] = null
@@ -104,14 +126,20 @@ function readFields (doc: Record<string, unknown>): Given {
       const n = safeInt(value)
       if (n === undefined) throw wrongType("types '[long, int, decimal, double]'")
       // The generated validator names the field alone (throwComparisonError, src/mongo/idl/idl_parser.h).
-      if (n < 0) throw new CommandError(51024, 'Location51024', `BSON field 'strength' value must be >= 0, actual value '${n}'`)
-      if (n > 5) throw new CommandError(51024, 'Location51024', `BSON field 'strength' value must be <= 5, actual value '${n}'`)
+      if (n < 0) {
+        throw new CommandError(51024, 'Location51024', `BSON field 'strength' value must be >= 0, actual value '${n}'`)
+      }
+      if (n > 5) {
+        throw new CommandError(51024, 'Location51024', `BSON field 'strength' value must be <= 5, actual value '${n}'`)
+      }
       given.strength = n
     } else {
       throw new CommandError(40415, 'Location40415', `BSON field 'collation.${key}' is an unknown field.`)
     }
   }
-  if (typeof given.locale !== 'string') throw new CommandError(40414, 'Location40414', "BSON field 'collation.locale' is missing but a required field")
+  if (typeof given.locale !== 'string') {
+    throw new CommandError(40414, 'Location40414', "BSON field 'collation.locale' is missing but a required field")
+  }
   return given
 }
 
@@ -130,18 +158,32 @@ export function readCollation (doc: Record<string, unknown>): CollationSpec | un
   const given = readFields(doc)
   const locale = given.locale as string
   const shown = printBson(doc)
-  if (locale.includes('\0')) throw new CommandError(2, 'BadValue', `Field 'locale' cannot contain null byte. Collation spec: ${shown}`)
+  if (locale.includes('\0')) {
+    throw new CommandError(2, 'BadValue', `Field 'locale' cannot contain null byte. Collation spec: ${shown}`)
+  }
   if (locale === 'simple') return undefined
   if (locale === '') throw new CommandError(2, 'BadValue', `Field 'locale' cannot be the empty string in: ${shown}`)
   const found = findLocale(locale)
   if (found === undefined) {
     const suggestion = suggestLocale(locale)
-    throw new CommandError(2, 'BadValue', `Field 'locale' is invalid in: ${shown}${suggestion === undefined ? '' : `. Did you mean '${suggestion}'?`}`)
+    throw new CommandError(
+      2, 'BadValue',
+      `Field 'locale' is invalid in: ${shown}${suggestion === undefined ? '' : `. Did you mean '${suggestion}'?`}`
+    )
   }
-  const defaults = { ...found.entry.defaults, ...(found.variant === undefined ? {} : (found.entry.variants?.[found.variant] || undefined)?.defaults) }
-  if (given.strength === 0) throw new CommandError(2, 'BadValue', "Enumeration value '0' for field 'collation.strength' is not a valid value.")
+  const defaults = {
+    ...found.entry.defaults,
+    ...(found.variant === undefined ? {} : (found.entry.variants?.[found.variant] || undefined)?.defaults)
+  }
+  if (given.strength === 0) {
+    throw new CommandError(2, 'BadValue', "Enumeration value '0' for field 'collation.strength' is not a valid value.")
+  }
   if (given.version !== undefined && given.version !== COLLATOR_VERSION) {
-    throw new CommandError(161, 'IncompatibleCollationVersion', `Requested collation version ${String(given.version)} but the only available collator version was ${COLLATOR_VERSION}. Requested collation spec: ${shown}`)
+    throw new CommandError(
+      161, 'IncompatibleCollationVersion',
+      `Requested collation version ${String(given.version)} but the only available collator version was ` +
+        `${COLLATOR_VERSION}. Requested collation spec: ${shown}`
+    )
   }
   const spec: CollationSpec = {
     locale,
@@ -156,9 +198,13 @@ export function readCollation (doc: Record<string, unknown>): CollationSpec | un
     version: COLLATOR_VERSION
   }
   // validateCollationSpec: checked on the filled-in spec, so a locale's own defaults count too.
-  if (spec.backwards && spec.strength === 1) throw new CommandError(2, 'BadValue', `'backwards' is invalid with 'strength' of 1 in: ${shown}`)
+  if (spec.backwards && spec.strength === 1) {
+    throw new CommandError(2, 'BadValue', `'backwards' is invalid with 'strength' of 1 in: ${shown}`)
+  }
   if (spec.caseFirst !== 'off' && !spec.caseLevel && spec.strength < 3) {
-    throw new CommandError(2, 'BadValue', `'caseFirst' is invalid unless 'caseLevel' is on or 'strength' is greater than 2 in: ${shown}`)
+    throw new CommandError(
+      2, 'BadValue', `'caseFirst' is invalid unless 'caseLevel' is on or 'strength' is greater than 2 in: ${shown}`
+    )
   }
   return spec
 }
@@ -169,7 +215,11 @@ export function readCollation (doc: Record<string, unknown>): CollationSpec | un
  */
 export function collationOption (value: unknown, field: string): CollationSpec | undefined {
   if (value === undefined) return undefined
-  if (!isDocument(value)) throw new CommandError(14, 'TypeMismatch', `BSON field '${field}' is the wrong type '${bsonTypeName(value)}', expected type 'object'`)
+  if (!isDocument(value)) {
+    throw new CommandError(
+      14, 'TypeMismatch', `BSON field '${field}' is the wrong type '${bsonTypeName(value)}', expected type 'object'`
+    )
+  }
   if (Object.keys(value).length === 0) return undefined
   return readCollation(value)
 }

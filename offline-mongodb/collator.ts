@@ -43,7 +43,9 @@ function intlLocale (parsed: ParsedLocale, spec: CollationSpec): string {
 function identicalLevel (a: string, b: string): number {
   const x = [...a.normalize('NFD')].map((c) => c.codePointAt(0) as number)
   const y = [...b.normalize('NFD')].map((c) => c.codePointAt(0) as number)
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) < (y[i] as number) ? -1 : 1
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return (x[i] as number) < (y[i] as number) ? -1 : 1
+  }
   return Math.sign(x.length - y.length)
 }
 
@@ -68,7 +70,9 @@ function build (spec: CollationSpec): StringOrder {
   if (shifted && spec.maxVariable === 'space') throw unsupported("alternate: 'shifted' with maxVariable: 'space'")
   // Intl has no quaternary level: shifted characters are compared there, and ja's kana differ there (ja.txt `<<<<`).
   if (spec.strength >= 4 && shifted) throw unsupported(`strength ${spec.strength} with alternate: 'shifted'`)
-  if (spec.strength >= 4 && parsed.name === 'ja') throw unsupported(`strength ${spec.strength} with the locale '${spec.locale}'`)
+  if (spec.strength >= 4 && parsed.name === 'ja') {
+    throw unsupported(`strength ${spec.strength} with the locale '${spec.locale}'`)
+  }
   const locale = intlLocale(parsed, spec)
   const collators = levels(spec).map((sensitivity) => new Intl.Collator(locale, {
     usage: 'sort',
@@ -78,7 +82,9 @@ function build (spec: CollationSpec): StringOrder {
     ignorePunctuation: shifted
   }))
   // An Intl locale the ICU here lacks would silently become the default locale: refused instead.
-  if (collators[0]?.resolvedOptions().locale !== locale) throw unsupported(`the collation locale '${spec.locale}' with the ICU of this Node`)
+  if (collators[0]?.resolvedOptions().locale !== locale) {
+    throw unsupported(`the collation locale '${spec.locale}' with the ICU of this Node`)
+  }
   const identical = spec.strength === 5
   // V8 always normalizes (ECMA-402 asks canonically equivalent strings to compare equal). With
   // normalization off, ICU promises the right order only for text in FCD form, which is nearly

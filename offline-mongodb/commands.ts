@@ -96,7 +96,9 @@ function find (request: Request): Doc {
   let docs = sortDocuments(scan(request, candidates, cmd.filter), sort, collation?.compare)
   docs = docs.slice(skip, limit > 0 ? skip + limit : undefined)
   checkTime(request)
-  return request.state.cursors.firstBatch(ns, docs.map(project), count(cmd.batchSize, 'batchSize', 101), cmd.singleBatch === true)
+  return request.state.cursors.firstBatch(
+    ns, docs.map(project), count(cmd.batchSize, 'batchSize', 101), cmd.singleBatch === true
+  )
 }
 
 function aggregate (request: Request): Doc {
@@ -131,7 +133,9 @@ function getMore (request: Request): Doc | Promise<Doc> {
   const ns = `${request.db}.${collectionName(cmd, 'collection')}`
   const stream = request.state.cursors.streams.get(id.toString())
   if (stream !== undefined && stream.spec.ns === ns) return streamGetMore(request, stream)
-  const batch = request.state.cursors.nextBatch(id, ns, cmd.batchSize === undefined ? undefined : count(cmd.batchSize, 'batchSize', 0))
+  const batch = request.state.cursors.nextBatch(
+    id, ns, cmd.batchSize === undefined ? undefined : count(cmd.batchSize, 'batchSize', 0)
+  )
   if (batch === undefined) throw new CommandError(43, 'CursorNotFound', `cursor id ${id.toString()} not found`)
   return batch
 }
@@ -140,9 +144,15 @@ function listCollections (request: Request): Doc {
   const db = request.state.storage.database(request.db)
   // mongod lists the option once it was set (create or collMod); here images are on unless switched off.
   const infos = [...db.collections.entries()].map(([name, collection]) => ({
-    name, type: 'collection', options: { changeStreamPreAndPostImages: { enabled: collection.recordsImages } }, info: { readOnly: false, uuid: collection.uuid }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' }
+    name,
+    type: 'collection',
+    options: { changeStreamPreAndPostImages: { enabled: collection.recordsImages } },
+    info: { readOnly: false, uuid: collection.uuid },
+    idIndex: { v: 2, key: { _id: 1 }, name: '_id_' }
   }))
-  return request.state.cursors.firstBatch(`${request.db}.$cmd.listCollections`, infos.filter(compileFilter(request.cmd.filter)), undefined)
+  return request.state.cursors.firstBatch(
+    `${request.db}.$cmd.listCollections`, infos.filter(compileFilter(request.cmd.filter)), undefined
+  )
 }
 
 function listDatabases ({ state }: Request): Doc {
@@ -153,7 +163,9 @@ function listDatabases ({ state }: Request): Doc {
 }
 
 function configureFailPoint ({ cmd, db, state }: Request): Doc {
-  if (db !== 'admin') throw new CommandError(13, 'Unauthorized', 'configureFailPoint may only be run against the admin database.')
+  if (db !== 'admin') {
+    throw new CommandError(13, 'Unauthorized', 'configureFailPoint may only be run against the admin database.')
+  }
   const name = String(cmd.configureFailPoint)
   if (name !== 'maxTimeAlwaysTimeOut') throw new CommandError(2, 'BadValue', `Unknown fail point: ${name}`)
   if (cmd.mode === 'off') state.failPoints.delete(name)
@@ -166,7 +178,14 @@ export const COMMANDS: Record<string, Handler> = {
   ismaster: hello,
   isMaster: hello,
   ping: () => ({ ok: 1 }),
-  buildInfo: () => ({ version: '7.0.0', gitVersion: 'offline-mongodb', versionArray: [7, 0, 0, 0], bits: 64, maxBsonObjectSize: 16 * 1024 * 1024, ok: 1 }),
+  buildInfo: () => ({
+    version: '7.0.0',
+    gitVersion: 'offline-mongodb',
+    versionArray: [7, 0, 0, 0],
+    bits: 64,
+    maxBsonObjectSize: 16 * 1024 * 1024,
+    ok: 1
+  }),
   listDatabases,
   listCollections,
   ...WRITE_COMMANDS,
@@ -206,7 +225,13 @@ function withClusterTime (reply: Doc, state: ServerState): Doc {
 
 function errorReply (error: unknown): Doc {
   if (error instanceof CommandError) {
-    return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName, ...(error.labels === undefined ? {} : { errorLabels: error.labels }) }
+    return {
+      ok: 0,
+      errmsg: error.message,
+      code: error.code,
+      codeName: error.codeName,
+      ...(error.labels === undefined ? {} : { errorLabels: error.labels })
+    }
   }
   const message = error instanceof Error ? error.message : String(error)
   return { ok: 0, errmsg: `offline database error: ${message}`, code: 1, codeName: 'InternalError' }
@@ -230,7 +255,14 @@ function countOperation (name: string, cmd: Doc, counters: OpCounters): void {
 
 /** serverStatus, as far as the stand-in keeps it: the process and its operation counters. */
 function serverStatus (request: Request): Doc {
-  return { host: 'offline-mongodb', version: '8.0.0', process: 'mongod', uptime: process.uptime(), opcounters: { ...request.state.opcounters }, ok: 1 }
+  return {
+    host: 'offline-mongodb',
+    version: '8.0.0',
+    process: 'mongod',
+    uptime: process.uptime(),
+    opcounters: { ...request.state.opcounters },
+    ok: 1
+  }
 }
 
 /** Runs one command; a Promise only for a command that waits (a change stream's getMore). */
@@ -244,12 +276,17 @@ export function runCommand (cmd: Doc, state: ServerState): Doc | Promise<Doc> {
     // A transaction's writes would otherwise be applied at once, and its abort would undo nothing.
     // (Not IllegalOperation: the driver reads that code on a write as "no retryable writes".)
     if (cmd.autocommit !== undefined || cmd.startTransaction !== undefined) {
-      throw new CommandError(263, 'OperationNotSupportedInTransaction', 'the offline database does not support transactions')
+      throw new CommandError(
+        263, 'OperationNotSupportedInTransaction', 'the offline database does not support transactions'
+      )
     }
     const request: Request = { cmd, db, state, started: Date.now() }
     const reply = underConcerns(request, name, () => handler(request))
     if (reply instanceof Promise) {
-      return reply.then((done) => withClusterTime(done, state), (error: unknown) => withClusterTime(errorReply(error), state))
+      return reply.then(
+        (done) => withClusterTime(done, state),
+        (error: unknown) => withClusterTime(errorReply(error), state)
+      )
     }
     return withClusterTime(reply, state)
   } catch (error) {

@@ -22,14 +22,31 @@ const UNITS = ['year', 'quarter', 'month', 'week', 'day', 'hour', 'minute', 'sec
  * takes: "UTC", "GMT", "Z" or "+00:00"), for binSize 1; weeks start on Sunday, as by default.
  */
 function $dateTrunc (obj: AnyObject, expr: Any, options: Options): Date | null {
-  if (!isDocument(expr)) throw new CommandError(5439007, 'Location5439007', '$dateTrunc only supports an object as its argument')
-  const args = Object.fromEntries(Object.entries(expr).map(([key, value]) => [key, evalExpr(obj, value as Any, options) as unknown]))
+  if (!isDocument(expr)) {
+    throw new CommandError(5439007, 'Location5439007', '$dateTrunc only supports an object as its argument')
+  }
+  const args = Object.fromEntries(
+    Object.entries(expr).map(([key, value]) => [key, evalExpr(obj, value as Any, options) as unknown])
+  )
   const { date, unit, binSize = 1, timezone = 'UTC' } = args
   if (date === null || date === undefined || unit === null || unit === undefined) return null
-  if (!(date instanceof Date)) throw new CommandError(5439012, 'Location5439012', `$dateTrunc requires 'date' to be a date, but got ${bsonTypeName(date)}`)
-  if (typeof unit !== 'string' || !(UNITS as readonly string[]).includes(unit)) throw new CommandError(5439014, 'Location5439014', `$dateTrunc parameter 'unit' value cannot be recognized as a time unit: ${String(unit)}`)
-  if (binSize !== 1) throw new CommandError(2, 'BadValue', 'the offline database supports $dateTrunc with binSize 1 only')
-  if (!['UTC', 'GMT', 'Z', '+00:00', '+0000'].includes(String(timezone))) throw new CommandError(2, 'BadValue', 'the offline database supports $dateTrunc in UTC only')
+  if (!(date instanceof Date)) {
+    throw new CommandError(
+      5439012, 'Location5439012', `$dateTrunc requires 'date' to be a date, but got ${bsonTypeName(date)}`
+    )
+  }
+  if (typeof unit !== 'string' || !(UNITS as readonly string[]).includes(unit)) {
+    throw new CommandError(
+      5439014, 'Location5439014',
+      `$dateTrunc parameter 'unit' value cannot be recognized as a time unit: ${String(unit)}`
+    )
+  }
+  if (binSize !== 1) {
+    throw new CommandError(2, 'BadValue', 'the offline database supports $dateTrunc with binSize 1 only')
+  }
+  if (!['UTC', 'GMT', 'Z', '+00:00', '+0000'].includes(String(timezone))) {
+    throw new CommandError(2, 'BadValue', 'the offline database supports $dateTrunc in UTC only')
+  }
   const d = new Date(date.getTime())
   switch (unit) {
     case 'year': return new Date(Date.UTC(d.getUTCFullYear(), 0, 1))
@@ -44,11 +61,16 @@ function $dateTrunc (obj: AnyObject, expr: Any, options: Options): Date | null {
   }
 }
 
-/** An order of two values in BSON's comparison order (strings in binary: under a collation, pipeline-collation.ts refuses two strings). */
+/**
+ * An order of two values in BSON's comparison order (strings in binary: under a collation, pipeline-collation.ts
+ * refuses two strings).
+ */
 function ordered (holds: (order: number) => boolean) {
   return (obj: AnyObject, expr: Any, options: Options): boolean => {
     const operands: unknown = evalExpr(obj, expr, options)
-    if (!Array.isArray(operands) || operands.length !== 2) throw new CommandError(16020, 'Location16020', 'Expression takes exactly 2 arguments.')
+    if (!Array.isArray(operands) || operands.length !== 2) {
+      throw new CommandError(16020, 'Location16020', 'Expression takes exactly 2 arguments.')
+    }
     return holds(compareValues(operands[0], operands[1]))
   }
 }

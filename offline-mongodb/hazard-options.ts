@@ -28,13 +28,23 @@ const DEFAULTS = { maxReplyDelayMs: 20, emptyBatches: 0.25, shortBatches: 0.25, 
 /** The options with their defaults, or a RangeError naming the first that is wrong. */
 export function hazardSettings (options: HazardOptions): HazardSettings {
   const settings = { ...DEFAULTS, ...options }
-  const wrong = (name: string, rule: string, value: unknown): never => { throw new RangeError(`hazards: ${name} must be ${rule}, got ${String(value)}`) }
+  const wrong = (name: string, rule: string, value: unknown): never => {
+    throw new RangeError(`hazards: ${name} must be ${rule}, got ${String(value)}`)
+  }
   const { seed, maxReplyDelayMs, emptyBatches, shortBatches, majorityLagMs, imagesKept } = settings
   if (!Number.isSafeInteger(seed)) wrong('seed', 'an integer', seed)
-  if (!Number.isInteger(maxReplyDelayMs) || maxReplyDelayMs < 0) wrong('maxReplyDelayMs', 'a whole number of ms', maxReplyDelayMs)
-  if (!(emptyBatches >= 0 && shortBatches >= 0 && emptyBatches + shortBatches <= 1)) wrong('emptyBatches and shortBatches', 'shares from 0 to 1 in all', `${emptyBatches} and ${shortBatches}`)
-  if (majorityLagMs !== 'manual' && !(Number.isInteger(majorityLagMs) && majorityLagMs >= 0)) wrong('majorityLagMs', "a whole number of ms or 'manual'", majorityLagMs)
-  if (!(Number.isInteger(imagesKept) && imagesKept >= 1) && imagesKept !== Infinity) wrong('imagesKept', 'a positive integer', imagesKept)
+  if (!Number.isInteger(maxReplyDelayMs) || maxReplyDelayMs < 0) {
+    wrong('maxReplyDelayMs', 'a whole number of ms', maxReplyDelayMs)
+  }
+  if (!(emptyBatches >= 0 && shortBatches >= 0 && emptyBatches + shortBatches <= 1)) {
+    wrong('emptyBatches and shortBatches', 'shares from 0 to 1 in all', `${emptyBatches} and ${shortBatches}`)
+  }
+  if (majorityLagMs !== 'manual' && !(Number.isInteger(majorityLagMs) && majorityLagMs >= 0)) {
+    wrong('majorityLagMs', "a whole number of ms or 'manual'", majorityLagMs)
+  }
+  if (!(Number.isInteger(imagesKept) && imagesKept >= 1) && imagesKept !== Infinity) {
+    wrong('imagesKept', 'a positive integer', imagesKept)
+  }
   return settings
 }
 
@@ -48,7 +58,9 @@ export function readHazards (text: string): HazardOptions {
   } catch {
     throw new RangeError(`hazards: expected a seed (an integer) or a JSON object with a seed, got '${text}'`)
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new RangeError(`hazards: expected a JSON object, got '${text}'`)
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new RangeError(`hazards: expected a JSON object, got '${text}'`)
+  }
   hazardSettings(parsed as HazardOptions)
   return parsed as HazardOptions
 }

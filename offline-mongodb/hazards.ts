@@ -120,7 +120,10 @@ export class ConnectionHazards {
     return max === 0 ? 0 : Math.floor(this.delays() * (max + 1))
   }
 
-  /** Where the next change stream batch ends: undefined, where it would; 0, empty at once; n, after at most n events. */
+  /**
+   * Where the next change stream batch ends: undefined, where it would; 0, empty at once; n, after at most n
+   * events.
+   */
   batchCut (): number | undefined {
     const roll = this.batches()
     if (roll < this.settings.emptyBatches) return 0

@@ -15,8 +15,14 @@ import type { Doc, IndexSpec } from './storage.js'
 function indexCollation (spec: Doc): CollationSpec | undefined {
   const given = spec.collation
   if (given === undefined) return undefined
-  if (!isDocument(given)) throw new CommandError(14, 'TypeMismatch', `The field 'collation' must be an object, but got ${bsonTypeName(given)}`)
-  if (Object.keys(given).length === 0) throw new CommandError(2, 'BadValue', "The field 'collation' cannot be an empty object.")
+  if (!isDocument(given)) {
+    throw new CommandError(
+      14, 'TypeMismatch', `The field 'collation' must be an object, but got ${bsonTypeName(given)}`
+    )
+  }
+  if (Object.keys(given).length === 0) {
+    throw new CommandError(2, 'BadValue', "The field 'collation' cannot be an empty object.")
+  }
   return readCollation(given)
 }
 
@@ -24,9 +30,13 @@ function createIndexes (request: Request): Doc {
   const { cmd } = request
   const collection = request.state.storage.database(request.db).getOrCreate(collectionName(cmd, 'createIndexes'))
   const numIndexesBefore = collection.indexes.length
-  if (!Array.isArray(cmd.indexes) || cmd.indexes.length === 0) throw new CommandError(2, 'BadValue', 'Must specify at least one index to create')
+  if (!Array.isArray(cmd.indexes) || cmd.indexes.length === 0) {
+    throw new CommandError(2, 'BadValue', 'Must specify at least one index to create')
+  }
   for (const spec of cmd.indexes as IndexSpec[]) {
-    if (!isDocument(spec.key) || Object.keys(spec.key).length === 0) throw new CommandError(67, 'CannotCreateIndex', 'index key must be a non-empty object')
+    if (!isDocument(spec.key) || Object.keys(spec.key).length === 0) {
+      throw new CommandError(67, 'CannotCreateIndex', 'index key must be a non-empty object')
+    }
     if (typeof spec.name !== 'string') throw new CommandError(9, 'FailedToParse', 'index name must be a string')
     const { v: _version, key, name, collation: _given, ...options } = spec
     const collation = indexCollation(spec)
@@ -39,7 +49,12 @@ function createIndexes (request: Request): Doc {
     // Only a unique index compares its keys here; a collation Intl cannot give is refused then.
     collection.createIndex(stored, spec.unique === true ? collationOf(collation)?.compare : undefined)
   }
-  return { numIndexesBefore, numIndexesAfter: collection.indexes.length, createdCollectionAutomatically: numIndexesBefore === 1 && collection.docs.length === 0, ok: 1 }
+  return {
+    numIndexesBefore,
+    numIndexesAfter: collection.indexes.length,
+    createdCollectionAutomatically: numIndexesBefore === 1 && collection.docs.length === 0,
+    ok: 1
+  }
 }
 
 function listIndexes (request: Request): Doc {

@@ -113,7 +113,9 @@ export class Oplog {
       this.entries = this.entries.slice(this.head)
       this.head = 0
     }
-    if (this.entries.length - this.head > this.imagesKept) expireImages(this.entries[this.entries.length - 1 - this.imagesKept] as OplogEntry)
+    if (this.entries.length - this.head > this.imagesKept) {
+      expireImages(this.entries[this.entries.length - 1 - this.imagesKept] as OplogEntry)
+    }
     if (this.committed === undefined) this.wake()
     return full
   }

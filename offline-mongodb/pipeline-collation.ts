@@ -17,7 +17,9 @@ const COMPARING = new Set([
 ])
 
 /** mingo stages that only compute new fields: safe under a collation once their expressions compare nothing. */
-const COMPUTING_STAGES = new Set(['$addFields', '$set', '$project', '$unset', '$replaceRoot', '$replaceWith', '$redact'])
+const COMPUTING_STAGES = new Set([
+  '$addFields', '$set', '$project', '$unset', '$replaceRoot', '$replaceWith', '$redact'
+])
 
 function unsupported (what: string): CommandError {
   return new CommandError(2, 'BadValue', `the offline database does not support ${what} with a collation`)
@@ -30,8 +32,11 @@ function unsupported (what: string): CommandError {
 function comparesTypeNames (operator: string, operands: unknown): boolean {
   if ((operator !== '$in' && operator !== '$eq') || !Array.isArray(operands) || operands.length !== 2) return false
   const [typed, names] = operands as [unknown, unknown]
-  if (!isDocument(typed) || Object.keys(typed).length !== 1 || !('$type' in typed) || comparingOperator(typed.$type) !== undefined) return false
-  return operator === '$in' ? Array.isArray(names) && names.every((name) => typeof name === 'string') : typeof names === 'string'
+  if (!isDocument(typed) || Object.keys(typed).length !== 1 || !('$type' in typed) ||
+    comparingOperator(typed.$type) !== undefined) return false
+  return operator === '$in'
+    ? Array.isArray(names) && names.every((name) => typeof name === 'string')
+    : typeof names === 'string'
 }
 
 /**
@@ -41,7 +46,8 @@ function comparesTypeNames (operator: string, operands: unknown): boolean {
  * "Comparison/Sort Order").
  */
 function comparesWithConstant (operator: string, operands: unknown): boolean {
-  if (!['$gt', '$gte', '$lt', '$lte'].includes(operator) || !Array.isArray(operands) || operands.length !== 2) return false
+  if (!['$gt', '$gte', '$lt', '$lte'].includes(operator) || !Array.isArray(operands) ||
+    operands.length !== 2) return false
   const constant = operands.findIndex((operand) => typeof operand === 'number' || typeof operand === 'boolean')
   return constant >= 0 && comparingOperator(operands[1 - constant]) === undefined
 }
@@ -81,7 +87,9 @@ const OPTIONS = { context: queryContext, scriptEnabled: false }
  */
 export function groupUnderCollation (docs: Doc[], spec: unknown, collation: Collation): Doc[] {
   checkStageUnderCollation('$group', spec)
-  if (!isDocument(spec) || !('_id' in spec)) throw new CommandError(15955, 'Location15955', 'a group specification must include an _id')
+  if (!isDocument(spec) || !('_id' in spec)) {
+    throw new CommandError(15955, 'Location15955', 'a group specification must include an _id')
+  }
   const { _id: idExpression, ...accumulators } = spec
   const keyOf = new Aggregator([{ $group: { _id: idExpression } }], OPTIONS)
   const groups: Array<{ key: unknown, docs: Doc[] }> = []

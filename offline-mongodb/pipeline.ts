@@ -14,10 +14,14 @@ import { compileProjection, isPlainProjection, parseSort, sortDocuments } from '
 import type { Doc } from './storage.js'
 
 export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): Doc[] {
-  if (!Array.isArray(pipeline)) throw new CommandError(14, 'TypeMismatch', "'pipeline' option must be specified as an array")
+  if (!Array.isArray(pipeline)) {
+    throw new CommandError(14, 'TypeMismatch', "'pipeline' option must be specified as an array")
+  }
   for (const stage of pipeline) {
     if (!isDocument(stage) || Object.keys(stage).length !== 1) {
-      throw new CommandError(40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.')
+      throw new CommandError(
+        40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.'
+      )
     }
     const [name, spec] = Object.entries(stage)[0] as [string, unknown]
     const { collation } = request
@@ -56,12 +60,18 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
 const sampleRandom = seededRandom(0, '$sample')
 
 function sample (docs: Doc[], spec: unknown): Doc[] {
-  if (!isDocument(spec)) throw new CommandError(28745, 'Location28745', 'the $sample stage specification must be an object')
+  if (!isDocument(spec)) {
+    throw new CommandError(28745, 'Location28745', 'the $sample stage specification must be an object')
+  }
   const unknown = Object.keys(spec).find((key) => key !== 'size')
-  if (unknown !== undefined) throw new CommandError(28748, 'Location28748', `unrecognized option to $sample: ${unknown}`)
+  if (unknown !== undefined) {
+    throw new CommandError(28748, 'Location28748', `unrecognized option to $sample: ${unknown}`)
+  }
   if (!('size' in spec)) throw new CommandError(28749, 'Location28749', '$sample stage must specify a size')
   const { size } = spec
-  if (typeof size !== 'number') throw new CommandError(28746, 'Location28746', 'size argument to $sample must be a number')
+  if (typeof size !== 'number') {
+    throw new CommandError(28746, 'Location28746', 'size argument to $sample must be a number')
+  }
   // Truncated to a whole number first, as mongod does (-0.5 is 0).
   const whole = Math.trunc(size)
   if (!(whole >= 0)) throw new CommandError(28747, 'Location28747', 'size argument to $sample must not be negative')
@@ -87,10 +97,17 @@ function inSpecOrder (doc: Doc, spec: Doc): Doc {
  * each document gets, as `as`, what the pipeline gives on `from` (a missing collection gives []).
  */
 function lookup (request: Request, docs: Doc[], spec: unknown): Doc[] {
-  if (!isDocument(spec) || typeof spec.from !== 'string' || typeof spec.as !== 'string' || !Array.isArray(spec.pipeline)) {
-    throw new CommandError(40321, 'Location40321', 'the offline database supports $lookup with from, pipeline and as only')
+  if (!isDocument(spec) || typeof spec.from !== 'string' || typeof spec.as !== 'string' ||
+    !Array.isArray(spec.pipeline)) {
+    throw new CommandError(
+      40321, 'Location40321', 'the offline database supports $lookup with from, pipeline and as only'
+    )
   }
-  if ('localField' in spec || 'foreignField' in spec || 'let' in spec) throw new CommandError(40324, 'Location40324', '$lookup with localField, foreignField or let is not supported by the offline database')
+  if ('localField' in spec || 'foreignField' in spec || 'let' in spec) {
+    throw new CommandError(
+      40324, 'Location40324', '$lookup with localField, foreignField or let is not supported by the offline database'
+    )
+  }
   const from = collectionDocuments(request, spec.from)
   const as = spec.as
   return docs.map((doc) => ({ ...doc, [as]: runPipeline(request, from, spec.pipeline) }))

@@ -38,8 +38,12 @@ type Logical = typeof $and
  */
 function nonEmpty (logical: Logical): Logical {
   return (selector, operand, options) => {
-    if (!Array.isArray(operand) || operand.length === 0) throw new CommandError(2, 'BadValue', '$and/$or/$nor must be a nonempty array')
-    if (!operand.every(isDocument)) throw new CommandError(2, 'BadValue', '$or/$and/$nor entries need to be full objects')
+    if (!Array.isArray(operand) || operand.length === 0) {
+      throw new CommandError(2, 'BadValue', '$and/$or/$nor must be a nonempty array')
+    }
+    if (!operand.every(isDocument)) {
+      throw new CommandError(2, 'BadValue', '$or/$and/$nor entries need to be full objects')
+    }
     return logical(selector, operand, options)
   }
 }
@@ -106,7 +110,9 @@ export function prepareFilter (value: unknown): unknown {
       continue
     }
     // A regex as a field's value means "matches": mingo would read the pattern object as a document.
-    out[key] = inner instanceof BSONRegExp && !key.startsWith('$') ? { $pcre: fromBSONRegExp(inner) } : prepareFilter(inner)
+    out[key] = inner instanceof BSONRegExp && !key.startsWith('$')
+      ? { $pcre: fromBSONRegExp(inner) }
+      : prepareFilter(inner)
   }
   if ('$options' in value && !('$regex' in value)) throw new CommandError(2, 'BadValue', '$options needs a $regex')
   return out
@@ -119,7 +125,9 @@ export function compileFilter (filter: unknown, collation?: Collation): Document
   if (filter === undefined || filter === null) return () => true
   if (!isDocument(filter)) throw new CommandError(2, 'BadValue', 'filter must be an object')
   try {
-    const query = new Query(prepareFilter(filter) as Record<string, unknown>, { context: contextOf(collation), scriptEnabled: false })
+    const query = new Query(
+      prepareFilter(filter) as Record<string, unknown>, { context: contextOf(collation), scriptEnabled: false }
+    )
     return (doc) => query.test(doc)
   } catch (error) {
     if (error instanceof CommandError) throw error

@@ -23,14 +23,17 @@ export interface PredicateEnv {
 
 type PredicateBuilder = (operand: unknown, env: PredicateEnv) => Predicate
 
-function equalsAny (candidates: Candidates, operand: unknown, strings: StringOrder | undefined, whole = false): boolean {
+function equalsAny (
+  candidates: Candidates, operand: unknown, strings: StringOrder | undefined, whole = false
+): boolean {
   for (const candidate of candidates) {
     if (candidate === undefined) {
       if (operand === null) return true
       continue
     }
     if (valuesEqual(candidate, operand, strings)) return true
-    if (!whole && Array.isArray(candidate) && candidate.some((element) => valuesEqual(element, operand, strings))) return true
+    if (!whole && Array.isArray(candidate) &&
+      candidate.some((element) => valuesEqual(element, operand, strings))) return true
   }
   return false
 }
@@ -43,10 +46,11 @@ function matchesRegex (candidates: Candidates, re: Pcre2Pattern, whole = false):
 function comparison (accept: (order: number) => boolean): PredicateBuilder {
   return (operand, { strings }) => {
     const rank = typeRank(operand)
-    return (candidates, whole) => (whole || Array.isArray(operand) ? candidates : expandArrays(candidates)).some((value) => {
-      if (value === undefined) return operand === null && accept(0)
-      return typeRank(value) === rank && accept(compareValues(value, operand, strings))
-    })
+    return (candidates, whole) =>
+      (whole || Array.isArray(operand) ? candidates : expandArrays(candidates)).some((value) => {
+        if (value === undefined) return operand === null && accept(0)
+        return typeRank(value) === rank && accept(compareValues(value, operand, strings))
+      })
   }
 }
 
@@ -63,8 +67,14 @@ function regexPredicate (operand: unknown): Predicate {
   return (c, whole) => matchesRegex(c, operand, whole)
 }
 
-/** mongod's pathless operators (expression_parser.cpp, pathlessOperatorMap): an $elemMatch led by one is of the object form. */
-const PATHLESS = new Set(['$and', '$or', '$nor', '$where', '$expr', '$text', '$comment', '$jsonSchema', '$alwaysTrue', '$alwaysFalse', '$sampleRate'])
+/**
+ * mongod's pathless operators (expression_parser.cpp, pathlessOperatorMap): an $elemMatch led by one is of the
+ * object form.
+ */
+const PATHLESS = new Set([
+  '$and', '$or', '$nor', '$where', '$expr', '$text', '$comment', '$jsonSchema', '$alwaysTrue', '$alwaysFalse',
+  '$sampleRate'
+])
 
 /**
  * $elemMatch, in mongod's two forms (expression_parser.cpp, parseElemMatch). The value form,
@@ -84,7 +94,9 @@ function elemMatch (operand: unknown, env: PredicateEnv): Predicate {
   }
   const query = env.subQuery(operand)
   const asDocument = (element: unknown): Record<string, unknown> | undefined =>
-    isDocument(element) ? element : Array.isArray(element) ? Object.fromEntries(element.map((v, i) => [String(i), v])) : undefined
+    isDocument(element)
+      ? element
+      : Array.isArray(element) ? Object.fromEntries(element.map((v, i) => [String(i), v])) : undefined
   return (candidates) => candidates.some((c) => Array.isArray(c) && c.some((element) => {
     const doc = asDocument(element)
     return doc !== undefined && query(doc)

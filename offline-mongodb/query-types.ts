@@ -5,7 +5,22 @@ import { Pcre2Pattern } from './regex.js'
 import { CommandError } from './errors.js'
 
 const TYPE_ALIASES: Record<string, number> = {
-  double: 1, string: 2, object: 3, array: 4, binData: 5, objectId: 7, bool: 8, date: 9, null: 10, regex: 11, int: 16, timestamp: 17, long: 18, decimal: 19, minKey: -1, maxKey: 127
+  double: 1,
+  string: 2,
+  object: 3,
+  array: 4,
+  binData: 5,
+  objectId: 7,
+  bool: 8,
+  date: 9,
+  null: 10,
+  regex: 11,
+  int: 16,
+  timestamp: 17,
+  long: 18,
+  decimal: 19,
+  minKey: -1,
+  maxKey: 127
 }
 
 function bsonTypeNumber (value: unknown): number {
@@ -20,7 +35,9 @@ function bsonTypeNumber (value: unknown): number {
   if (value instanceof Decimal128) return 19
   if (value instanceof RegExp || value instanceof BSONRegExp || value instanceof Pcre2Pattern) return 11
   const bsontype = (value as { _bsontype?: string })._bsontype
-  const byBsonType: Record<string, number> = { ObjectId: 7, Binary: 5, Timestamp: 17, Long: 18, MinKey: -1, MaxKey: 127, Code: 13 }
+  const byBsonType: Record<string, number> = {
+    ObjectId: 7, Binary: 5, Timestamp: 17, Long: 18, MinKey: -1, MaxKey: 127, Code: 13
+  }
   if (bsontype !== undefined && bsontype in byBsonType) return byBsonType[bsontype] as number
   return value instanceof Long ? 18 : 3
 }
@@ -41,7 +58,9 @@ export function typeMatcher (operand: unknown): (candidates: unknown[], whole?: 
   return (candidates, whole) => candidates.some((c) => hasType(c) || (!whole && Array.isArray(c) && c.some(hasType)))
 }
 
-const NAMES: Record<number, string> = Object.fromEntries(Object.entries(TYPE_ALIASES).map(([name, number]) => [number, name]))
+const NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(TYPE_ALIASES).map(([name, number]) => [number, name])
+)
 
 /** The name `$type` (aggregation) gives a value's BSON type: "objectId", "date", "int"… */
 export function bsonTypeName (value: unknown): string {

@@ -13,7 +13,10 @@ import type { Doc } from './storage.js'
 /** The commands that read with a read concern (read-write-concern spec, "Read Concern"). */
 const READS = new Set(['find', 'aggregate', 'count', 'distinct'])
 /** Writes take a read concern with afterClusterTime only (read-write-concern spec, "afterClusterTime"). */
-const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'createIndexes', 'drop', 'dropDatabase', 'collMod'])
+const WRITES = new Set([
+  'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'createIndexes', 'drop', 'dropDatabase',
+  'collMod'
+])
 const LEVELS = ['local', 'available', 'majority', 'linearizable', 'snapshot']
 
 interface ReadConcern { majority: boolean, after?: bigint }
@@ -21,29 +24,49 @@ interface ReadConcern { majority: boolean, after?: bigint }
 function readConcernOf (cmd: Doc): ReadConcern {
   const concern = cmd.readConcern
   if (concern === undefined) return { majority: false }
-  if (!isDocument(concern)) throw new CommandError(14, 'TypeMismatch', "BSON field 'readConcern' is the wrong type, expected type 'object'")
+  if (!isDocument(concern)) {
+    throw new CommandError(14, 'TypeMismatch', "BSON field 'readConcern' is the wrong type, expected type 'object'")
+  }
   const level = concern.level ?? 'local'
-  if (typeof level !== 'string' || !LEVELS.includes(level)) throw new CommandError(2, 'BadValue', `Enumeration value '${String(level)}' for field 'readConcern.level' is not a valid value.`)
-  if (concern.atClusterTime !== undefined) throw new CommandError(2, 'BadValue', 'the offline database does not support atClusterTime')
+  if (typeof level !== 'string' || !LEVELS.includes(level)) {
+    throw new CommandError(
+      2, 'BadValue', `Enumeration value '${String(level)}' for field 'readConcern.level' is not a valid value.`
+    )
+  }
+  if (concern.atClusterTime !== undefined) {
+    throw new CommandError(2, 'BadValue', 'the offline database does not support atClusterTime')
+  }
   const after = concern.afterClusterTime
   if (after === undefined) return { majority: level === 'majority' || level === 'snapshot' }
-  if (!(after instanceof Timestamp)) throw new CommandError(14, 'TypeMismatch', "BSON field 'readConcern.afterClusterTime' is the wrong type, expected type 'timestamp'")
-  if (level === 'linearizable') throw new CommandError(72, 'InvalidOptions', 'afterClusterTime is not allowed with linearizable read concern')
+  if (!(after instanceof Timestamp)) {
+    throw new CommandError(
+      14, 'TypeMismatch', "BSON field 'readConcern.afterClusterTime' is the wrong type, expected type 'timestamp'"
+    )
+  }
+  if (level === 'linearizable') {
+    throw new CommandError(72, 'InvalidOptions', 'afterClusterTime is not allowed with linearizable read concern')
+  }
   // A snapshot read outside a transaction reads at the majority point too (waitForReadConcernImpl).
   return { majority: level === 'majority' || level === 'snapshot', after: after.toBigInt() }
 }
 
-/** No write concern is the server's default, w: "majority" since MongoDB 5.0 (manual: "Default MongoDB Read Concerns/Write Concerns"). */
+/**
+ * No write concern is the server's default, w: "majority" since MongoDB 5.0 (manual: "Default MongoDB Read
+ * Concerns/Write Concerns").
+ */
 function awaitsMajority (writeConcern: unknown): { wtimeout: number } | undefined {
   if (writeConcern === undefined) return { wtimeout: 0 }
-  if (!isDocument(writeConcern)) throw new CommandError(14, 'TypeMismatch', "BSON field 'writeConcern' is the wrong type, expected type 'object'")
+  if (!isDocument(writeConcern)) {
+    throw new CommandError(14, 'TypeMismatch', "BSON field 'writeConcern' is the wrong type, expected type 'object'")
+  }
   const { w } = writeConcern
   // w: 2 or more of the several members the lag stands for waits as long as the majority.
   const waits = w === undefined || w === 'majority' || (typeof w === 'number' && w >= 2)
   return waits ? { wtimeout: count(writeConcern.wtimeout, 'wtimeout', 0) } : undefined
 }
 
-const shutdown = (): CommandError => new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
+const shutdown = (): CommandError =>
+  new CommandError(91, 'ShutdownInProgress', 'the connection or the server is closing')
 
 /** `value`, or what `next` makes of it once it settles. */
 function then (value: Doc | Promise<Doc>, next: (reply: Doc) => Doc | Promise<Doc>): Doc | Promise<Doc> {
@@ -60,7 +83,12 @@ export function underConcerns (request: Request, name: string, run: () => Doc | 
   const majority = reads && concern.majority
   if (concern.after !== undefined && concern.after > state.oplog.lastAt) {
     // The stand-in's cluster time is its latest write: it does not take a later one from gossip.
-    throw new CommandError(72, 'InvalidOptions', `readConcern afterClusterTime value must not be greater than the current clusterTime. Requested clusterTime: ${new Timestamp(concern.after).toString()}; current clusterTime: ${state.oplog.lastTime.toString()}`)
+    throw new CommandError(
+      72, 'InvalidOptions',
+      'readConcern afterClusterTime value must not be greater than the current clusterTime. ' +
+        `Requested clusterTime: ${new Timestamp(concern.after).toString()}; ` +
+        `current clusterTime: ${state.oplog.lastTime.toString()}`
+    )
   }
   const read = (): Doc | Promise<Doc> => {
     if (majority) request.readAt = state.oplog.majorityAt
@@ -69,7 +97,9 @@ export function underConcerns (request: Request, name: string, run: () => Doc | 
       if (request.readAt !== undefined) reply.operationTime = new Timestamp(request.readAt)
       const wait = WRITES.has(name) && state.oplog.lastAt > before ? awaitsMajority(cmd.writeConcern) : undefined
       const at = state.oplog.lastAt
-      return wait === undefined || state.oplog.majorityAt >= at ? reply : acknowledged(request, reply, at, wait.wtimeout)
+      return wait === undefined || state.oplog.majorityAt >= at
+        ? reply
+        : acknowledged(request, reply, at, wait.wtimeout)
     })
   }
   if (!majority || concern.after === undefined || state.oplog.majorityAt >= concern.after) return read()
@@ -90,7 +120,9 @@ async function acknowledged (request: Request, reply: Doc, at: bigint, wtimeout:
   const reached = await hazards.untilMajority(at, wtimeout > 0 ? Date.now() + wtimeout : Infinity, signal)
   if (signal.aborted) throw shutdown()
   if (!reached) {
-    reply.writeConcernError = { code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out', errInfo: { wtimeout: true } }
+    reply.writeConcernError = {
+      code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out', errInfo: { wtimeout: true }
+    }
   }
   return reply
 }
