@@ -23,7 +23,9 @@ function boundedRegExpFactory (): { make: MakeRegExp, bounded: boolean } {
   try {
     // A SyntaxError without the flag.
     // eslint-disable-next-line no-new-func
-    const native = new Function('source', 'flags', 'limit', 'return %NewRegExpWithBacktrackLimit(source, flags, limit)') as (s: string, f: string, l: number) => RegExp
+    const native = new Function(
+      'source', 'flags', 'limit', 'return %NewRegExpWithBacktrackLimit(source, flags, limit)'
+    ) as (s: string, f: string, l: number) => RegExp
     const probe = native('^(a|aa)+$', 'v', 1000)
     if (!(probe instanceof RegExp) || probe.test(`${'a'.repeat(40)}b`)) return { make: plain, bounded: false }
     return { make: (source, flags) => native(source, flags, BACKTRACK_LIMIT), bounded: true }
@@ -44,10 +46,14 @@ export function toRegExp (pattern: string, options = ''): RegExp {
     const flag = [...options].find((o) => !'imsxu'.includes(o))
     throw new CommandError(51108, 'Location51108', `invalid flag in regex options: ${flag ?? options}`)
   }
-  if (options.includes('\0')) throw new CommandError(2, 'BadValue', 'Regular expression options string cannot contain an embedded null byte')
+  if (options.includes('\0')) {
+    throw new CommandError(2, 'BadValue', 'Regular expression options string cannot contain an embedded null byte')
+  }
   const reading = readPattern(pattern, options)
   if (!reading.ok) {
-    if (reading.nul === true) throw new CommandError(2, 'BadValue', 'Regular expression cannot contain an embedded null byte')
+    if (reading.nul === true) {
+      throw new CommandError(2, 'BadValue', 'Regular expression cannot contain an embedded null byte')
+    }
     throw new CommandError(51091, 'Location51091', `Regular expression is invalid: ${reading.reason}`)
   }
   const { source, flags } = toJavaScript(reading.pattern, reading.flags)

@@ -65,6 +65,8 @@ export function scan (request: Request, docs: Doc[], filter: unknown): Doc[] {
 
 export function collectionName (cmd: Doc, key: string): string {
   const name = cmd[key]
-  if (typeof name !== 'string') throw new CommandError(73, 'InvalidNamespace', `collection name has invalid type ${typeof name}`)
+  if (typeof name !== 'string') {
+    throw new CommandError(73, 'InvalidNamespace', `collection name has invalid type ${typeof name}`)
+  }
   return name
 }

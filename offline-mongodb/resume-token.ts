@@ -24,15 +24,24 @@ const TOKEN = /^82([0-9A-F]{16})0([012])$/
 
 /** Reads a resume token, refusing as mongod does (manual: Change Streams, "Resume Tokens"). */
 export function readToken (token: unknown, field: string): StreamPosition & { fromInvalidate: boolean } {
-  if (!isDocument(token)) throw new CommandError(14, 'TypeMismatch', `BSON field '$changeStream.${field}' is the wrong type, expected type 'object'`)
+  if (!isDocument(token)) {
+    throw new CommandError(14, 'TypeMismatch',
+      `BSON field '$changeStream.${field}' is the wrong type, expected type 'object'`)
+  }
   const data = token._data
   if (typeof data !== 'string') {
-    throw new CommandError(40647, 'Location40647', 'Bad resume token: _data of missing or of wrong type. Expected string')
+    throw new CommandError(40647, 'Location40647',
+      'Bad resume token: _data of missing or of wrong type. Expected string')
   }
   if (data.length === 0) throw new CommandError(40649, 'Location40649', 'invalid empty resume token')
-  if (!/^(?:[0-9a-fA-F]{2})+$/.test(data)) throw new CommandError(9, 'FailedToParse', 'resume token string was not a valid hex string')
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(data)) {
+    throw new CommandError(9, 'FailedToParse', 'resume token string was not a valid hex string')
+  }
   const match = TOKEN.exec(data.toUpperCase())
-  if (match === null) throw new CommandError(9, 'FailedToParse', 'resume token was not issued by this server (the offline database reads its own tokens only)')
+  if (match === null) {
+    throw new CommandError(9, 'FailedToParse',
+      'resume token was not issued by this server (the offline database reads its own tokens only)')
+  }
   const seen = Number(match[2])
   return { at: BigInt(`0x${match[1] as string}`), seen, fromInvalidate: seen === 2 }
 }

@@ -25,12 +25,15 @@ export function retryable<R extends WriteRequest> (handler: (request: R) => Doc)
   return (request) => {
     const { cmd } = request
     const key = sessionKey(cmd.lsid)
-    const txnNumber = cmd.txnNumber instanceof Long ? cmd.txnNumber.toBigInt() : typeof cmd.txnNumber === 'number' ? BigInt(cmd.txnNumber) : undefined
+    const txnNumber = cmd.txnNumber instanceof Long
+      ? cmd.txnNumber.toBigInt()
+      : typeof cmd.txnNumber === 'number' ? BigInt(cmd.txnNumber) : undefined
     if (key === undefined || txnNumber === undefined) return handler(request)
     const sessions = request.state.sessionWrites
     const last = sessions.get(key)
     if (last !== undefined && txnNumber < last.txnNumber) {
-      throw new CommandError(225, 'TransactionTooOld', `Cannot start transaction ${txnNumber} on session ${key} because a newer transaction ${last.txnNumber} has already started`)
+      throw new CommandError(225, 'TransactionTooOld', `Cannot start transaction ${txnNumber} on session ${key} ` +
+        `because a newer transaction ${last.txnNumber} has already started`)
     }
     if (last?.txnNumber === txnNumber) return { ...last.reply }
     const reply = handler(request)

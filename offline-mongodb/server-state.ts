@@ -15,7 +15,9 @@ export interface ReplicaSetMember {
 }
 
 /** serverStatus's `opcounters` (manual: serverStatus, "opcounters"). */
-export interface OpCounters { insert: number, query: number, update: number, delete: number, getmore: number, command: number }
+export interface OpCounters {
+  insert: number, query: number, update: number, delete: number, getmore: number, command: number
+}
 
 export interface ServerState {
   storage: Storage

@@ -43,8 +43,13 @@ function advertisedHost (host: string, port: number): string {
 
 /** Starts an in-memory MongoDB stand-in speaking the wire protocol on a TCP port. */
 export async function start (options: OfflineMongoOptions = {}): Promise<OfflineMongo> {
-  const { port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0', hazards: asked = hazardsFromEnvironment(), clock = realAwaitClock } = options
-  if (!Number.isInteger(oplogEntries) || oplogEntries < 1) throw new RangeError(`oplogEntries must be a positive integer, got ${oplogEntries}`)
+  const {
+    port = 0, host = '127.0.0.1', oplogEntries = 10_000, replicaSet = 'rs0',
+    hazards: asked = hazardsFromEnvironment(), clock = realAwaitClock
+  } = options
+  if (!Number.isInteger(oplogEntries) || oplogEntries < 1) {
+    throw new RangeError(`oplogEntries must be a positive integer, got ${oplogEntries}`)
+  }
   const settings = asked === false || asked === undefined ? undefined : hazardSettings(asked)
   const storage = new Storage()
   const cursors = new Cursors()

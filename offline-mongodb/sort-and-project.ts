@@ -36,7 +36,10 @@ export function parseSort (sort: unknown): SortSpec {
   if (!isDocument(sort)) throw new CommandError(2, 'BadValue', 'sort must be an object')
   return Object.entries(sort).map(([path, direction]) => {
     const n = Number(direction)
-    if (n !== 1 && n !== -1) throw new CommandError(2, 'BadValue', `$sort key ordering must be 1 (for ascending) or -1 (for descending): ${path}`)
+    if (n !== 1 && n !== -1) {
+      throw new CommandError(2, 'BadValue',
+        `$sort key ordering must be 1 (for ascending) or -1 (for descending): ${path}`)
+    }
     return { parts: path.split('.'), direction: n }
   })
 }
@@ -47,7 +50,9 @@ export function parseSort (sort: unknown): SortSpec {
  */
 export function sortDocuments (docs: Doc[], spec: SortSpec, strings?: StringOrder): Doc[] {
   if (spec.length === 0) return docs
-  const keyed = docs.map((doc, index) => ({ doc, index, keys: spec.map((s) => sortKey(doc, s.parts, s.direction, strings)) }))
+  const keyed = docs.map((doc, index) => ({
+    doc, index, keys: spec.map((s) => sortKey(doc, s.parts, s.direction, strings))
+  }))
   keyed.sort((x, y) => {
     for (let i = 0; i < spec.length; i++) {
       const c = compareKeys(x.keys[i], y.keys[i], strings)
@@ -64,7 +69,9 @@ export type Projector = (doc: Doc) => Doc
 
 /** 1/0, true/false: an inclusion or exclusion; anything else (a string, a document) is an expression. */
 function isFlag (value: unknown): boolean {
-  return typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'object' && value !== null && '_bsontype' in value && ['Long', 'Int32', 'Double', 'Decimal128'].includes(String(value._bsontype)))
+  return typeof value === 'number' || typeof value === 'boolean' ||
+    (typeof value === 'object' && value !== null && '_bsontype' in value &&
+      ['Long', 'Int32', 'Double', 'Decimal128'].includes(String(value._bsontype)))
 }
 
 /** Whether a projection only includes or excludes fields (no expressions to compute). */
@@ -81,7 +88,8 @@ export function compileProjection (projection: unknown): Projector {
   let mode: boolean | undefined
   for (const [path, flag] of Object.entries(projection)) {
     if (!isFlag(flag)) {
-      throw new CommandError(2, 'BadValue', `projection operator or expression in '${path}' is not supported by the offline database`)
+      throw new CommandError(2, 'BadValue',
+        `projection operator or expression in '${path}' is not supported by the offline database`)
     }
     const include = Boolean(typeof flag === 'object' ? Number(flag) : flag)
     if (path === '_id') {
@@ -89,7 +97,9 @@ export function compileProjection (projection: unknown): Projector {
       continue
     }
     if (mode !== undefined && mode !== include) {
-      throw new CommandError(31254, 'Location31254', `Cannot do ${include ? 'inclusion' : 'exclusion'} on field ${path} in ${include ? 'exclusion' : 'inclusion'} projection`)
+      throw new CommandError(31254, 'Location31254',
+        `Cannot do ${include ? 'inclusion' : 'exclusion'} on field ${path} ` +
+        `in ${include ? 'exclusion' : 'inclusion'} projection`)
     }
     mode = include
     addPath(tree, path.split('.'))

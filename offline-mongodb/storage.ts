@@ -109,9 +109,11 @@ export class Collection {
       const key = this.keyOf(doc, spec)
       const owner = owners.get(key)
       if (owner !== undefined && owner !== replacing) {
-        const shown = Object.keys(spec.key).map((p) => `${p}: ${EJSON.stringify(valuesAtPath(doc, p.split('.'))[0] ?? null as never)}`).join(', ')
+        const shown = Object.keys(spec.key)
+          .map((p) => `${p}: ${EJSON.stringify(valuesAtPath(doc, p.split('.'))[0] ?? null as never)}`).join(', ')
         const collation = spec.collation === undefined ? '' : ` collation: ${EJSON.stringify(spec.collation as never)}`
-        throw new CommandError(11000, 'DuplicateKey', `E11000 duplicate key error collection: ${this.name} index: ${spec.name}${collation} dup key: { ${shown} }`)
+        throw new CommandError(11000, 'DuplicateKey', `E11000 duplicate key error collection: ${this.name} ` +
+          `index: ${spec.name}${collation} dup key: { ${shown} }`)
       }
       keys.push([owners, key])
     }
@@ -132,11 +134,14 @@ export class Collection {
   createIndex (spec: IndexSpec, strings?: StringOrder): boolean {
     const existing = this.indexes.find((i) => i.name === spec.name)
     if (existing !== undefined) {
-      if (JSON.stringify(existing.key) !== JSON.stringify(spec.key) || Boolean(existing.unique) !== Boolean(spec.unique)) {
-        throw new CommandError(86, 'IndexKeySpecsConflict', `An existing index has the same name as the requested index: ${spec.name}`)
+      if (JSON.stringify(existing.key) !== JSON.stringify(spec.key) ||
+        Boolean(existing.unique) !== Boolean(spec.unique)) {
+        throw new CommandError(86, 'IndexKeySpecsConflict',
+          `An existing index has the same name as the requested index: ${spec.name}`)
       }
       if (JSON.stringify(existing.collation) !== JSON.stringify(spec.collation)) {
-        throw new CommandError(85, 'IndexOptionsConflict', `An existing index has the same name as the requested index: ${spec.name}`)
+        throw new CommandError(85, 'IndexOptionsConflict',
+          `An existing index has the same name as the requested index: ${spec.name}`)
       }
       return false
     }
@@ -145,7 +150,10 @@ export class Collection {
       const seen = new Map<string, Doc>()
       for (const doc of this.docs) {
         const key = indexKey(doc, spec, representatives)
-        if (seen.has(key)) throw new CommandError(11000, 'DuplicateKey', `E11000 duplicate key error collection: ${this.name} index: ${spec.name}`)
+        if (seen.has(key)) {
+          throw new CommandError(11000, 'DuplicateKey',
+            `E11000 duplicate key error collection: ${this.name} index: ${spec.name}`)
+        }
         seen.set(key, doc)
       }
       this.uniqueKeys.set(spec.name, seen)

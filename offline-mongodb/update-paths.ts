@@ -14,10 +14,12 @@ const NUMERIC = /^\d+$/
 export function parseUpdatePath (path: string): string[] {
   const parts = path.split('.')
   if (parts.some((part) => part.length === 0)) {
-    throw new CommandError(56, 'EmptyFieldName', `The update path '${path}' contains an empty field name, which is not allowed.`)
+    throw new CommandError(56, 'EmptyFieldName',
+      `The update path '${path}' contains an empty field name, which is not allowed.`)
   }
   if (parts.some((part) => part === '$' || /^\$\[.*\]$/.test(part))) {
-    throw new CommandError(2, 'BadValue', `the offline database does not support the positional operators ($, $[], $[<identifier>]): '${path}'`)
+    throw new CommandError(2, 'BadValue',
+      `the offline database does not support the positional operators ($, $[], $[<identifier>]): '${path}'`)
   }
   return parts
 }
@@ -33,8 +35,11 @@ export function cloneDeep<T> (value: T): T {
 
 /** `obj[key] = value`, also for a key named `__proto__` (a field name like any other in BSON). */
 export function setOwn (obj: Doc, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
-  else obj[key] = value
+  if (key === '__proto__') {
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    obj[key] = value
+  }
 }
 
 function child (node: unknown, key: string): unknown {
@@ -65,7 +70,8 @@ export function crossesArray (doc: Doc, parts: readonly string[]): boolean {
 }
 
 function notViable (key: string, holder: string, value: unknown): CommandError {
-  return new CommandError(28, 'PathNotViable', `Cannot create field '${key}' in element {${holder}: ${EJSON.stringify(value as never, { relaxed: true })}}`)
+  return new CommandError(28, 'PathNotViable',
+    `Cannot create field '${key}' in element {${holder}: ${EJSON.stringify(value as never, { relaxed: true })}}`)
 }
 
 /** Puts a value under a key of a document or an index of an array; true when an array was padded. */

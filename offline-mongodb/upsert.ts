@@ -16,8 +16,12 @@ function equalities (query: Doc, into: Doc): void {
     }
     if (key.startsWith('$')) continue
     const operators = isDocument(value) && Object.keys(value).some((k) => k.startsWith('$'))
-    if (operators && Object.keys(value).length === 1 && '$eq' in value) setAt(into, parseUpdatePath(key), cloneDeep(value.$eq))
-    else if (!operators && !(value !== null && typeof value === 'object' && (value as { _bsontype?: string })._bsontype === 'BSONRegExp')) setAt(into, parseUpdatePath(key), cloneDeep(value))
+    if (operators && Object.keys(value).length === 1 && '$eq' in value) {
+      setAt(into, parseUpdatePath(key), cloneDeep(value.$eq))
+    } else if (!operators &&
+      !(value !== null && typeof value === 'object' && (value as { _bsontype?: string })._bsontype === 'BSONRegExp')) {
+      setAt(into, parseUpdatePath(key), cloneDeep(value))
+    }
   }
 }
 

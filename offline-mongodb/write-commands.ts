@@ -23,7 +23,10 @@ function target (request: Request, key: string, create: boolean): Target | undef
 function statements (request: Request, field: string): Doc[] {
   const list = request.cmd[field]
   if (list === undefined) return []
-  if (!Array.isArray(list) || !list.every(isDocument)) throw new CommandError(14, 'TypeMismatch', `BSON field '${Object.keys(request.cmd)[0] ?? ''}.${field}' is the wrong type, expected an array of objects`)
+  if (!Array.isArray(list) || !list.every(isDocument)) {
+    throw new CommandError(14, 'TypeMismatch',
+      `BSON field '${Object.keys(request.cmd)[0] ?? ''}.${field}' is the wrong type, expected an array of objects`)
+  }
   return list
 }
 
@@ -61,14 +64,25 @@ const UPDATE_FIELDS = new Set(['q', 'u', 'upsert', 'multi', 'hint', 'arrayFilter
 /** What the stand-in refuses in a statement rather than ignore: each would change the result. */
 function refuseUnsupported (statement: Doc, command: string): void {
   for (const key of Object.keys(statement)) {
-    if (!UPDATE_FIELDS.has(key)) throw new CommandError(40415, 'Location40415', `BSON field '${command}.updates.${key}' is an unknown field.`)
+    if (!UPDATE_FIELDS.has(key)) {
+      throw new CommandError(40415, 'Location40415', `BSON field '${command}.updates.${key}' is an unknown field.`)
+    }
   }
   for (const key of ['arrayFilters', 'collation', 'c', 'sort']) {
-    if (statement[key] !== undefined) throw new CommandError(2, 'BadValue', `the offline database does not support '${key}' in ${command}`)
+    if (statement[key] !== undefined) {
+      throw new CommandError(2, 'BadValue', `the offline database does not support '${key}' in ${command}`)
+    }
   }
-  if (Array.isArray(statement.u)) throw new CommandError(2, 'BadValue', 'the offline database does not support pipeline-style updates')
-  if (!isDocument(statement.u)) throw new CommandError(9, 'FailedToParse', `BSON field '${command}.updates.u' is missing or not an object`)
-  if (statement.q !== undefined && !isDocument(statement.q)) throw new CommandError(14, 'TypeMismatch', `BSON field '${command}.updates.q' is the wrong type, expected type 'object'`)
+  if (Array.isArray(statement.u)) {
+    throw new CommandError(2, 'BadValue', 'the offline database does not support pipeline-style updates')
+  }
+  if (!isDocument(statement.u)) {
+    throw new CommandError(9, 'FailedToParse', `BSON field '${command}.updates.u' is missing or not an object`)
+  }
+  if (statement.q !== undefined && !isDocument(statement.q)) {
+    throw new CommandError(14, 'TypeMismatch',
+      `BSON field '${command}.updates.q' is the wrong type, expected type 'object'`)
+  }
 }
 
 interface UpdateCounts { n: number, nModified: number }
@@ -78,7 +92,9 @@ interface UpdateCounts { n: number, nModified: number }
  * as it goes, so that a failure part-way leaves the counts of what was done. Returns the
  * upserted document, if any.
  */
-function updateMatches (request: Request, into: () => Target, matches: Doc[], query: Doc, update: Doc, upsert: boolean, counts: UpdateCounts): Doc | undefined {
+function updateMatches (
+  request: Request, into: () => Target, matches: Doc[], query: Doc, update: Doc, upsert: boolean, counts: UpdateCounts
+): Doc | undefined {
   const now = (): Timestamp => request.state.oplog.tick()
   if (matches.length === 0) {
     if (!upsert) return undefined
@@ -104,13 +120,17 @@ function update (request: Request): Doc {
     refuseUnsupported(statement, 'update')
     const u = statement.u as Doc
     const multi = statement.multi === true
-    if (multi && !isOperatorUpdate(u)) throw new CommandError(9, 'FailedToParse', 'multi update is not supported for replacement-style update')
+    if (multi && !isOperatorUpdate(u)) {
+      throw new CommandError(9, 'FailedToParse', 'multi update is not supported for replacement-style update')
+    }
     const query = (statement.q ?? {}) as Doc
     const test = compileFilter(query)
     const docs = target(request, 'update', false)?.collection.docs ?? []
     const first = multi ? undefined : docs.find(test)
     const matches = multi ? docs.filter(test) : first === undefined ? [] : [first]
-    const inserted = updateMatches(request, () => target(request, 'update', true) as Target, matches, query, u, statement.upsert === true, counts)
+    const inserted = updateMatches(
+      request, () => target(request, 'update', true) as Target, matches, query, u, statement.upsert === true, counts
+    )
     if (inserted !== undefined) upserted.push({ index, _id: inserted._id })
   })
   return withErrors({ ...counts, ...(upserted.length > 0 ? { upserted } : {}) }, writeErrors)
@@ -120,7 +140,9 @@ function deleteCommand (request: Request): Doc {
   let n = 0
   const from = target(request, 'delete', false)
   const writeErrors = eachStatement(request, statements(request, 'deletes'), (statement) => {
-    if (statement.collation !== undefined) throw new CommandError(2, 'BadValue', "the offline database does not support 'collation' in delete")
+    if (statement.collation !== undefined) {
+      throw new CommandError(2, 'BadValue', "the offline database does not support 'collation' in delete")
+    }
     const test = compileFilter(statement.q)
     if (from === undefined) return
     const matches = from.collection.docs.filter(test)
@@ -138,29 +160,55 @@ function findAndModify (request: Request): Doc {
   const command = Object.keys(cmd)[0] as string
   const remove = cmd.remove === true
   const update = cmd.update
-  if (remove && update !== undefined) throw new CommandError(9, 'FailedToParse', 'Cannot specify both an update and remove=true')
-  if (!remove && update === undefined) throw new CommandError(9, 'FailedToParse', 'Either an update or remove=true must be specified')
-  if (remove && cmd.upsert === true) throw new CommandError(9, 'FailedToParse', 'Cannot specify both upsert=true and remove=true ')
-  if (remove && cmd.new === true) throw new CommandError(9, 'FailedToParse', "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
-  for (const key of ['arrayFilters', 'collation', 'let']) {
-    if (cmd[key] !== undefined) throw new CommandError(2, 'BadValue', `the offline database does not support '${key}' in findAndModify`)
+  if (remove && update !== undefined) {
+    throw new CommandError(9, 'FailedToParse', 'Cannot specify both an update and remove=true')
   }
-  if (Array.isArray(update)) throw new CommandError(2, 'BadValue', 'the offline database does not support pipeline-style updates')
-  if (update !== undefined && !isDocument(update)) throw new CommandError(9, 'FailedToParse', "BSON field 'findAndModify.update' is the wrong type, expected an object")
+  if (!remove && update === undefined) {
+    throw new CommandError(9, 'FailedToParse', 'Either an update or remove=true must be specified')
+  }
+  if (remove && cmd.upsert === true) {
+    throw new CommandError(9, 'FailedToParse', 'Cannot specify both upsert=true and remove=true ')
+  }
+  if (remove && cmd.new === true) {
+    throw new CommandError(9, 'FailedToParse',
+      "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
+  }
+  for (const key of ['arrayFilters', 'collation', 'let']) {
+    if (cmd[key] !== undefined) {
+      throw new CommandError(2, 'BadValue', `the offline database does not support '${key}' in findAndModify`)
+    }
+  }
+  if (Array.isArray(update)) {
+    throw new CommandError(2, 'BadValue', 'the offline database does not support pipeline-style updates')
+  }
+  if (update !== undefined && !isDocument(update)) {
+    throw new CommandError(9, 'FailedToParse',
+      "BSON field 'findAndModify.update' is the wrong type, expected an object")
+  }
   const project = compileProjection(cmd.fields)
   const query = isDocument(cmd.query) ? cmd.query : {}
   const existing = target(request, command, false)
   const found = sortDocuments((existing?.collection.docs ?? []).filter(compileFilter(query)), parseSort(cmd.sort))[0]
   if (remove) {
     if (found !== undefined && existing !== undefined) removeDocument(existing, found)
-    return { lastErrorObject: { n: found === undefined ? 0 : 1 }, value: found === undefined ? null : project(found), ok: 1 }
+    return {
+      lastErrorObject: { n: found === undefined ? 0 : 1 },
+      value: found === undefined ? null : project(found),
+      ok: 1
+    }
   }
   const counts: UpdateCounts = { n: 0, nModified: 0 }
   const into = (): Target => target(request, command, true) as Target
-  const inserted = updateMatches(request, into, found === undefined ? [] : [found], query, update as Doc, cmd.upsert === true, counts)
+  const inserted = updateMatches(
+    request, into, found === undefined ? [] : [found], query, update as Doc, cmd.upsert === true, counts
+  )
   const after = inserted ?? (found === undefined ? undefined : into().collection.findById(found._id))
   const value = cmd.new === true ? after : found
-  const lastErrorObject: Doc = { n: counts.n, updatedExisting: found !== undefined, ...(inserted === undefined ? {} : { upserted: inserted._id }) }
+  const lastErrorObject: Doc = {
+    n: counts.n,
+    updatedExisting: found !== undefined,
+    ...(inserted === undefined ? {} : { upserted: inserted._id })
+  }
   return { lastErrorObject, value: value === undefined ? null : project(value), ok: 1 }
 }
 
@@ -168,11 +216,16 @@ function findAndModify (request: Request): Doc {
 function collMod (request: Request): Doc {
   const { cmd } = request
   const existing = target(request, 'collMod', false)
-  if (existing === undefined) throw new CommandError(26, 'NamespaceNotFound', `ns does not exist: ${request.db}.${String(cmd.collMod)}`)
-  const options = Object.keys(cmd).filter((key) => key !== 'collMod' && !key.startsWith('$') && !['lsid', 'txnNumber', 'writeConcern', 'comment'].includes(key))
+  if (existing === undefined) {
+    throw new CommandError(26, 'NamespaceNotFound', `ns does not exist: ${request.db}.${String(cmd.collMod)}`)
+  }
+  const options = Object.keys(cmd).filter((key) => key !== 'collMod' && !key.startsWith('$') &&
+    !['lsid', 'txnNumber', 'writeConcern', 'comment'].includes(key))
   const images = cmd.changeStreamPreAndPostImages
-  if (options.some((key) => key !== 'changeStreamPreAndPostImages') || !isDocument(images) || typeof images.enabled !== 'boolean') {
-    throw new CommandError(2, 'BadValue', 'the offline database supports collMod with changeStreamPreAndPostImages: { enabled: <boolean> } only')
+  if (options.some((key) => key !== 'changeStreamPreAndPostImages') || !isDocument(images) ||
+    typeof images.enabled !== 'boolean') {
+    throw new CommandError(2, 'BadValue',
+      'the offline database supports collMod with changeStreamPreAndPostImages: { enabled: <boolean> } only')
   }
   existing.collection.recordsImages = images.enabled
   return { ok: 1 }
@@ -185,15 +238,21 @@ function collMod (request: Request): Doc {
  */
 function create (request: Request): Doc {
   const { cmd } = request
-  const options = Object.keys(cmd).filter((key) => key !== 'create' && !key.startsWith('$') && !['lsid', 'txnNumber', 'writeConcern', 'comment'].includes(key))
+  const options = Object.keys(cmd).filter((key) => key !== 'create' && !key.startsWith('$') &&
+    !['lsid', 'txnNumber', 'writeConcern', 'comment'].includes(key))
   const images = cmd.changeStreamPreAndPostImages
-  if (options.some((key) => key !== 'changeStreamPreAndPostImages') || (images !== undefined && (!isDocument(images) || typeof images.enabled !== 'boolean'))) {
-    throw new CommandError(2, 'BadValue', 'the offline database supports create with changeStreamPreAndPostImages: { enabled: <boolean> } only')
+  if (options.some((key) => key !== 'changeStreamPreAndPostImages') ||
+    (images !== undefined && (!isDocument(images) || typeof images.enabled !== 'boolean'))) {
+    throw new CommandError(2, 'BadValue',
+      'the offline database supports create with changeStreamPreAndPostImages: { enabled: <boolean> } only')
   }
   const existing = target(request, 'create', false)
   const wanted = isDocument(images) ? images.enabled as boolean : existing?.collection.recordsImages ?? true
   if (existing !== undefined) {
-    if (existing.collection.recordsImages !== wanted) throw new CommandError(48, 'NamespaceExists', `namespace ${request.db}.${String(cmd.create)} already exists, but with different options`)
+    if (existing.collection.recordsImages !== wanted) {
+      throw new CommandError(48, 'NamespaceExists',
+        `namespace ${request.db}.${String(cmd.create)} already exists, but with different options`)
+    }
     return { ok: 1 }
   }
   const made = target(request, 'create', true) as Target

@@ -15,20 +15,31 @@ export function insertDocument ({ state, db, coll, collection }: Target, doc: Do
 }
 
 /** Stores `after` in the place of `before`: an `update` entry with its description, or a `replace`. */
-export function changeDocument ({ state, db, coll, collection }: Target, before: Doc, after: Doc, description?: UpdateDescription): void {
+export function changeDocument (
+  { state, db, coll, collection }: Target, before: Doc, after: Doc, description?: UpdateDescription
+): void {
   collection.replace(before, after)
   const images = collection.recordsImages
   const documentKey = { _id: after._id }
   const { at } = description === undefined
     ? state.oplog.append({ op: 'replace', db, coll, documentKey, post: after, ...(images ? { pre: before } : {}) })
-    : state.oplog.append({ op: 'update', db, coll, documentKey, updateDescription: description, ...(images ? { pre: before, post: after } : {}) })
+    : state.oplog.append({
+      op: 'update',
+      db,
+      coll,
+      documentKey,
+      updateDescription: description,
+      ...(images ? { pre: before, post: after } : {})
+    })
   state.hazards?.wrote({ at, ns: `${db}.${coll}`, before, after })
 }
 
 export function removeDocument ({ state, db, coll, collection }: Target, doc: Doc): void {
   const index = state.hazards === undefined ? undefined : collection.docs.indexOf(doc)
   collection.remove(doc)
-  const { at } = state.oplog.append({ op: 'delete', db, coll, documentKey: { _id: doc._id }, ...(collection.recordsImages ? { pre: doc } : {}) })
+  const { at } = state.oplog.append({
+    op: 'delete', db, coll, documentKey: { _id: doc._id }, ...(collection.recordsImages ? { pre: doc } : {})
+  })
   state.hazards?.wrote({ at, ns: `${db}.${coll}`, before: doc, index })
 }
 

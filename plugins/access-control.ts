@@ -26,7 +26,9 @@ const REALM = 'Bearer realm="listing-api"'
 /** How many Authorization fields the request carries, as sent (names at the even places). */
 function authorizationHeaders (raw: string[]): number {
   let count = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 13 && raw[i]?.toLowerCase() === 'authorization') count++
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]?.length === 13 && raw[i]?.toLowerCase() === 'authorization') count++
+  }
   return count
 }
 
@@ -43,7 +45,8 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
   fastify.decorate('authFailures', failures)
   fastify.decorateRequest('principal', null)
   if (config.AUTH_MODE !== 'jwt') {
-    fastify.log.warn('AUTH_MODE is not jwt: every caller can read every project (set AUTH_MODE=jwt and the JWT_* variables to require tokens)')
+    fastify.log.warn('AUTH_MODE is not jwt: every caller can read every project ' +
+      '(set AUTH_MODE=jwt and the JWT_* variables to require tokens)')
     return
   }
   const verify = tokenVerifier({
@@ -55,7 +58,10 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
     projectsClaim: config.JWT_PROJECTS_CLAIM,
     // Waiting for keys counts against the request's time, as its query does.
     keyWaitMs: config.QUERY_TIMEOUT_MS,
-    onKeySetFailure: (reason) => { fastify.log.warn(`the key set at ${config.JWT_JWKS_URI ?? ''} could not be used: ${reason}; tokens whose key is not cached answer 503 AUTH_UNAVAILABLE`) },
+    onKeySetFailure: (reason) => {
+      fastify.log.warn(`the key set at ${config.JWT_JWKS_URI ?? ''} could not be used: ${reason}; ` +
+        'tokens whose key is not cached answer 503 AUTH_UNAVAILABLE')
+    },
     // The app's clock (AppOptions in app.ts): a test moves it past the key set's pauses.
     now
   })
@@ -68,8 +74,10 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
       const reason = 'several authorization headers'
       countFailure(reason)
       request.log.info({ reason }, 'authentication failed')
-      reply.header('www-authenticate', `${REALM}, error="invalid_request", error_description="more than one Authorization header"`)
-      throw ProblemError.about('authorization', 400, 'BAD_REQUEST', 'The request carries more than one Authorization header; send one.')
+      reply.header('www-authenticate',
+        `${REALM}, error="invalid_request", error_description="more than one Authorization header"`)
+      throw ProblemError.about('authorization', 400, 'BAD_REQUEST',
+        'The request carries more than one Authorization header; send one.')
     }
     const result = await verify(request.headers.authorization)
     if (result.ok) {
@@ -79,12 +87,16 @@ async function accessControlPlugin (fastify: FastifyInstance, { now }: { now?: (
     countFailure(result.reason)
     if (result.unavailable !== undefined) {
       const retryAfter = String(Math.max(1, Math.ceil(result.unavailable.retryAfterMs / 1000)))
-      const problem = ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE', 'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.', { 'retry-after': retryAfter })
+      const problem = ProblemError.about('authorization', 503, 'AUTH_UNAVAILABLE',
+        'The keys that verify bearer tokens cannot be obtained from the identity provider now; retry shortly.',
+        { 'retry-after': retryAfter })
       problem.logged = false // the key set logs its failed fetches
       throw problem
     }
     request.log.info({ reason: result.reason }, 'authentication failed')
-    reply.header('www-authenticate', result.tokenSent ? `${REALM}, error="invalid_token", error_description="${result.reason}"` : REALM)
+    reply.header('www-authenticate', result.tokenSent
+      ? `${REALM}, error="invalid_token", error_description="${result.reason}"`
+      : REALM)
     const message = result.tokenSent ? `The bearer token was refused (${result.reason})` : NO_TOKEN_MESSAGE
     throw ProblemError.about('authorization', 401, 'UNAUTHENTICATED', message)
   }

@@ -23,7 +23,10 @@ export const RECENT_CHANGES = 10_000
  */
 const AVAILABLE_TTL_MS = 60_000
 
-/** How long the shared streams have to close at shutdown: a getMore under way ends within the hub's 1 s await, on a database that answers. */
+/**
+ * How long the shared streams have to close at shutdown: a getMore under way ends within the
+ * hub's 1 s await, on a database that answers.
+ */
 const HUB_STOP_MS = 1500
 
 async function changesPlugin (fastify: FastifyInstance) {
@@ -47,7 +50,8 @@ async function changesPlugin (fastify: FastifyInstance) {
     log: fastify.log,
     onSkipped: (type) => {
       figures.count(figures.eventsSkipped, collection)
-      fastify.log.debug({ collection, operationType: type }, 'a change event of a type the feed does not know was passed over')
+      fastify.log.debug({ collection, operationType: type },
+        'a change event of a type the feed does not know was passed over')
     },
     onUnreadable: () => { figures.count(figures.unreadable, collection) },
     onReset: () => { identities.forget(collection) }
@@ -97,7 +101,9 @@ async function changesPlugin (fastify: FastifyInstance) {
     fastify.database.readiness.started().then(async () => {
       // One collection at a time: a command each, never a burst beside the pool's warm-up.
       let available = true
-      for (const [collection, scoped] of declared) if (await feeds.unavailable(collection, scoped) !== undefined) available = false
+      for (const [collection, scoped] of declared) {
+        if (await feeds.unavailable(collection, scoped) !== undefined) available = false
+      }
       if (available) fastify.log.info('change feeds are available')
     }).catch(() => {
       // The database is not reachable yet: the first feed checks.

@@ -24,11 +24,14 @@ export const LEVELS = { zstd: 1, br: 1, gzip: 3 } as const
 export const SYNC_THRESHOLD = 1024 * 1024
 
 /** zstd needs Node ≥ 22.15 (the image's Node 24 has it); br and gzip are everywhere. */
-export const ENCODINGS = typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync === 'function' ? ['zstd', 'br', 'gzip'] as const : ['br', 'gzip'] as const
+export const ENCODINGS = typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync === 'function'
+  ? ['zstd', 'br', 'gzip'] as const
+  : ['br', 'gzip'] as const
 
 /**
- * docs/operations.md, "Compressed answers": answers of at least 1 KiB are compressed as Accept-Encoding asks — zstd where
- * the runtime has it, then br, then gzip, at equal preference — with `Vary: Accept-Encoding`.
+ * docs/operations.md, "Compressed answers": answers of at least 1 KiB are compressed as
+ * Accept-Encoding asks — zstd where the runtime has it, then br, then gzip, at equal preference —
+ * with `Vary: Accept-Encoding`.
  * COMPRESSION=off sends identity always (for an ingress that compresses itself).
  */
 async function compressionPlugin (fastify: FastifyInstance) {

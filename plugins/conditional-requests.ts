@@ -37,14 +37,16 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const namedBy = new WeakMap<FastifyRequest, Validator[]>()
   const digests = new AnswerDigests(collationKey(parseCollation(fastify.config.COLLATION)))
   /** The request's identity: its path and query as sent, the caller's projects and the collation. */
-  const requestDigest = (request: FastifyRequest): string => digests.request(request.raw.url ?? '', request.principal?.projects)
+  const requestDigest = (request: FastifyRequest): string =>
+    digests.request(request.raw.url ?? '', request.principal?.projects)
 
   const send304 = (reply: FastifyReply, validator: Validator): void => {
     reply.code(304).header('etag', etagOf(validator)).header('cache-control', 'no-cache')
   }
 
   fastify.decorate('conditional', {
-    notModified: (request: FastifyRequest, reply: FastifyReply, { collection, scoped, project }: ValidatorScope): false | Promise<boolean> => {
+    notModified: (request: FastifyRequest, reply: FastifyReply,
+      { collection, scoped, project }: ValidatorScope): false | Promise<boolean> => {
       // Only a list read from the primary sees every change its point stands after.
       if (fastify.database.db().readPreference.mode !== 'primary') return false
       const hub = fastify.changes.hub(collection, scoped)
@@ -56,11 +58,14 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   })
 
   /** The 304 of a request whose `If-None-Match` names a point after which nothing of `project` changed. */
-  async function revalidate (request: FastifyRequest, reply: FastifyReply, hub: ChangeHub, header: string, { collection, scoped, project }: ValidatorScope): Promise<boolean> {
+  async function revalidate (request: FastifyRequest, reply: FastifyReply, hub: ChangeHub, header: string,
+    { collection, scoped, project }: ValidatorScope): Promise<boolean> {
     if (!hub.isRunning) {
       // A client that revalidates asks again: the collection's stream is opened for its next answers,
       // and this one is answered by its query, without waiting for the check.
-      fastify.changes.unavailable(collection, scoped).then((reason) => { if (reason === undefined) hub.ready().catch(() => {}) }, () => {})
+      fastify.changes.unavailable(collection, scoped).then((reason) => {
+        if (reason === undefined) hub.ready().catch(() => {})
+      }, () => {})
       return false
     }
     const mine = requestDigest(request)
@@ -73,9 +78,18 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       const point = asked.point
       const key = `${collection} ${String(project)} ${JSON.stringify(point.resumeToken)} ${String(point.after)}`
       // Within the request's own budget, which its query shares when this cannot decide.
-      const gathered = await fastify.database.bounded(async (signal) => await probes.run(key, async () => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)), request)
+      const gathered = await fastify.database.bounded(async (signal) => await probes.run(
+        key, async () => await hub.readFrom(point, scoped ? project : undefined, 1, () => true, signal)
+      ), request)
       if (gathered.lost || gathered.ids.length > 0) return false
-      send304(reply, { body: asked.body, request: asked.request, point: { resumeToken: gathered.point.resumeToken, ...(gathered.point.after === undefined ? {} : { after: gathered.point.after }) } })
+      send304(reply, {
+        body: asked.body,
+        request: asked.request,
+        point: {
+          resumeToken: gathered.point.resumeToken,
+          ...(gathered.point.after === undefined ? {} : { after: gathered.point.after })
+        }
+      })
       return true
     } catch {
       // A point the stream cannot resume from (an old one, another history): the query decides.
@@ -91,10 +105,13 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     }
     const point = request.validatorPoint
     const mine = requestDigest(request)
-    const validator: Validator = { body: digests.body(mine, payload), request: mine, ...(point === null ? {} : { point }) }
+    const validator: Validator = {
+      body: digests.body(mine, payload), request: mine, ...(point === null ? {} : { point })
+    }
     const header = request.headers['if-none-match']
     // `*` matches whatever answer there is (RFC 9110, 13.1.2): a list always has one.
-    if (header !== undefined && (header.trim() === '*' || (namedBy.get(request) ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
+    if (header !== undefined && (header.trim() === '*' ||
+      (namedBy.get(request) ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
       send304(reply, validator)
       reply.removeHeader('content-type')
       done(null, '')
@@ -111,4 +128,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(conditionalRequestsPlugin, { name: 'conditional-requests', dependencies: ['config', 'mongodb', 'changes'] })
+export default fp(conditionalRequestsPlugin, {
+  name: 'conditional-requests',
+  dependencies: ['config', 'mongodb', 'changes']
+})

@@ -3,9 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { corsOrigins } from './config.js'
 
-/** What a browser may send and read (docs/operations.md, "Browsers (CORS)"); the RateLimit-* names are the draft's (load-shedding.ts). */
+/**
+ * What a browser may send and read (docs/operations.md, "Browsers (CORS)"); the RateLimit-* names
+ * are the draft's (load-shedding.ts).
+ */
 const ALLOWED_HEADERS = ['Authorization', 'X-Request-Id', 'If-None-Match']
-const EXPOSED_HEADERS = ['Link', 'ETag', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy']
+const EXPOSED_HEADERS = [
+  'Link', 'ETag', 'X-Request-Id', 'Retry-After',
+  'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'
+]
 /** Browsers may cache a preflight this long (Chromium caps it at 2 hours). */
 const PREFLIGHT_MAX_AGE_S = 600
 
@@ -22,7 +28,9 @@ async function corsPlugin (fastify: FastifyInstance) {
   const origins = corsOrigins(setting)
   const allowed = (origin: string): boolean => origins === '*' || origins.includes(origin)
   const granted: FastifyCorsOptions = {
-    origin: origins === '*' ? '*' : (origin, callback) => { callback(null, origin !== undefined && allowed(origin) ? origin : false) },
+    origin: origins === '*'
+      ? '*'
+      : (origin, callback) => { callback(null, origin !== undefined && allowed(origin) ? origin : false) },
     methods: ['GET', 'HEAD'],
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: EXPOSED_HEADERS,
@@ -35,7 +43,8 @@ async function corsPlugin (fastify: FastifyInstance) {
     delegator: (request: FastifyRequest, callback) => {
       const origin = request.headers.origin
       const preflightHeader = request.headers['access-control-request-method']
-      const usable = origin !== undefined && allowed(origin) && (request.method !== 'OPTIONS' || preflightHeader !== undefined)
+      const usable = origin !== undefined && allowed(origin) &&
+        (request.method !== 'OPTIONS' || preflightHeader !== undefined)
       callback(null, usable ? granted : refused)
     }
   })

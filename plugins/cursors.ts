@@ -21,16 +21,20 @@ const PRODUCTION = 'production requires CURSOR_SECRET, the same on every replica
 async function developmentKey (fastify: FastifyInstance): Promise<Buffer> {
   const file = fastify.config.CURSOR_KEY_FILE ?? DEFAULT_KEY_FILE
   if (file === 'off') {
-    fastify.log.warn(`CURSOR_SECRET is unset and CURSOR_KEY_FILE=off: cursors and feed tokens are signed with a random key of this process, and do not survive a restart; ${PRODUCTION}`)
+    fastify.log.warn('CURSOR_SECRET is unset and CURSOR_KEY_FILE=off: cursors and feed tokens are signed ' +
+      `with a random key of this process, and do not survive a restart; ${PRODUCTION}`)
     return randomBytes(KEY_BYTES)
   }
   try {
     const { key, created } = await keptKey(file)
-    fastify.log.warn(`CURSOR_SECRET is unset: cursors and feed tokens are signed with the development key ${created ? 'just written to' : 'kept in'} ${file}, so that they survive a restart; ${PRODUCTION}`)
+    fastify.log.warn('CURSOR_SECRET is unset: cursors and feed tokens are signed with the development key ' +
+      `${created ? 'just written to' : 'kept in'} ${file}, so that they survive a restart; ${PRODUCTION}`)
     return key
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException
-    fastify.log.warn(`CURSOR_SECRET is unset and the development key cannot be kept in ${file} (${code ?? message}): cursors and feed tokens are signed with a random key of this process, and do not survive a restart; ${PRODUCTION}`)
+    fastify.log.warn(`CURSOR_SECRET is unset and the development key cannot be kept in ${file} (${code ?? message}): ` +
+      'cursors and feed tokens are signed with a random key of this process, ' +
+      `and do not survive a restart; ${PRODUCTION}`)
     return randomBytes(KEY_BYTES)
   }
 }

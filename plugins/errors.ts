@@ -3,19 +3,31 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { PROBLEM_CONTENT_TYPE, ProblemError, internalError, problem, type ErrorCode, type Problem, type ProblemItem } from '../schemas/problem.js'
+import {
+  PROBLEM_CONTENT_TYPE,
+  ProblemError,
+  internalError,
+  problem,
+  type ErrorCode,
+  type Problem,
+  type ProblemItem
+} from '../schemas/problem.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 
 function fromValidation (error: FastifyError): Problem {
   const param = error.validationContext ?? 'request'
   const errors: ProblemItem[] = (error.validation ?? []).map((v) => {
     const unknown = v.keyword === 'additionalProperties'
-    const name = unknown ? String((v.params as { additionalProperty?: string }).additionalProperty) : v.instancePath.slice(1)
+    const name = unknown
+      ? String((v.params as { additionalProperty?: string }).additionalProperty)
+      : v.instancePath.slice(1)
     return {
       param: name || param,
       pointer: '',
       code: unknown ? 'UNKNOWN_PARAMETER' : 'INVALID_VALUE',
-      message: unknown ? `Unknown parameter '${name}'` : `${param} ${v.instancePath} ${v.message ?? 'is invalid'}`.replace(/\s+/g, ' ')
+      message: unknown
+        ? `Unknown parameter '${name}'`
+        : `${param} ${v.instancePath} ${v.message ?? 'is invalid'}`.replace(/\s+/g, ' ')
     }
   })
   const first = errors[0]
@@ -23,7 +35,9 @@ function fromValidation (error: FastifyError): Problem {
 }
 
 /** Codes for what the HTTP layer refuses by status, when nothing more precise is known. */
-const HTTP_CODES: Record<number, ErrorCode> = { 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 414: 'URI_TOO_LONG', 429: 'RATE_LIMITED', 431: 'HEADERS_TOO_LARGE' }
+const HTTP_CODES: Record<number, ErrorCode> = {
+  404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 414: 'URI_TOO_LONG', 429: 'RATE_LIMITED', 431: 'HEADERS_TOO_LARGE'
+}
 
 /** Fastify's own errors raised before a route runs, in our words (their messages may echo input). */
 const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
@@ -36,7 +50,10 @@ const FRAMEWORK_ERRORS: Record<string, [number, ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'BAD_REQUEST', 'The Content-Length header does not match the body.']
 }
 
-/** Maps any failure to a problem+json answer (docs/errors.md); internals go to the log, never into the body. */
+/**
+ * Maps any failure to a problem+json answer (docs/errors.md); internals go to the log, never into
+ * the body.
+ */
 export function toProblem (error: FastifyError | Error): Problem {
   if (error instanceof ProblemError) return error.body()
   const fastifyError = error as FastifyError
@@ -46,7 +63,9 @@ export function toProblem (error: FastifyError | Error): Problem {
   const database = classifyDatabaseError(error)
   if (database !== undefined) return problem(database.status, database.code, database.detail, [], database.param)
   const status = fastifyError.statusCode ?? 500
-  if (status >= 400 && status < 500) return problem(status, HTTP_CODES[status] ?? 'BAD_REQUEST', STATUS_CODES[status] ?? 'Bad request')
+  if (status >= 400 && status < 500) {
+    return problem(status, HTTP_CODES[status] ?? 'BAD_REQUEST', STATUS_CODES[status] ?? 'Bad request')
+  }
   return internalError()
 }
 
@@ -86,7 +105,9 @@ function unroutedProblem (status: number, code: ErrorCode, detail: string): { re
 /** A problem written straight to a socket the HTTP layer gave up on, then the connection closed. */
 function endWithProblem (socket: Socket, status: number, code: ErrorCode, detail: string, headers = ''): void {
   const { requestId, body } = unroutedProblem(status, code, detail)
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n${headers}X-Request-Id: ${requestId}\r\n` +
+    `Connection: close\r\n\r\n${body}`)
   // A client that neither reads the answer nor closes (a slowloris one, say) would keep the
   // half-closed socket: it has a second to take it.
   setTimeout(() => { socket.destroy() }, 1000).unref()
@@ -115,12 +136,19 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
  */
 function refuseWhatNodeAnswers (server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
-    endWithProblem(socket, 405, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: every route answers GET and HEAD.', 'Allow: GET, HEAD\r\n')
+    endWithProblem(socket, 405, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: every route answers GET and HEAD.',
+      'Allow: GET, HEAD\r\n')
   })
   // RFC 9110, 10.1.1: a server may refuse an expectation it cannot meet with 417.
   server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
-    const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST', 'The only expectation this server meets is Expect: 100-continue.')
-    response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' }).end(body)
+    const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST',
+      'The only expectation this server meets is Expect: 100-continue.')
+    response.writeHead(417, {
+      'content-type': PROBLEM_CONTENT_TYPE,
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': requestId,
+      connection: 'close'
+    }).end(body)
   })
 }
 
@@ -130,15 +158,23 @@ async function errorsPlugin (fastify: FastifyInstance) {
     const body = toProblem(error)
     if (error instanceof ProblemError && !error.logged) {
       // Logged where it was raised.
-    } else if (body.status >= 500 && body.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed')
-    else if (body.status >= 500) request.log.warn({ code: body.code, driverCode: (error as { code?: unknown }).code, err: error.name }, 'database fault')
-    else if (error.name.startsWith('Mongo')) request.log.warn({ err: error }, 'MongoDB refused a query our checks accepted: the checks diverge from the server')
-    else request.log.info({ code: body.code }, 'request rejected')
+    } else if (body.status >= 500 && body.code === 'INTERNAL_ERROR') {
+      request.log.error({ err: error }, 'request failed')
+    } else if (body.status >= 500) {
+      request.log.warn({ code: body.code, driverCode: (error as { code?: unknown }).code, err: error.name },
+        'database fault')
+    } else if (error.name.startsWith('Mongo')) {
+      request.log.warn({ err: error },
+        'MongoDB refused a query our checks accepted: the checks diverge from the server')
+    } else {
+      request.log.info({ code: body.code }, 'request rejected')
+    }
     return send(request, reply, body, error instanceof ProblemError ? { ...error.headers } : {})
   })
 
   fastify.setNotFoundHandler((request, reply) => {
-    return send(request, reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs`, [], 'path'))
+    return send(request, reply, problem(404, 'NOT_FOUND',
+      `No route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs`, [], 'path'))
   })
 
   refuseWhatNodeAnswers(fastify.server)

@@ -13,8 +13,10 @@ declare module 'fastify' {
   }
 }
 
-const scoped = (...keys: Array<Record<string, 1 | -1>>): IndexDescription[] =>
-  [{ key: { project: 1, _id: 1 } }, ...keys.map((key) => ({ key: { project: 1, ...key, _id: 1 } as Record<string, 1 | -1> }))]
+const scoped = (...keys: Array<Record<string, 1 | -1>>): IndexDescription[] => [
+  { key: { project: 1, _id: 1 } },
+  ...keys.map((key) => ({ key: { project: 1, ...key, _id: 1 } as Record<string, 1 | -1> }))
+]
 
 /** The indexes the common lists need, by collection; `name` serves `sort=+name` in the service's collation. */
 export const INDEX_KEYS: Record<string, IndexDescription[]> = {
@@ -29,7 +31,8 @@ export const INDEX_KEYS: Record<string, IndexDescription[]> = {
 }
 
 /** MongoDB's own name for an index of these keys (`project_1__id_1`). */
-const defaultName = (key: Record<string, unknown>): string => Object.entries(key).map(([field, direction]) => `${field}_${String(direction)}`).join('_')
+const defaultName = (key: Record<string, unknown>): string =>
+  Object.entries(key).map(([field, direction]) => `${field}_${String(direction)}`).join('_')
 
 /**
  * The indexes in a collation (database/collation.ts): a query uses an index for strings only
@@ -40,9 +43,12 @@ const defaultName = (key: Record<string, unknown>): string => Object.entries(key
 export function indexesIn (collation: CollationOptions | undefined): Record<string, IndexDescription[]> {
   if (collation === undefined) return INDEX_KEYS
   const suffix = collationKey(collation)
-  return Object.fromEntries(Object.entries(INDEX_KEYS).map(([collection, indexes]) => [collection, indexes.map((index) => ({
-    ...index, name: `${defaultName(index.key as Record<string, unknown>)}_${suffix}`, collation
-  }))]))
+  return Object.fromEntries(Object.entries(INDEX_KEYS).map(([collection, indexes]) => [
+    collection,
+    indexes.map((index) => ({
+      ...index, name: `${defaultName(index.key as Record<string, unknown>)}_${suffix}`, collation
+    }))
+  ]))
 }
 
 /** The indexes of the default collation. */
@@ -58,7 +64,10 @@ async function indexesPlugin (fastify: FastifyInstance) {
   let created = false
   let creating: Promise<void> | undefined
   const create = async (): Promise<void> => {
-    for (const [collection, list] of Object.entries(indexes)) await fastify.database.timed('createIndexes', async () => await fastify.database.collection(collection).createIndexes(list))
+    for (const [collection, list] of Object.entries(indexes)) {
+      await fastify.database.timed('createIndexes',
+        async () => await fastify.database.collection(collection).createIndexes(list))
+    }
   }
   fastify.database.readiness.onCheck((answered) => {
     if (!answered || created || creating !== undefined) return

@@ -25,7 +25,9 @@ const SWEEP_MS = 250
  * least its time, and at most SWEEP_MS more): nothing is done per request, and almost every
  * answer is gone before a sweep sees it. Returns the function that stops the sweeps.
  */
-function sweepUnreadAnswers (answering: Iterable<ServerResponse>, exempted: WeakSet<ServerResponse>, sendTimeoutMs: number): () => void {
+function sweepUnreadAnswers (
+  answering: Iterable<ServerResponse>, exempted: WeakSet<ServerResponse>, sendTimeoutMs: number
+): () => void {
   const writtenAt = new WeakMap<ServerResponse, number>()
   const sweep = setInterval(() => {
     const now = Date.now()

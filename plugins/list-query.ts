@@ -1,7 +1,15 @@
 import { METHODS } from 'node:http'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { compileCountsQuery, compileFeedQuery, compileListQuery, listLimits, type CountsQuery, type FeedQuery, type ListQuery } from '../list-query/compile-list-query.js'
+import {
+  compileCountsQuery,
+  compileFeedQuery,
+  compileListQuery,
+  listLimits,
+  type CountsQuery,
+  type FeedQuery,
+  type ListQuery
+} from '../list-query/compile-list-query.js'
 import type { ProblemItem } from '../list-query/problems.js'
 import type { QuerySpec } from '../list-query/query-spec.js'
 import { RecentMap } from '../lib/recent-map.js'
@@ -35,7 +43,10 @@ function rawQuery (request: FastifyRequest): string {
   return mark < 0 ? '' : url.slice(mark + 1)
 }
 
-/** Whether a route reads a list's query (a list, its change feed, its counts): access control and the rate limit cover it. */
+/**
+ * Whether a route reads a list's query (a list, its change feed, its counts): access control and
+ * the rate limit cover it.
+ */
 export function takesListQuery (config: FastifyContextConfig | undefined): boolean {
   return config?.listQuery !== undefined || config?.feedQuery !== undefined || config?.countsQuery !== undefined
 }
@@ -46,7 +57,10 @@ function appendOnRequest (route: RouteOptions, hook: onRequestHookHandler): void
 }
 
 /** A hook that compiles the raw query string, hands the query to `keep`, or answers 400 with every problem. */
-function compiling<Q> (compile: (raw: string) => { ok: true, query: Q } | { ok: false, problems: ProblemItem[] }, keep: (request: FastifyRequest, query: Q) => void): onRequestHookHandler {
+function compiling<Q> (
+  compile: (raw: string) => { ok: true, query: Q } | { ok: false, problems: ProblemItem[] },
+  keep: (request: FastifyRequest, query: Q) => void
+): onRequestHookHandler {
   return function (request, _reply, done) {
     const result = compile(rawQuery(request))
     if (!result.ok) {
@@ -69,18 +83,26 @@ async function listQueryPlugin (fastify: FastifyInstance) {
   fastify.decorateRequest('countsQuery', null)
   // Every method Node parses reaches the router, which routes nine by default, so that a list
   // answers 405 to each (list-route.ts) rather than 404. CONNECT never reaches a route.
-  for (const method of METHODS) if (method !== 'CONNECT' && !fastify.supportedMethods.includes(method)) fastify.addHttpMethod(method)
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !fastify.supportedMethods.includes(method)) fastify.addHttpMethod(method)
+  }
 
   fastify.addHook('onRoute', (route) => {
     const countsSpec = route.config?.countsQuery
     if (countsSpec !== undefined) {
-      appendOnRequest(route, compiling((raw) => compileCountsQuery(raw, countsSpec), (request, query) => { request.countsQuery = query }))
+      appendOnRequest(route, compiling(
+        (raw) => compileCountsQuery(raw, countsSpec),
+        (request, query) => { request.countsQuery = query }
+      ))
       return
     }
     const feedSpec = route.config?.feedQuery
     if (feedSpec !== undefined) {
       // A feed's query string holds a token that changes with every answer: nothing to keep.
-      appendOnRequest(route, compiling((raw) => compileFeedQuery(raw, feedSpec), (request, query) => { request.feedQuery = query }))
+      appendOnRequest(route, compiling(
+        (raw) => compileFeedQuery(raw, feedSpec),
+        (request, query) => { request.feedQuery = query }
+      ))
       return
     }
     const spec = route.config?.listQuery

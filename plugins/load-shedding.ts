@@ -8,7 +8,8 @@ import { ProblemError } from '../schemas/problem.js'
 
 /** The 429 of a caller past its budget, who may try again in `seconds`. */
 export const rateLimited = (max: number, seconds: number): ProblemError =>
-  new ProblemError(429, 'RATE_LIMITED', `More than ${max} list requests a minute; retry in ${seconds} s.`, [], { 'retry-after': String(seconds) })
+  new ProblemError(429, 'RATE_LIMITED', `More than ${max} list requests a minute; retry in ${seconds} s.`, [],
+    { 'retry-after': String(seconds) })
 
 /**
  * docs/operations.md. Overload: when the event loop lags more than OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
@@ -38,7 +39,9 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route) => {
     if (!takesListQuery(route.config)) route.config = { ...route.config, rateLimit: false }
   })
-  const keyOf = (request: FastifyRequest): string => request.principal?.subject === undefined ? `ip:${request.ip}` : `sub:${request.principal.subject}`
+  const keyOf = (request: FastifyRequest): string => request.principal?.subject === undefined
+    ? `ip:${request.ip}`
+    : `sub:${request.principal.subject}`
   let store: RefundableStore | undefined
   // The plugin makes its store itself (`new Store(options)`): this subclass hands it over.
   class KeptStore extends RefundableStore {
@@ -66,4 +69,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(loadSheddingPlugin, { name: 'load-shedding', dependencies: ['config', 'errors', 'access-control', 'conditional-requests'] })
+export default fp(loadSheddingPlugin, {
+  name: 'load-shedding',
+  dependencies: ['config', 'errors', 'access-control', 'conditional-requests']
+})

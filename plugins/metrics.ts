@@ -18,14 +18,16 @@ const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 /**
  * The methods a `method` label names as they are; any other is `_OTHER`, as OpenTelemetry's HTTP
- * conventions say (http.request.method): Node accepts every method of `http.METHODS` and a client may send
- * any of them, so the label would otherwise multiply the series of every route.
+ * conventions say (http.request.method): Node accepts every method of `http.METHODS` and a client
+ * may send any of them, so the label would otherwise multiply the series of every route.
  */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'])
 export const methodLabel = (method: string): string => KNOWN_METHODS.has(method) ? method : '_OTHER'
 
 /** A counter fed from a Map of running totals kept elsewhere (auth failures, off-schema values). */
-function counterFrom (registry: Registry, name: string, help: string, label: string, totals: () => ReadonlyMap<string, number>): void {
+function counterFrom (
+  registry: Registry, name: string, help: string, label: string, totals: () => ReadonlyMap<string, number>
+): void {
   const seen = new Map<string, number>()
   // eslint-disable-next-line no-new
   new Counter({
@@ -55,18 +57,21 @@ async function metricsPlugin (fastify: FastifyInstance) {
   collectDefaultMetrics({ register: registry })
 
   // The three histograms every request feeds are SeriesHistograms (series-histogram.ts says why).
-  const requests = new SeriesHistogram('http_server_request_duration_seconds', 'HTTP requests by route template, method and status code', ['route', 'method', 'status_code'], SECONDS, registry)
+  const requests = new SeriesHistogram('http_server_request_duration_seconds',
+    'HTTP requests by route template, method and status code', ['route', 'method', 'status_code'], SECONDS, registry)
   const rejected = new Counter({ name: 'http_server_rejected_requests_total', help: 'Requests answered with a problem, by its code', labelNames: ['code'], registers: [registry] })
   fastify.addHook('onResponse', (request, reply, done) => {
     // Unmatched URLs share one label value: raw URLs would make the series unbounded.
     const route = request.routeOptions.url ?? 'unmatched'
-    requests.observe(requests.series(route, methodLabel(request.method), String(reply.statusCode)), reply.elapsedTime / 1000)
+    requests.observe(requests.series(route, methodLabel(request.method), String(reply.statusCode)),
+      reply.elapsedTime / 1000)
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
     done()
   })
 
   const commands = new SeriesHistogram('mongodb_command_duration_seconds', 'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included', ['command', 'outcome'], SECONDS, registry)
-  const checkout = new SeriesHistogram('mongodb_pool_checkout_duration_seconds', 'Time to check a connection out of the pool', [], SECONDS, registry)
+  const checkout = new SeriesHistogram('mongodb_pool_checkout_duration_seconds',
+    'Time to check a connection out of the pool', [], SECONDS, registry)
   // The pool's gauges are counted as plain numbers and read when scraped.
   let open = 0
   let waiting = 0
@@ -92,7 +97,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
     registers: [registry],
     collect () { this.set(fastify.database.replacement.count) }
   })
-  counterFrom(registry, 'changes_events_sent_total', 'Change-feed events sent, by collection', 'collection', () => fastify.changes.stats.eventsSent)
+  counterFrom(registry, 'changes_events_sent_total', 'Change-feed events sent, by collection', 'collection',
+    () => fastify.changes.stats.eventsSent)
   counterFrom(registry, 'changes_events_skipped_total', 'Change events of types the feed does not know, passed over, by collection', 'collection', () => fastify.changes.stats.eventsSkipped)
   counterFrom(registry, 'changes_unreadable_total', 'Changes that could never be read (the feeds behind them answered 410), by collection', 'collection', () => fastify.changes.stats.unreadable)
   // eslint-disable-next-line no-new
@@ -101,7 +107,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
   new Gauge({ name: 'changes_requests_idle', help: 'Change-feed requests and streams asleep between reads (until a change, their deadline or a checkpoint)', registers: [registry], collect () { this.set(fastify.changes.stats.idle) } })
   // eslint-disable-next-line no-new
   new Gauge({ name: 'changes_streams_open', help: 'Change-feed streams open (Accept: application/x-ndjson)', registers: [registry], collect () { this.set(fastify.changes.stats.streams) } })
-  const lag = new SeriesHistogram('changes_delivery_lag_seconds', 'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
+  const lag = new SeriesHistogram('changes_delivery_lag_seconds',
+    'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
   const lagSeries = lag.series()
   const stopLag = fastify.changes.onLag((seconds) => { lag.observe(lagSeries, seconds) })
   fastify.addHook('onClose', (_instance, done) => { stopLag(); done() })
@@ -112,7 +119,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
     new Gauge({ name: 'documents_kept_bytes', help: 'Memory held by the documents kept, their BSON and their JSON', registers: [registry], collect () { this.set(kept.size) } })
   }
   counterFrom(registry, 'auth_failures_total', 'Refused bearer tokens by reason', 'reason', () => fastify.authFailures)
-  counterFrom(registry, 'offschema_values_total', 'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
+  counterFrom(registry, 'offschema_values_total',
+    'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
 
   const server = http.createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
@@ -128,7 +136,8 @@ async function metricsPlugin (fastify: FastifyInstance) {
     )
   })
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError('METRICS_PORT', METRICS_PORT, HOST, error, ', or 0 to turn the metrics listener off')))
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(listenError('METRICS_PORT', METRICS_PORT, HOST, error, ', or 0 to turn the metrics listener off')))
     server.listen(METRICS_PORT, HOST, () => resolve())
   })
   const { port } = server.address() as AddressInfo
@@ -140,4 +149,7 @@ async function metricsPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(metricsPlugin, { name: 'metrics', dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema', 'changes', 'kept-documents'] })
+export default fp(metricsPlugin, {
+  name: 'metrics',
+  dependencies: ['config', 'errors', 'mongodb', 'access-control', 'off-schema', 'changes', 'kept-documents']
+})

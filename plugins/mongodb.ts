@@ -30,7 +30,10 @@ export const CLIENT_MARGIN_MS = 500
  */
 export const ANSWER_MARGIN_MS = 2 * CLIENT_MARGIN_MS
 
-/** How many connections the pool keeps open while idle, and how many it opens at a time (see docs/operations.md, "When the database misbehaves"). */
+/**
+ * How many connections the pool keeps open while idle, and how many it opens at a time (see
+ * docs/operations.md, "When the database misbehaves").
+ */
 export const MIN_POOL_SIZE = 30
 export const MAX_CONNECTING = 40
 
@@ -79,7 +82,9 @@ export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOpt
 export function withSlotSessions (client: MongoClient, on = true): MongoClient {
   if (!on) return client
   const state = (client as unknown as { s?: { activeSessions?: unknown } }).s
-  if (state?.activeSessions instanceof Set && state.activeSessions.size === 0) state.activeSessions = new SlotSet<object>()
+  if (state?.activeSessions instanceof Set && state.activeSessions.size === 0) {
+    state.activeSessions = new SlotSet<object>()
+  }
   return client
 }
 
@@ -91,11 +96,15 @@ export function withSlotSessions (client: MongoClient, on = true): MongoClient {
  */
 async function mongodbPlugin (fastify: FastifyInstance) {
   const { MONGODB_URI, MONGODB_DB, QUERY_TIMEOUT_MS, SHIMS } = fastify.config
-  if (MONGODB_URI === undefined) throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) before the app starts')
+  if (MONGODB_URI === undefined) {
+    throw new Error('MONGODB_URI must be resolved (server.ts or the test helper picks the database) ' +
+      'before the app starts')
+  }
   const shims = chooseShims(SHIMS)
   if (shims.warning !== undefined) fastify.log.warn(shims.warning)
   const slotSessions = shims.on.has('slot-sessions')
-  const connect = () => withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)), slotSessions)
+  const connect = () =>
+    withSlotSessions(new MongoClient(MONGODB_URI, clientOptions(QUERY_TIMEOUT_MS, MONGODB_URI)), slotSessions)
   const commandListeners: CommandListener[] = []
   const timed = timedWork(commandListeners)
   const observers: Array<(client: MongoClient) => void> = []

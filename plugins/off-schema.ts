@@ -18,7 +18,10 @@ async function offSchemaPlugin (fastify: FastifyInstance) {
       const key = `${collection}.${field}`
       const seen = counts.get(key) ?? 0
       counts.set(key, seen + 1)
-      if (seen === 0) log.warn({ collection, field, _id: String(id) }, 'a stored value does not fit its declared type: left out of responses (logged once per collection and field)')
+      if (seen === 0) {
+        log.warn({ collection, field, _id: String(id) },
+          'a stored value does not fit its declared type: left out of responses (logged once per collection and field)')
+      }
     }
   })
 }

@@ -21,7 +21,8 @@ class ClockedProjectCache extends ProjectCache {
 
 /** `now`: the app's option (AppOptions in app.ts), a clock a test can move. */
 async function projectCachePlugin (fastify: FastifyInstance, { now = Date.now }: { now?: () => number }) {
-  fastify.decorate('projectCache', new ClockedProjectCache(fastify.config.PROJECT_CACHE_TTL_MS, fastify.config.PROJECT_CACHE_MAX, now))
+  fastify.decorate('projectCache',
+    new ClockedProjectCache(fastify.config.PROJECT_CACHE_TTL_MS, fastify.config.PROJECT_CACHE_MAX, now))
 }
 
 export default fp(projectCachePlugin, { name: 'project-cache', dependencies: ['config'] })

@@ -26,14 +26,16 @@ export interface ChooseOptions extends Omit<MongodOptions, 'env' | 'insist'> {
 
 export class ProductionNeedsMongoError extends Error {
   constructor () {
-    super('MONGODB_URI is required when NODE_ENV=production: the embedded databases are for development, demos and tests only')
+    super('MONGODB_URI is required when NODE_ENV=production: ' +
+      'the embedded databases are for development, demos and tests only')
     this.name = 'ProductionNeedsMongoError'
   }
 }
 
 export class EmbeddedMongodError extends Error {
   constructor (why: string) {
-    super(`EMBEDDED_DATABASE=mongod, and no mongod replica set could be had: ${why}. Unset EMBEDDED_DATABASE to fall back to the offline stand-in`)
+    super(`EMBEDDED_DATABASE=mongod, and no mongod replica set could be had: ${why}. ` +
+      'Unset EMBEDDED_DATABASE to fall back to the offline stand-in')
     this.name = 'EmbeddedMongodError'
   }
 }
@@ -45,7 +47,13 @@ export class EmbeddedMongodError extends Error {
 export async function chooseDatabase (options: ChooseOptions = {}): Promise<ChosenDatabase> {
   const { env = process.env, onProgress } = options
   if (env.MONGODB_URI !== undefined && env.MONGODB_URI !== '') {
-    return { uri: env.MONGODB_URI, kind: 'external', reason: 'MONGODB_URI is set', embedded: false, close: async () => {} }
+    return {
+      uri: env.MONGODB_URI,
+      kind: 'external',
+      reason: 'MONGODB_URI is set',
+      embedded: false,
+      close: async () => {}
+    }
   }
   if (env.NODE_ENV === 'production') throw new ProductionNeedsMongoError()
   // The same check as at start-up (server.ts), for the tests and tools that come here directly.
@@ -55,11 +63,20 @@ export async function chooseDatabase (options: ChooseOptions = {}): Promise<Chos
   if (choice === 'stand-in') {
     onProgress?.('no MONGODB_URI: starting an embedded database, the offline stand-in (EMBEDDED_DATABASE=stand-in)')
   } else {
-    const fallback = choice === 'auto' ? ' where it can be had, else the offline stand-in' : ' (EMBEDDED_DATABASE=mongod)'
-    onProgress?.(`no MONGODB_URI: starting an embedded database, MongoDB's own mongod as a one-member replica set through mongodb-memory-server${fallback}`)
+    const fallback = choice === 'auto'
+      ? ' where it can be had, else the offline stand-in'
+      : ' (EMBEDDED_DATABASE=mongod)'
+    onProgress?.("no MONGODB_URI: starting an embedded database, MongoDB's own mongod as a one-member replica set " +
+      `through mongodb-memory-server${fallback}`)
     const mongod = await startEmbeddedMongod({ ...options, env, insist: choice === 'mongod' })
     if ('uri' in mongod) {
-      return { uri: mongod.uri, kind: 'mongodb-memory-server', reason: `no MONGODB_URI; ${mongod.why}`, embedded: true, close: mongod.close }
+      return {
+        uri: mongod.uri,
+        kind: 'mongodb-memory-server',
+        reason: `no MONGODB_URI; ${mongod.why}`,
+        embedded: true,
+        close: mongod.close
+      }
     }
     if (choice === 'mongod') throw new EmbeddedMongodError(mongod.why)
     why = mongod.why
@@ -85,12 +102,19 @@ async function startStandInProcess (): Promise<{ uri: string, close: () => Promi
   const cli = fileURLToPath(new URL(`../offline-mongodb/cli${extname(import.meta.filename)}`, import.meta.url))
   // This process's node options (tsx's loader when run from the sources), without a debugger port.
   const nodeOptions = process.execArgv.filter((arg) => !arg.startsWith('--inspect'))
-  const child = spawn(process.execPath, [...nodeOptions, '--allow-natives-syntax', cli, '--port', '0', '--with-stdin'], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...nodeOptions, '--allow-natives-syntax', cli, '--port', '0', '--with-stdin'],
+    { stdio: ['pipe', 'pipe', 'inherit'] })
   const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
   const uri = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('the offline stand-in did not print its URI within 30 s')) }, 30_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error('the offline stand-in did not print its URI within 30 s'))
+    }, 30_000)
     createInterface({ input: child.stdout }).once('line', (line) => { clearTimeout(timer); resolve(line) })
-    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`the offline stand-in exited with ${String(code ?? signal)} before it listened`)) })
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`the offline stand-in exited with ${String(code ?? signal)} before it listened`))
+    })
   })
   return {
     uri,

@@ -15,7 +15,9 @@ export const MONGOD_VERSION = '8.0.24'
 
 /** What is used of mongodb-memory-server: the package, or a stand-in for it (tests). */
 export interface MemoryServerModule {
-  MongoMemoryReplSet: new (options: ConstructorParameters<typeof MongoMemoryReplSet>[0]) => Pick<MongoMemoryReplSet, 'start' | 'waitUntilRunning' | 'getUri' | 'stop'>
+  MongoMemoryReplSet: new (
+    options: ConstructorParameters<typeof MongoMemoryReplSet>[0]
+  ) => Pick<MongoMemoryReplSet, 'start' | 'waitUntilRunning' | 'getUri' | 'stop'>
   DryMongoBinary: Pick<typeof DryMongoBinary, 'generateOptions' | 'locateBinary'>
   MongoBinary: Pick<typeof MongoBinary, 'getPath'>
 }
@@ -43,7 +45,8 @@ const RETRY_DOWNLOAD_AFTER_MS = 60 * 60 * 1000
 /** Where mongodb-memory-server downloads from, unless its own variables say otherwise. */
 const DOWNLOAD_SITE = 'https://fastdl.mongodb.org'
 
-const lastLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).trim().split('\n').pop()?.trim() ?? 'unknown error'
+const lastLine = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).trim().split('\n').pop()?.trim() ?? 'unknown error'
 
 /** The one-member replica set, running; or why there is none. */
 export async function startEmbeddedMongod (options: MongodOptions): Promise<EmbeddedMongod | { why: string }> {
@@ -83,14 +86,18 @@ export async function startEmbeddedMongod (options: MongodOptions): Promise<Embe
 type Found = { path: string, memoryServer: MemoryServerModule, why: string } | { why: string }
 
 async function findMongod (options: MongodOptions, version: string): Promise<Found> {
-  const { env, downloadTimeoutMs: timeoutMs = 120_000, probeTimeoutMs = 2000, onProgress, failureMark = FAILED_DOWNLOAD_MARK } = options
+  const {
+    env, downloadTimeoutMs: timeoutMs = 120_000, probeTimeoutMs = 2000, onProgress, failureMark = FAILED_DOWNLOAD_MARK
+  } = options
   const system = env.MONGOMS_SYSTEM_BINARY
   // Within the hour after a failed download nothing is looked for, not even a binary put in
   // mongodb-memory-server's cache meanwhile (MONGOMS_SYSTEM_BINARY names one, or delete the
   // mark): loading mongodb-memory-server just to look would slow the start of every test process.
   if ((system === undefined || system === '') && options.insist !== true) {
     const [at, ...message] = (await readFile(failureMark, 'utf8').catch(() => '')).split('\n')
-    if (Date.now() - Number(at) < RETRY_DOWNLOAD_AFTER_MS) return { why: `download failed recently: ${message.join(' ')}` }
+    if (Date.now() - Number(at) < RETRY_DOWNLOAD_AFTER_MS) {
+      return { why: `download failed recently: ${message.join(' ')}` }
+    }
   }
   let memoryServer: MemoryServerModule
   try {
@@ -99,7 +106,9 @@ async function findMongod (options: MongodOptions, version: string): Promise<Fou
     return { why: 'mongodb-memory-server is not installed' }
   }
   if (system !== undefined && system !== '') return { path: system, memoryServer, why: 'MONGOMS_SYSTEM_BINARY' }
-  const located = await memoryServer.DryMongoBinary.locateBinary(await memoryServer.DryMongoBinary.generateOptions({ version }))
+  const located = await memoryServer.DryMongoBinary.locateBinary(
+    await memoryServer.DryMongoBinary.generateOptions({ version })
+  )
   if (located !== undefined) return { path: located, memoryServer, why: `already downloaded: ${located}` }
 
   const failed = async (reason: string): Promise<Found> => {
@@ -143,7 +152,9 @@ function downloadSite (env: NodeJS.ProcessEnv): string {
  * is left to decide.
  */
 async function probe (site: string, ms: number, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => (env[name] ?? '') !== '')) return undefined
+  if (['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => (env[name] ?? '') !== '')) {
+    return undefined
+  }
   try {
     const response = await fetch(site, { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(ms) })
     await response.body?.cancel()

@@ -51,9 +51,11 @@ export async function runService ({ config, onClosed, tracingEndpoint }: Service
     const { startDemoWriter } = await import('../demo-data/writer.js')
     const started = await startDemoWriter(database.uri, config.MONGODB_DB, (message) => { fastify.log.info(message) })
     writer = started
-    fastify.log.info(`demo writes on: a project changes every two seconds; follow /projects/${started.project}/registrations/changes`)
+    fastify.log.info('demo writes on: a project changes every two seconds; ' +
+      `follow /projects/${started.project}/registrations/changes`)
   } else if (config.DEMO_WRITES === 'on') {
-    fastify.log.warn('DEMO_WRITES=on is ignored: the demo writer writes to the embedded database only, never to MONGODB_URI')
+    fastify.log.warn('DEMO_WRITES=on is ignored: ' +
+      'the demo writer writes to the embedded database only, never to MONGODB_URI')
   }
 
   try {
@@ -82,10 +84,13 @@ export async function runService ({ config, onClosed, tracingEndpoint }: Service
 
   try {
     const address = await fastify.listen({ port: config.PORT, host: config.HOST })
-    fastify.log.info(`API at ${address}/projects, docs at ${address}/docs (OpenAPI document ${address}/docs/json), health at ${address}/health and ${address}/ready`)
+    fastify.log.info(`API at ${address}/projects, docs at ${address}/docs (OpenAPI document ${address}/docs/json), ` +
+      `health at ${address}/health and ${address}/ready`)
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException
-    await stop(code === 'EADDRINUSE' || code === 'EACCES' ? listenError('PORT', config.PORT, config.HOST, error as NodeJS.ErrnoException) : error, database)
+    await stop(code === 'EADDRINUSE' || code === 'EACCES'
+      ? listenError('PORT', config.PORT, config.HOST, error as NodeJS.ErrnoException)
+      : error, database)
   }
 }
 

@@ -28,8 +28,13 @@ export default async function healthRoutes (fastify: FastifyInstance) {
   fastify.get('/ready', {
     schema: {
       tags: ['health'],
-      summary: 'Readiness, from what the service knows now: the database answers its pings, and the service is not starting or shutting down',
-      response: { 200: Status, 503: problemResponse('The database does not answer, or the service is shutting down', notReady('DATABASE_UNAVAILABLE', 'Not ready: the database does not answer a ping.')) }
+      summary: 'Readiness, from what the service knows now: the database answers its pings, ' +
+        'and the service is not starting or shutting down',
+      response: {
+        200: Status,
+        503: problemResponse('The database does not answer, or the service is shutting down',
+          notReady('DATABASE_UNAVAILABLE', 'Not ready: the database does not answer a ping.'))
+      }
     }
   }, async () => {
     if (fastify.lifecycle.draining) {

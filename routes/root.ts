@@ -15,7 +15,10 @@ const Index = Type.Object({
     health: Link('Liveness'),
     ready: Link('Readiness')
   }),
-  feeds: Type.Array(Type.String(), { description: 'The change feeds, which keep a filtered copy of a list in sync: each list but /projects/public with /changes added ({projectId}: a project\'s id)' })
+  feeds: Type.Array(Type.String(), {
+    description: 'The change feeds, which keep a filtered copy of a list in sync: each list but /projects/public ' +
+      'with /changes added ({projectId}: a project\'s id)'
+  })
 })
 
 /** GET /: where to go from here, for a person or a program that found the service. */
@@ -29,12 +32,24 @@ export default async function indexRoute (fastify: FastifyInstance) {
     return {
       name: PACKAGE.name,
       version: PACKAGE.version,
-      description: 'Lists of an event-organisation platform, filtered with a MongoDB-style language, and a change feed beside each; errors are application/problem+json.',
-      links: { docs: `${base}/docs`, openapi: `${base}/docs/json`, projects: `${base}/projects`, health: `${base}/health`, ready: `${base}/ready` },
-      feeds: Object.entries(paths).filter(([, item]) => item.get?.tags?.includes('changes') === true).map(([path]) => `${base}${path}`)
+      description: 'Lists of an event-organisation platform, filtered with a MongoDB-style language, ' +
+        'and a change feed beside each; errors are application/problem+json.',
+      links: {
+        docs: `${base}/docs`,
+        openapi: `${base}/docs/json`,
+        projects: `${base}/projects`,
+        health: `${base}/health`,
+        ready: `${base}/ready`
+      },
+      feeds: Object.entries(paths).filter(([, item]) => item.get?.tags?.includes('changes') === true)
+        .map(([path]) => `${base}${path}`)
     }
   }
   fastify.get('/', {
-    schema: { tags: ['health'], summary: 'The service\'s name, version, where its docs are, and its change feeds', response: { 200: Index } }
+    schema: {
+      tags: ['health'],
+      summary: 'The service\'s name, version, where its docs are, and its change feeds',
+      response: { 200: Index }
+    }
   }, async () => (body ??= index()))
 }

@@ -13,7 +13,13 @@ export const OBJECT_ID = new RegExp(OBJECT_ID_PATTERN)
 
 /** The path parameters of a list under a project, and of its counts and feed. */
 export const ProjectParams = () =>
-  Type.Object({ projectId: Type.String({ pattern: OBJECT_ID_PATTERN, description: 'The project (24 hexadecimal characters)', examples: ['65cd7e3007370d3300000000'] }) })
+  Type.Object({
+    projectId: Type.String({
+      pattern: OBJECT_ID_PATTERN,
+      description: 'The project (24 hexadecimal characters)',
+      examples: ['65cd7e3007370d3300000000']
+    })
+  })
 
 /** An ObjectId reference, listed as a 24-hex lowercase string. */
 export const Ref = (description: string) =>
@@ -35,7 +41,11 @@ export const DocumentArray = <T extends TProperties>(properties: T, description:
 
 /** Free-form scalars, returned as stored; filterable as `customFields.<name>`. */
 export const CustomFields = () =>
-  Type.Object({}, { additionalProperties: true, description: 'Free-form values, filterable as `customFields.<name>`', [FIELD_KIND]: 'custom' })
+  Type.Object({}, {
+    additionalProperties: true,
+    description: 'Free-form values, filterable as `customFields.<name>`',
+    [FIELD_KIND]: 'custom'
+  })
 
 /** Fields every kind has (docs/query-language.md, "The lists"). */
 export const commonFields = {

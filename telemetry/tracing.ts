@@ -4,7 +4,14 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation'
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { SpanKind, SpanStatusCode, type SpanStatus } from '@opentelemetry/api'
-import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-node'
+import {
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  SimpleSpanProcessor,
+  type Span,
+  type SpanExporter,
+  type SpanProcessor
+} from '@opentelemetry/sdk-trace-node'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import { PACKAGE } from '../lib/package-info.js'
 
@@ -35,7 +42,8 @@ const clientErrorsAreNotSpanErrors: SpanProcessor = {
   onStart () {},
   onEnding (span: Span) {
     const status = span.attributes['http.response.status_code']
-    if (span.kind === SpanKind.SERVER && typeof status === 'number' && status < 500 && span.status.code === SpanStatusCode.ERROR) {
+    if (span.kind === SpanKind.SERVER && typeof status === 'number' && status < 500 &&
+      span.status.code === SpanStatusCode.ERROR) {
       // The SDK's setStatus never goes back to UNSET; the span is still open here (onEnding).
       (span as { status: SpanStatus }).status = { code: SpanStatusCode.UNSET }
     }
@@ -45,8 +53,13 @@ const clientErrorsAreNotSpanErrors: SpanProcessor = {
   shutdown: async () => {}
 }
 
-/** Commands whose first field's value is a collection name (the instrumentation also hands over documents, whose first value stays redacted). */
-const COLLECTION_COMMANDS = new Set(['find', 'aggregate', 'count', 'distinct', 'createIndexes', 'listIndexes', 'killCursors'])
+/**
+ * Commands whose first field's value is a collection name (the instrumentation also hands over
+ * documents, whose first value stays redacted).
+ */
+const COLLECTION_COMMANDS = new Set([
+  'find', 'aggregate', 'count', 'distinct', 'createIndexes', 'listIndexes', 'killCursors'
+])
 
 /**
  * The statement of a command span: every value redacted to `?`, as the instrumentation's own
@@ -91,7 +104,11 @@ export function startTracing (exporter?: SpanExporter): Tracing {
       [ATTR_SERVICE_NAME]: process.env.OTEL_SERVICE_NAME ?? 'listing-api',
       [ATTR_SERVICE_VERSION]: PACKAGE.version
     }),
-    spanProcessors: [commandCollections, clientErrorsAreNotSpanErrors, exporter === undefined ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(exporter)]
+    spanProcessors: [
+      commandCollections,
+      clientErrorsAreNotSpanErrors,
+      exporter === undefined ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(exporter)
+    ]
   })
   // Registers the AsyncLocalStorage context manager and the W3C trace-context propagator.
   provider.register()

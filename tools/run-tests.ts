@@ -9,13 +9,20 @@ import path from 'node:path'
 const ROOT = path.join(import.meta.dirname, '..')
 
 /** Run after the others, two side by side and then the rehearsal alone: each needs a core to itself. */
-export const RUN_AFTER = ['test/faults/readiness.test.ts', 'test/faults/slow-database.test.ts', 'test/rehearsal/rehearsal.test.ts']
+export const RUN_AFTER = [
+  'test/faults/readiness.test.ts',
+  'test/faults/slow-database.test.ts',
+  'test/rehearsal/rehearsal.test.ts'
+]
 
 /** Whether an argument names test files (a misspelt path too: tap says so, rather than the whole suite running). */
 const isPath = (arg: string, exists: (file: string) => boolean): boolean =>
   !arg.startsWith('-') && (arg.includes('/') || /\.[cm]?[jt]s$/.test(arg) || exists(path.resolve(ROOT, arg)))
 
-/** Whether a path (from anywhere in the repository) is a test file: tap's `exclude` leaves fixtures and builds out. */
+/**
+ * Whether a path (from anywhere in the repository) is a test file: tap's `exclude` leaves fixtures
+ * and builds out.
+ */
 export const isTestFile = (file: string): boolean =>
   file.endsWith('.test.ts') && !file.split(path.sep).some((part) => /^fixtures?$|^dist$|^node_modules$/.test(part))
 
@@ -27,11 +34,17 @@ function testFilesIn (folder: string): string[] {
     .sort()
 }
 
-const isFolder = (arg: string): boolean => existsSync(path.resolve(ROOT, arg)) && statSync(path.resolve(ROOT, arg)).isDirectory()
+const isFolder = (arg: string): boolean =>
+  existsSync(path.resolve(ROOT, arg)) && statSync(path.resolve(ROOT, arg)).isDirectory()
 
-/** The tap runs for the arguments given to `npm test`: without a file or folder, options apply to both runs of the suite. */
+/**
+ * The tap runs for the arguments given to `npm test`: without a file or folder, options apply to
+ * both runs of the suite.
+ */
 export function tapRuns (args: string[], exists = existsSync): string[][] {
-  if (args.some((arg) => isPath(arg, exists))) return [args.flatMap((arg) => isPath(arg, exists) && isFolder(arg) ? testFilesIn(arg) : [arg])]
+  if (args.some((arg) => isPath(arg, exists))) {
+    return [args.flatMap((arg) => isPath(arg, exists) && isFolder(arg) ? testFilesIn(arg) : [arg])]
+  }
   return [args, ['--jobs=2', '--serial=test/rehearsal', ...args, ...RUN_AFTER]]
 }
 

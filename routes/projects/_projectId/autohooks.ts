@@ -22,8 +22,12 @@ export default async function projectScope (fastify: FastifyInstance) {
     const { projectId } = request.params as { projectId: string }
     if (!OBJECT_ID.test(projectId)) {
       // Another method is refused as such (405, list-endpoint/get-only.ts), whatever the id.
-      if (request.method !== 'GET' && request.method !== 'HEAD') done()
-      else done(ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID', `'${projectId}' is not a project id: expected 24 hexadecimal characters`))
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        done()
+      } else {
+        done(ProblemError.about('projectId', 400, 'INVALID_PROJECT_ID',
+          `'${projectId}' is not a project id: expected 24 hexadecimal characters`))
+      }
       return
     }
     request.projectId = ObjectId.createFromHexString(projectId)
