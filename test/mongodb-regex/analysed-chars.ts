@@ -11,7 +11,8 @@ import { lowOf } from '../../mongodb-regex/utf16.js'
 export function analysedChars (pattern: string, options = 'i'): (character: string) => boolean {
   const reading = readPattern(pattern, options)
   if (!reading.ok) throw new Error(`${pattern}: ${reading.reason}`)
-  const element = analysedPattern(reading.pattern, reading.flags, reading.quote).pattern.alternatives[0]?.elements[0] as ToCharSetElement
+  const element = analysedPattern(reading.pattern, reading.flags, reading.quote)
+    .pattern.alternatives[0]?.elements[0] as ToCharSetElement
   const chars = toCharSet(element, reading.flags)
   return (character) => {
     const code = character.codePointAt(0) as number

@@ -6,7 +6,14 @@ import t from 'tap'
 import { SeededRandom } from '../../demo-data/random.js'
 import { checkPattern } from '../../mongodb-regex/check-pattern.js'
 import { pcre2OracleOrSkip, type Pcre2Oracle } from '../helpers/pcre2-oracle.js'
-import { ASTRAL_CLASSES, MUST_ACCEPT, SAFE_CASELESS, UNSAFE_ASTRAL, UNSAFE_AS_PCRE2_READS, UNSAFE_ONLY_CASELESS } from './corpus.js'
+import {
+  ASTRAL_CLASSES,
+  MUST_ACCEPT,
+  SAFE_CASELESS,
+  UNSAFE_ASTRAL,
+  UNSAFE_AS_PCRE2_READS,
+  UNSAFE_ONLY_CASELESS
+} from './corpus.js'
 
 const CAP = 2_000_000
 const SIZES = [16, 32, 64]
@@ -15,7 +22,8 @@ const MAX_RATIO = 8
 const SLACK = 200
 
 /** Atoms that overlap on purpose, so that many generated patterns are ambiguous. */
-const ATOMS = ['a', 'b', 'a?', 'ab', '\\w', '\\d', '\\s', '.', '[ab]', '(a|b)', '(a|ab)', '(?:a|a)', '(a+)', '(\\w+\\s?)', '(?:.a)', 'x', '\\b']
+const ATOMS = ['a', 'b', 'a?', 'ab', '\\w', '\\d', '\\s', '.', '[ab]', '(a|b)', '(a|ab)', '(?:a|a)', '(a+)',
+  '(\\w+\\s?)', '(?:.a)', 'x', '\\b']
 const QUANTIFIERS = ['', '*', '+', '?', '{2,}', '{1,5}', '{20}', '*?']
 
 function riskyPatterns (count: number): string[] {
@@ -33,11 +41,13 @@ function pumpsFor (pattern: string): string[] {
 }
 
 /** JSON with non-ASCII escaped, so that a test's name shows which character it is about. */
-const show = (text: string): string => JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+const show = (text: string): string =>
+  JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 /** Pumps for caseless patterns: each letter written, and the two that PCRE2 alone folds with ASCII ones. */
 function caselessPumpsFor (pattern: string): string[] {
-  return [...new Set([...pattern.replace(/\\[a-z]/gi, '').matchAll(/\p{L}/gu)].map(([letter]) => letter).concat(['\u017f', '\u212a']))]
+  return [...new Set([...pattern.replace(/\\[a-z]/gi, '').matchAll(/\p{L}/gu)]
+    .map(([letter]) => letter).concat(['\u017f', '\u212a']))]
 }
 
 /** Attacks on a caseless pattern: a digit fails where `\W` would take the usual '!'. */
@@ -53,8 +63,12 @@ async function worstGrowth (
     for (const suffix of suffixes) {
       const counts: Array<number | null> = []
       for (const size of SIZES) counts.push(await oracle.steps(pattern, flags, pump.repeat(size) + suffix, CAP))
-      const ratio = counts.includes(null) ? Infinity : Math.max(...counts.slice(1).map((c, i) => (c as number) / ((counts[i] as number) + SLACK)))
-      if (ratio > worst.ratio) worst = { counts, attack: `${JSON.stringify(pump)}×n + ${JSON.stringify(suffix)}`, ratio }
+      const ratio = counts.includes(null)
+        ? Infinity
+        : Math.max(...counts.slice(1).map((c, i) => (c as number) / ((counts[i] as number) + SLACK)))
+      if (ratio > worst.ratio) {
+        worst = { counts, attack: `${JSON.stringify(pump)}×n + ${JSON.stringify(suffix)}`, ratio }
+      }
     }
   }
   return worst
@@ -66,7 +80,8 @@ const explodes = ({ counts }: { counts: Array<number | null> }): boolean =>
 const oracle = pcre2OracleOrSkip(t, 'ReDoS growth')
 if (oracle !== undefined) {
   t.test('the measure can fail: refused patterns backtrack explosively in PCRE2 itself', async (t) => {
-    for (const pattern of ['^(a|aa)+$', '^(\\w|\\d)+$', '^(a+)+$', '^(.*a){20}$', '^(\\w+\\s?)*$', '^(a?){25}a{25}$', `^${'a?'.repeat(25)}${'a'.repeat(25)}$`]) {
+    for (const pattern of ['^(a|aa)+$', '^(\\w|\\d)+$', '^(a+)+$', '^(.*a){20}$', '^(\\w+\\s?)*$', '^(a?){25}a{25}$',
+      `^${'a?'.repeat(25)}${'a'.repeat(25)}$`]) {
       t.equal(checkPattern(pattern).ok, false, `we refuse ${pattern}`)
       t.ok(explodes(await worstGrowth(oracle, pattern)), `PCRE2's backtracking explodes on ${pattern}`)
     }
@@ -92,22 +107,26 @@ if (oracle !== undefined) {
     const suffixes = ['!', '😀']
     for (const [pattern, pump] of UNSAFE_ASTRAL) {
       t.equal(checkPattern(pattern).ok, false, `we refuse ${show(pattern)}`)
-      t.ok(explodes(await worstGrowth(oracle, pattern, '', [pump], suffixes)), `PCRE2's backtracking explodes on ${show(pattern)}`)
+      t.ok(explodes(await worstGrowth(oracle, pattern, '', [pump], suffixes)),
+        `PCRE2's backtracking explodes on ${show(pattern)}`)
     }
     for (const pattern of ASTRAL_CLASSES) {
       t.equal(checkPattern(pattern).ok, true, `we accept ${show(pattern)}`)
-      t.notOk(explodes(await worstGrowth(oracle, pattern, '', ['😃', '🚀', 'x', '😃x'], suffixes)), `PCRE2's backtracking does not explode on ${show(pattern)}`)
+      t.notOk(explodes(await worstGrowth(oracle, pattern, '', ['😃', '🚀', 'x', '😃x'], suffixes)),
+        `PCRE2's backtracking does not explode on ${show(pattern)}`)
     }
   })
 
   t.test('what PCRE2 reads more widely than JavaScript (`.`, `\\v`) explodes in PCRE2 and is refused', async (t) => {
     for (const [pattern, pump, suffix] of UNSAFE_AS_PCRE2_READS) {
       t.equal(checkPattern(pattern).ok, false, `we refuse ${show(pattern)}`)
-      t.ok(explodes(await worstGrowth(oracle, pattern, '', [pump], [suffix])), `PCRE2's backtracking explodes on ${show(pattern)}`)
+      t.ok(explodes(await worstGrowth(oracle, pattern, '', [pump], [suffix])),
+        `PCRE2's backtracking explodes on ${show(pattern)}`)
     }
   })
 
-  t.test('with i, what PCRE2 alone folds together explodes in PCRE2 and is refused; what it keeps apart is accepted', async (t) => {
+  t.test('with i, what PCRE2 alone folds together explodes in PCRE2 and is refused; ' +
+    'what it keeps apart is accepted', async (t) => {
     for (const pattern of UNSAFE_ONLY_CASELESS) {
       const name = show(pattern)
       t.equal(checkPattern(pattern, 'i').ok, false, `we refuse ${name} with i`)
@@ -117,7 +136,8 @@ if (oracle !== undefined) {
     }
     for (const pattern of SAFE_CASELESS) {
       t.equal(checkPattern(pattern, 'i').ok, true, `we accept ${show(pattern)} with i`)
-      t.notOk(explodes(await caselessGrowth(oracle, pattern, 'i')), `PCRE2's backtracking does not explode on ${show(pattern)} with i`)
+      t.notOk(explodes(await caselessGrowth(oracle, pattern, 'i')),
+        `PCRE2's backtracking does not explode on ${show(pattern)} with i`)
     }
   })
 }

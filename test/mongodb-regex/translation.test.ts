@@ -7,15 +7,20 @@ import { testRegExp, toRegExp } from '../../offline-mongodb/regex.js'
 import { pcre2OracleOrSkip } from '../helpers/pcre2-oracle.js'
 import { ASTRAL_CLASSES, FLAG_SETS, MUST_ACCEPT, generatedPatterns } from './corpus.js'
 
-const SUBJECTS = ['', 'a', 'ab', 'abc', 'AbC', 'b', 'ba', 'a\n', 'a\nb', '\na', 'a\r', 'a\rb', 'a\u2028b', 'a\u00a0b', 'a b', ' \t', '\v', '\f',
-  'é', 'É', 'café', '😀', 'a😀b', 'A', '☺', '2024-06-01', 'yoga flow', 'Ab1_', 'aaaa', 'abab', 'x\u0085y', '_', '.', '\u0001']
+const SUBJECTS = ['', 'a', 'ab', 'abc', 'AbC', 'b', 'ba', 'a\n', 'a\nb', '\na', 'a\r', 'a\rb', 'a\u2028b', 'a\u00a0b',
+  'a b', ' \t', '\v', '\f',
+  'é', 'É', 'café', '😀', 'a😀b', 'A', '☺', '2024-06-01', 'yoga flow', 'Ab1_', 'aaaa', 'abab', 'x\u0085y',
+  '_', '.', '\u0001']
 
 /** Characters at and around the ends of the ranges of ASTRAL_CLASSES, and some below U+FFFF. */
-const ASTRAL_SUBJECTS = ['😀', '😃', '🙏', '🚀', '\u{1f5ff}', '\u{1f650}', '\u{10400}', '\u{10428}', '\u{10429}', '\u{1044f}', '\u{10450}', '\u{103ff}',
-  '\u{10000}', '\u{10ffff}', '\uffff', 'a', 'b', 'x', '-', 'name 😀😃', 'name 😀😃🙏😀', 'a😀', '😀x', '😀😀', '']
+const ASTRAL_SUBJECTS = ['😀', '😃', '🙏', '🚀', '\u{1f5ff}', '\u{1f650}', '\u{10400}', '\u{10428}',
+  '\u{10429}', '\u{1044f}', '\u{10450}', '\u{103ff}',
+  '\u{10000}', '\u{10ffff}', '\uffff', 'a', 'b', 'x', '-', 'name 😀😃', 'name 😀😃🙏😀', 'a😀', '😀x',
+  '😀😀', '']
 
 /** JSON with non-ASCII escaped: a raw U+2028 in an assertion message would break the TAP stream. */
-const show = (text: string): string => JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+const show = (text: string): string =>
+  JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 const oracle = pcre2OracleOrSkip(t, 'stand-in regex against PCRE2')
 if (oracle !== undefined) {
@@ -43,7 +48,8 @@ if (oracle !== undefined) {
     ]
     for (const [pattern, flags, subject, expected] of cases) {
       t.equal(await oracle.match(pattern, flags, subject), expected, `PCRE2: /${pattern}/${flags} on ${show(subject)}`)
-      t.equal(testRegExp(toRegExp(pattern, flags), subject), expected, `stand-in: /${pattern}/${flags} on ${show(subject)}`)
+      t.equal(testRegExp(toRegExp(pattern, flags), subject), expected,
+        `stand-in: /${pattern}/${flags} on ${show(subject)}`)
     }
   })
 
@@ -54,11 +60,14 @@ if (oracle !== undefined) {
         const re = toRegExp(pattern, flags)
         for (const subject of ASTRAL_SUBJECTS) {
           const expected = await oracle.match(pattern, flags, subject)
-          if (expected === null || testRegExp(re, subject) !== expected) differences.push(`${show(pattern)}/${flags} on ${show(subject)}: PCRE2 ${String(expected)}`)
+          if (expected === null || testRegExp(re, subject) !== expected) {
+            differences.push(`${show(pattern)}/${flags} on ${show(subject)}: PCRE2 ${String(expected)}`)
+          }
         }
       }
     }
-    t.same(differences, [], `${ASTRAL_CLASSES.length} patterns × ${ASTRAL_SUBJECTS.length} subjects × ${FLAG_SETS.length} option sets`)
+    t.same(differences, [],
+      `${ASTRAL_CLASSES.length} patterns × ${ASTRAL_SUBJECTS.length} subjects × ${FLAG_SETS.length} option sets`)
   })
 
   t.test('every accepted pattern of the corpus matches every subject as PCRE2 does', async (t) => {
@@ -72,7 +81,9 @@ if (oracle !== undefined) {
         for (const subject of SUBJECTS) {
           const expected = await oracle.match(pattern, flags, subject)
           compared++
-          if (expected !== null && testRegExp(re, subject) !== expected) differences.push(`${show(pattern)}/${flags} on ${show(subject)}: PCRE2 ${String(expected)}`)
+          if (expected !== null && testRegExp(re, subject) !== expected) {
+            differences.push(`${show(pattern)}/${flags} on ${show(subject)}: PCRE2 ${String(expected)}`)
+          }
         }
       }
     }
@@ -85,5 +96,7 @@ if (oracle !== undefined) {
 // PCRE2 is never given half a character (MongoDB's strings are UTF-8), so only the stand-in is asked.
 t.test('the stand-in\'s class beyond U+FFFF never takes a lone surrogate', async (t) => {
   const re = toRegExp('^[😀-🙏]$')
-  for (const subject of ['\ud83d', '\ude03', '\ud83d\ud83d', '\ude03\ud83d']) t.notOk(testRegExp(re, subject), show(subject))
+  for (const subject of ['\ud83d', '\ude03', '\ud83d\ud83d', '\ude03\ud83d']) {
+    t.notOk(testRegExp(re, subject), show(subject))
+  }
 })

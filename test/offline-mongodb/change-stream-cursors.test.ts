@@ -5,17 +5,35 @@
 // older than the oplog is lost (ChangeStreamHistoryLost). And the handshake of the one-member
 // replica set the stand-in presents, which the driver keeps to through a TCP forwarder.
 // A getMore's wait runs on the test's clock (testClock()): the test ends it, or shows what else did.
-import { Long, MongoClient, MongoServerError, Timestamp, type ResumeToken, type ServerDescriptionChangedEvent } from 'mongodb'
+import {
+  Long,
+  MongoClient,
+  MongoServerError,
+  Timestamp,
+  type ResumeToken,
+  type ServerDescriptionChangedEvent
+} from 'mongodb'
 import t, { type Test } from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
-import { nextEvents, opMsg, rawConnection, standIn, testClock, watchSettled, within, type ClockWait } from './stand-in.js'
+import {
+  nextEvents,
+  opMsg,
+  rawConnection,
+  standIn,
+  testClock,
+  watchSettled,
+  within,
+  type ClockWait
+} from './stand-in.js'
 
 /**
  * A getMore's wait, taken from the stand-in's clock, still unanswered after a round trip of
  * another connection (the server went on to other work); then fired: the answer it gave then.
  */
-async function answerAfterWait<T> (t: Test, client: MongoClient, wait: ClockWait, answer: Promise<T>, what: string): Promise<T> {
+async function answerAfterWait<T> (
+  t: Test, client: MongoClient, wait: ClockWait, answer: Promise<T>, what: string
+): Promise<T> {
   const settled = watchSettled(answer)
   await client.db('admin').command({ ping: 1 })
   t.notOk(settled(), `${what}: no answer while its time runs`)
@@ -23,13 +41,17 @@ async function answerAfterWait<T> (t: Test, client: MongoClient, wait: ClockWait
   return await within(answer, 5000, what)
 }
 
-const codeOf = async (run: Promise<unknown>): Promise<number | string | undefined> => ((await run.then(() => undefined, (e: unknown) => e)) as MongoServerError | undefined)?.code
+const codeOf = async (run: Promise<unknown>): Promise<number | string | undefined> =>
+  ((await run.then(() => undefined, (e: unknown) => e)) as MongoServerError | undefined)?.code
 
-t.test('hello presents the primary of a one-member replica set; replies carry operationTime and $clusterTime (manual: hello; "Causal Consistency")', async (t) => {
+t.test('hello presents the primary of a one-member replica set; replies carry operationTime and $clusterTime ' +
+  '(manual: hello; "Causal Consistency")', async (t) => {
   const { server, client } = await standIn(t, { replicaSet: 'rs0' })
   const me = `127.0.0.1:${server.port}`
   const hello = await client.db('admin').command({ hello: 1 })
-  t.match(hello, { isWritablePrimary: true, secondary: false, setName: 'rs0', hosts: [me], primary: me, me, maxWireVersion: 21 })
+  t.match(hello, {
+    isWritablePrimary: true, secondary: false, setName: 'rs0', hosts: [me], primary: me, me, maxWireVersion: 21
+  })
   const before = await client.db('admin').command({ ping: 1 })
   await client.db('x').collection('y').insertOne({})
   const after = await client.db('admin').command({ ping: 1 })
@@ -39,7 +61,8 @@ t.test('hello presents the primary of a one-member replica set; replies carry op
   t.equal(after.$clusterTime.signature.hash.length(), 20, 'a signature of 20 zero bytes')
 })
 
-t.test('through a TCP forwarder on another port, with directConnection=true, the driver keeps to the address it was given', async (t) => {
+t.test('through a TCP forwarder on another port, with directConnection=true, the driver keeps to the address ' +
+  'it was given', async (t) => {
   const { server, client } = await standIn(t)
   const proxy = await startFaultProxy({ host: '127.0.0.1', port: server.port })
   t.teardown(proxy.close)
@@ -53,14 +76,17 @@ t.test('through a TCP forwarder on another port, with directConnection=true, the
   t.teardown(async () => { await stream.close() })
   await stream.tryNext()
   await client.db('forwarded').collection<{ _id: number }>('coll').insertOne({ _id: 1 })
-  t.match(await nextEvents(stream, 1), [{ operationType: 'insert', documentKey: { _id: 1 } }], 'watch() works through the forwarder')
+  t.match(await nextEvents(stream, 1), [{ operationType: 'insert', documentKey: { _id: 1 } }],
+    'watch() works through the forwarder')
   t.ok(seen.length > 0)
-  t.same([...new Set(seen.map((e) => e.address))], [`127.0.0.1:${proxy.port}`], 'only the forwarder was ever contacted, not the advertised host')
+  t.same([...new Set(seen.map((e) => e.address))], [`127.0.0.1:${proxy.port}`],
+    'only the forwarder was ever contacted, not the advertised host')
   t.equal(seen[seen.length - 1]?.newDescription.type, 'RSPrimary', 'a replica set primary')
   t.ok(proxy.accepted() >= 1)
 })
 
-t.test('an empty getMore answers when maxAwaitTimeMS has run out, with a token that moved on past writes elsewhere (change-streams spec, "Exposing All Resume Tokens")', async (t) => {
+t.test('an empty getMore answers when maxAwaitTimeMS has run out, with a token that moved on past writes ' +
+  'elsewhere (change-streams spec, "Exposing All Resume Tokens")', async (t) => {
   const clock = testClock()
   const { client } = await standIn(t, { clock })
   const db = client.db('tokens')
@@ -91,11 +117,13 @@ t.test('an empty getMore answers when maxAwaitTimeMS has run out, with a token t
   t.match(await nextEvents(resumed, 1), [{ documentKey: { _id: 'next' } }], 'resuming from it gives what came after')
 })
 
-t.test('a waiting getMore wakes at the first write, and waits 1 s without maxTimeMS (manual: getMore, "Tailable cursors")', async (t) => {
+t.test('a waiting getMore wakes at the first write, and waits 1 s without maxTimeMS ' +
+  '(manual: getMore, "Tailable cursors")', async (t) => {
   const clock = testClock()
   const { client } = await standIn(t, { clock })
   const db = client.db('wakes')
-  const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })
+  const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} },
+    { promoteLongs: false })
   const id = opened.cursor.id as Long
   const waiting = db.command({ getMore: id, collection: 'coll', maxTimeMS: 10_000 })
   const wait = await clock.next('the getMore\'s wait')
@@ -103,20 +131,25 @@ t.test('a waiting getMore wakes at the first write, and waits 1 s without maxTim
   await db.collection<{ _id: number }>('coll').insertOne({ _id: 1 })
   const woken = await within(waiting, 5000, 'the getMore')
   t.match(woken.cursor.nextBatch, [{ operationType: 'insert', documentKey: { _id: 1 } }])
-  t.equal(await within(wait.ended, 5000, 'the end of its wait'), 'cancelled', 'answered at the write, its time never run out')
+  t.equal(await within(wait.ended, 5000, 'the end of its wait'), 'cancelled',
+    'answered at the write, its time never run out')
   const plain = db.command({ getMore: id, collection: 'coll' })
   const defaultWait = await clock.next('the default wait')
   t.equal(defaultWait.ms, 1000, 'without maxTimeMS, a wait of 1 s')
   const empty = await answerAfterWait(t, client, defaultWait, plain, 'the default wait')
   t.same(empty.cursor.nextBatch, [])
-  t.ok(empty.cursor.postBatchResumeToken._data > (woken.cursor.postBatchResumeToken._data as string) || empty.cursor.postBatchResumeToken._data === woken.cursor.postBatchResumeToken._data)
+  t.ok(empty.cursor.postBatchResumeToken._data > (woken.cursor.postBatchResumeToken._data as string) ||
+    empty.cursor.postBatchResumeToken._data === woken.cursor.postBatchResumeToken._data)
 })
 
-t.test('killCursors, close(), a client that goes away and the server closing each end a waiting getMore at once', async (t) => {
+t.test('killCursors, close(), a client that goes away and the server closing each end a waiting getMore ' +
+  'at once', async (t) => {
   const clock = testClock()
   const { server, client } = await standIn(t, { clock })
   const db = client.db('ends')
-  const open = async (): Promise<Long> => (await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })).cursor.id
+  const open = async (): Promise<Long> => (await db.command(
+    { aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false }
+  )).cursor.id
   // The clock never moves: a wait that ends was ended by what the test did, its time never run out.
   const cancelled = async (wait: ClockWait, what: string): Promise<void> => {
     t.equal(await within(wait.ended, 5000, what), 'cancelled', `${what}: ended at once, not after maxTimeMS`)
@@ -127,7 +160,8 @@ t.test('killCursors, close(), a client that goes away and the server closing eac
   const killedWait = await clock.next('the getMore to kill')
   const other = await new MongoClient(server.uri).connect()
   t.teardown(async () => { await other.close() })
-  t.match(await other.db('ends').command({ killCursors: 'coll', cursors: [killed] }), { cursorsKilled: [killed.toNumber()] })
+  t.match(await other.db('ends').command({ killCursors: 'coll', cursors: [killed] }),
+    { cursorsKilled: [killed.toNumber()] })
   t.equal(await codeOf(within(waiting, 5000, 'the killed getMore')), 237, 'CursorKilled')
   await cancelled(killedWait, 'killCursors')
 
@@ -145,19 +179,23 @@ t.test('killCursors, close(), a client that goes away and the server closing eac
   const leaving = await new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 1000 }).connect()
   t.teardown(async () => { await leaving.close().catch(() => {}) })
   const abandoned = await open()
-  const gone = leaving.db('ends').command({ getMore: abandoned, collection: 'coll', maxTimeMS: 30_000 }).catch(() => 'broken')
+  const gone = leaving.db('ends').command({ getMore: abandoned, collection: 'coll', maxTimeMS: 30_000 })
+    .catch(() => 'broken')
   const goneWait = await clock.next('the getMore of the client that goes away')
   proxy.outage()
   t.equal(await within(gone, 5000, 'the broken getMore'), 'broken')
   // The server has seen the connection close once it ends the wait (the cursor goes in that turn).
   await cancelled(goneWait, 'the client going away')
-  t.equal(await codeOf(db.command({ getMore: abandoned, collection: 'coll', maxTimeMS: 0 })), 43, 'the cursor went with its client')
+  t.equal(await codeOf(db.command({ getMore: abandoned, collection: 'coll', maxTimeMS: 0 })), 43,
+    'the cursor went with its client')
 
   // The server closing: close() does not wait for maxTimeMS.
   const lone = await start({ clock })
   const loneClient = await new MongoClient(lone.uri, { serverSelectionTimeoutMS: 1000 }).connect()
   t.teardown(async () => { await loneClient.close().catch(() => {}) })
-  const id = (await loneClient.db('x').command({ aggregate: 'c', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })).cursor.id
+  const id = (await loneClient.db('x').command(
+    { aggregate: 'c', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false }
+  )).cursor.id
   const pending = loneClient.db('x').command({ getMore: id, collection: 'c', maxTimeMS: 30_000 }).catch(() => 'ended')
   const loneWait = await clock.next('the getMore of the server that closes')
   await within(lone.close(), 5000, 'the server close()')
@@ -171,7 +209,10 @@ t.test('the commands of one connection are answered one at a time, in order, whi
   const { socket, replies, replyTo } = await rawConnection(t, server.port)
   socket.write(opMsg(1, { aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {}, $db: 'ordered' }))
   const cursorId = (await replyTo(1)).body.cursor.id as Long
-  socket.write(Buffer.concat([opMsg(2, { getMore: cursorId, collection: 'coll', maxTimeMS: 300, $db: 'ordered' }), opMsg(3, { ping: 1, $db: 'admin' })]))
+  socket.write(Buffer.concat([
+    opMsg(2, { getMore: cursorId, collection: 'coll', maxTimeMS: 300, $db: 'ordered' }),
+    opMsg(3, { ping: 1, $db: 'admin' })
+  ]))
   const wait = await clock.next('the getMore\'s wait')
   // Another connection's round trip: the server has had its chance to answer the ping.
   await client.db('admin').command({ ping: 1 })
@@ -183,7 +224,8 @@ t.test('the commands of one connection are answered one at a time, in order, whi
   t.same(getMore.body.cursor.nextBatch, [])
 })
 
-t.test('history older than the oplog is lost: ChangeStreamHistoryLost (manual: Change Streams, "Resume a Change Stream"; error 286)', async (t) => {
+t.test('history older than the oplog is lost: ChangeStreamHistoryLost ' +
+  '(manual: Change Streams, "Resume a Change Stream"; error 286)', async (t) => {
   const { client } = await standIn(t, { oplogEntries: 20 })
   const collection = client.db('lost').collection<{ _id: string | number }>('coll')
   const behind = collection.watch([], { maxAwaitTimeMS: 100, batchSize: 1 })
@@ -197,13 +239,18 @@ t.test('history older than the oplog is lost: ChangeStreamHistoryLost (manual: C
   t.equal(await within(early.tryNext(), 5000, 'an early resume'), null, 'still in the oplog: resumable')
   await early.close()
   await collection.insertMany(Array.from({ length: 25 }, (_, i) => ({ _id: i })))
-  for (const [name, options] of [['resumeAfter', { resumeAfter: token }], ['startAfter', { startAfter: token }], ['startAtOperationTime', { startAtOperationTime: time }]] as const) {
+  for (const [name, options] of [
+    ['resumeAfter', { resumeAfter: token }],
+    ['startAfter', { startAfter: token }],
+    ['startAtOperationTime', { startAtOperationTime: time }]
+  ] as const) {
     const stream = collection.watch([], { maxAwaitTimeMS: 100, ...options })
     const error = await within(stream.tryNext(), 5000, name).catch((e: unknown) => e) as MongoServerError
     t.equal(error.code, 286, `${name} a dropped write: ChangeStreamHistoryLost`)
     await stream.close()
   }
-  const lost = await within(behind.next(), 5000, 'the stream that fell behind').catch((e: unknown) => e) as MongoServerError
+  const lost = await within(behind.next(), 5000, 'the stream that fell behind')
+    .catch((e: unknown) => e) as MongoServerError
   t.equal(lost.code, 286, 'a stream that fell behind the oplog: the getMore fails with ChangeStreamHistoryLost')
   t.ok(lost.hasErrorLabel('NonResumableChangeStreamError'), 'and the driver does not resume it')
   const fresh = collection.watch([], { maxAwaitTimeMS: 100 })
@@ -213,14 +260,18 @@ t.test('history older than the oplog is lost: ChangeStreamHistoryLost (manual: C
   t.match(await nextEvents(fresh, 1), [{ documentKey: { _id: 'after' } }], 'a new stream starts now, whatever was lost')
 })
 
-t.test('a getMore of another cursor id, or with the wrong collection, is CursorNotFound (manual: getMore)', async (t) => {
+t.test('a getMore of another cursor id, or with the wrong collection, is CursorNotFound ' +
+  '(manual: getMore)', async (t) => {
   const { client } = await standIn(t)
   const db = client.db('ids')
-  const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })
+  const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: {} },
+    { promoteLongs: false })
   t.match(opened.cursor, { ns: 'ids.coll', firstBatch: [], postBatchResumeToken: { _data: /^82/ } })
   t.equal(await codeOf(db.command({ getMore: opened.cursor.id, collection: 'other', maxTimeMS: 10 })), 43)
   t.equal(await codeOf(db.command({ getMore: Long.fromNumber(12345), collection: 'coll', maxTimeMS: 10 })), 43)
-  const ofDatabase = await db.command({ aggregate: 1, pipeline: [{ $changeStream: {} }], cursor: {} }, { promoteLongs: false })
+  const ofDatabase = await db.command({ aggregate: 1, pipeline: [{ $changeStream: {} }], cursor: {} },
+    { promoteLongs: false })
   t.equal(ofDatabase.cursor.ns, 'ids.$cmd.aggregate', 'a database stream names the collectionless namespace')
-  t.match(await db.command({ getMore: ofDatabase.cursor.id, collection: '$cmd.aggregate', maxTimeMS: 10 }), { cursor: { nextBatch: [] } })
+  t.match(await db.command({ getMore: ofDatabase.cursor.id, collection: '$cmd.aggregate', maxTimeMS: 10 }),
+    { cursor: { nextBatch: [] } })
 })

@@ -2,7 +2,14 @@
 // starting points (change-streams spec, "Resume Process"), pipelines on events, drop and
 // invalidate, and mongod's refusals. Cases ported from the driver specification's unified tests
 // name their file and test (specifications repository, source/change-streams/tests/unified/).
-import { MongoServerError, Timestamp, type ChangeStreamDocument, type Document, type MongoError, type ResumeToken } from 'mongodb'
+import {
+  MongoServerError,
+  Timestamp,
+  type ChangeStreamDocument,
+  type Document,
+  type MongoError,
+  type ResumeToken
+} from 'mongodb'
 import t from 'tap'
 import { startFaultProxy, type ErrorReply } from '../faults/fault-proxy.js'
 import { nextEvents, standIn, within } from './stand-in.js'
@@ -10,9 +17,11 @@ import { nextEvents, standIn, within } from './stand-in.js'
 const SPEC = 'specifications: source/change-streams/tests/unified/'
 const { client, dbName } = await standIn(t)
 const watchOptions = { maxAwaitTimeMS: 200 }
-const codeOf = async (run: Promise<unknown>): Promise<number | undefined> => ((await run.then(() => undefined, (e: unknown) => e)) as MongoError | undefined)?.code as number | undefined
+const codeOf = async (run: Promise<unknown>): Promise<number | undefined> =>
+  ((await run.then(() => undefined, (e: unknown) => e)) as MongoError | undefined)?.code as number | undefined
 
-t.test('resumeAfter and startAfter a saved token give exactly the events after it (manual: Change Streams, "Resume a Change Stream")', async (t) => {
+t.test('resumeAfter and startAfter a saved token give exactly the events after it ' +
+  '(manual: Change Streams, "Resume a Change Stream")', async (t) => {
   const collection = client.db(dbName()).collection<{ _id: number }>('coll')
   const stream = collection.watch([], watchOptions)
   await stream.tryNext()
@@ -29,7 +38,8 @@ t.test('resumeAfter and startAfter a saved token give exactly the events after i
   }
 })
 
-t.test('startAtOperationTime starts at the write of that cluster time (manual: $changeStream, startAtOperationTime)', async (t) => {
+t.test('startAtOperationTime starts at the write of that cluster time ' +
+  '(manual: $changeStream, startAtOperationTime)', async (t) => {
   const collection = client.db(dbName()).collection<{ _id: number }>('coll')
   const stream = collection.watch([], watchOptions)
   t.teardown(async () => { await stream.close() })
@@ -41,7 +51,8 @@ t.test('startAtOperationTime starts at the write of that cluster time (manual: $
   t.same((await nextEvents(at, 2)).map((e) => e.documentKey), [{ _id: 2 }, { _id: 3 }])
 })
 
-t.test(`$match on operationType and on fullDocument fields (${SPEC}change-streams.yml "Change Stream should allow valid aggregate pipeline stages")`, async (t) => {
+t.test(`$match on operationType and on fullDocument fields (${SPEC}change-streams.yml ` +
+  '"Change Stream should allow valid aggregate pipeline stages")', async (t) => {
   const collection = client.db(dbName()).collection<{ _id: number, y?: number, z?: number }>('collection0')
   const byField = collection.watch([{ $match: { 'fullDocument.z': 3 } }], watchOptions)
   const byType = collection.watch([{ $match: { operationType: { $in: ['delete', 'replace'] } } }], watchOptions)
@@ -59,10 +70,12 @@ t.test(`$match on operationType and on fullDocument fields (${SPEC}change-stream
   t.same((await nextEvents(byType, 2)).map((e) => e.operationType), ['replace', 'delete'])
 })
 
-t.test(`$project on events (${SPEC}change-streams.yml "Test projection in change stream returns expected fields", "Test server error on projecting out _id")`, async (t) => {
+t.test(`$project on events (${SPEC}change-streams.yml "Test projection in change stream returns expected fields", ` +
+  '"Test server error on projecting out _id")', async (t) => {
   const db = client.db(dbName())
   const collection = db.collection<{ _id: number, a: number }>('collection0')
-  const projected = collection.watch([{ $project: { optype: '$operationType', ns: 1, newField: 'value' } }], watchOptions)
+  const projected = collection.watch([{ $project: { optype: '$operationType', ns: 1, newField: 'value' } }],
+    watchOptions)
   const withoutId = collection.watch([{ $project: { _id: 0 } }], watchOptions)
   t.teardown(async () => {
     await projected.close()
@@ -72,7 +85,8 @@ t.test(`$project on events (${SPEC}change-streams.yml "Test projection in change
   await withoutId.tryNext()
   await collection.insertOne({ _id: 1, a: 1 })
   const [event] = await nextEvents(projected, 1)
-  t.strictSame({ ...event, _id: undefined }, { _id: undefined, optype: 'insert', ns: { db: db.databaseName, coll: 'collection0' }, newField: 'value' })
+  t.strictSame({ ...event, _id: undefined },
+    { _id: undefined, optype: 'insert', ns: { db: db.databaseName, coll: 'collection0' }, newField: 'value' })
   const error = await within(withoutId.next(), 5000, 'the refusal').catch((e: unknown) => e) as MongoServerError
   t.equal(error.code, 280, 'ChangeStreamFatalError')
   t.ok(error.hasErrorLabel('NonResumableChangeStreamError'))
@@ -108,12 +122,16 @@ t.test(`drop and invalidate events (${SPEC}change-streams.yml "Test drop and inv
 
   await db.dropDatabase()
   const events = await nextEvents(ofDatabase, 4)
-  t.same(events.map((e) => e.operationType), ['drop', 'insert', 'drop', 'dropDatabase'], 'a database stream sees each drop, then the dropDatabase')
+  t.same(events.map((e) => e.operationType), ['drop', 'insert', 'drop', 'dropDatabase'],
+    'a database stream sees each drop, then the dropDatabase')
   t.match(events[3], { operationType: 'dropDatabase', ns: { db: db.databaseName } })
-  t.match(await nextEvents(ofDatabase, 1), [{ operationType: 'invalidate' }], 'a database stream is invalidated by dropDatabase')
+  t.match(await nextEvents(ofDatabase, 1), [{ operationType: 'invalidate' }],
+    'a database stream is invalidated by dropDatabase')
 })
 
-t.test(`resumable errors: the driver resumes from its cached token, and sees every event once (${SPEC}change-streams-resume-allowlist.yml "change stream resumes after CursorNotFound"; change-streams-resume-errorLabels.yml)`, async (t) => {
+t.test('resumable errors: the driver resumes from its cached token, and sees every event once ' +
+  `(${SPEC}change-streams-resume-allowlist.yml "change stream resumes after CursorNotFound"; ` +
+  'change-streams-resume-errorLabels.yml)', async (t) => {
   const { server } = await standIn(t)
   const proxy = await startFaultProxy({ host: '127.0.0.1', port: server.port })
   t.teardown(proxy.close)
@@ -123,8 +141,14 @@ t.test(`resumable errors: the driver resumes from its cached token, and sees eve
   const collection = proxied.db('resume').collection('collection0')
   const cases: Array<[name: string, reply: ErrorReply, resumes: boolean]> = [
     ['CursorNotFound', { code: 43, codeName: 'CursorNotFound', errmsg: 'cursor id 1 not found' }, true],
-    ['"change stream resumes if error contains ResumableChangeStreamError"', { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit', errorLabels: ['ResumableChangeStreamError'] }, true],
-    ['"change stream does not resume if error does not contain ResumableChangeStreamError"', { code: 6, codeName: 'HostUnreachable', errmsg: 'host unreachable' }, false]
+    ['"change stream resumes if error contains ResumableChangeStreamError"', {
+      code: 50,
+      codeName: 'MaxTimeMSExpired',
+      errmsg: 'operation exceeded time limit',
+      errorLabels: ['ResumableChangeStreamError']
+    }, true],
+    ['"change stream does not resume if error does not contain ResumableChangeStreamError"',
+      { code: 6, codeName: 'HostUnreachable', errmsg: 'host unreachable' }, false]
   ]
   for (const [name, reply, resumes] of cases) {
     const stream = collection.watch([], watchOptions)
@@ -139,7 +163,8 @@ t.test(`resumable errors: the driver resumes from its cached token, and sees eve
   }
 })
 
-t.test('refusals carry mongod codes (manual: $changeStream; document_source_change_stream.cpp; resume_token.cpp)', async (t) => {
+t.test('refusals carry mongod codes ' +
+  '(manual: $changeStream; document_source_change_stream.cpp; resume_token.cpp)', async (t) => {
   const db = client.db(dbName())
   const collection = db.collection('coll')
   const opened = async (pipeline: Document[], options: Document = {}): Promise<number | undefined> => {
@@ -153,20 +178,26 @@ t.test('refusals carry mongod codes (manual: $changeStream; document_source_chan
   t.equal(await opened([], { resumeAfter: { _data: 'zz' } }), 9, 'a token that is not hex: FailedToParse')
   t.equal(await opened([], { resumeAfter: { _data: 5 } }), 40647, '_data not a string')
   t.equal(await opened([], { resumeAfter: { _data: '' } }), 40649, 'an empty token')
-  t.equal(await opened([], { resumeAfter: { _data: '82000000010000000101' } }), 286, 'a token from before the server started: ChangeStreamHistoryLost')
+  t.equal(await opened([], { resumeAfter: { _data: '82000000010000000101' } }), 286,
+    'a token from before the server started: ChangeStreamHistoryLost')
   const stream = collection.watch([], watchOptions)
   await stream.tryNext()
   const token = stream.resumeToken
   await stream.close()
   t.equal(await opened([], { resumeAfter: token, startAfter: token }), 50865, 'resumeAfter and startAfter')
-  t.equal(await opened([], { resumeAfter: token, startAtOperationTime: new Timestamp({ t: 1, i: 1 }) }), 40674, 'a token and startAtOperationTime')
+  t.equal(await opened([], { resumeAfter: token, startAtOperationTime: new Timestamp({ t: 1, i: 1 }) }), 40674,
+    'a token and startAtOperationTime')
   t.equal(await opened([], { fullDocument: 'bogus' }), 2, 'an unknown fullDocument: BadValue')
   t.equal(await opened([], { showExpandedEvents: true }), 2, 'showExpandedEvents is refused')
-  t.equal(await opened([{ $unsupported: 'foo' }]), 40324, `an unknown stage (${SPEC}change-streams-errors.yml "Change Stream should error when an invalid aggregation stage is passed in")`)
+  t.equal(await opened([{ $unsupported: 'foo' }]), 40324, `an unknown stage (${SPEC}change-streams-errors.yml ` +
+    '"Change Stream should error when an invalid aggregation stage is passed in")')
   t.equal(await opened([{ $sort: { _id: 1 } }]), 20, 'a stage not allowed in a change stream: IllegalOperation')
-  t.equal(await codeOf(db.aggregate([{ $match: {} }, { $changeStream: {} }]).toArray()), 40602, '$changeStream after another stage')
-  t.equal(await codeOf(client.db('admin').collection('x').watch([], watchOptions).tryNext()), 73, 'a collection of the admin database')
-  t.equal(await codeOf(db.aggregate([{ $changeStream: { allChangesForCluster: true } }]).toArray()), 72, 'allChangesForCluster outside admin: InvalidOptions')
+  t.equal(await codeOf(db.aggregate([{ $match: {} }, { $changeStream: {} }]).toArray()), 40602,
+    '$changeStream after another stage')
+  t.equal(await codeOf(client.db('admin').collection('x').watch([], watchOptions).tryNext()), 73,
+    'a collection of the admin database')
+  t.equal(await codeOf(db.aggregate([{ $changeStream: { allChangesForCluster: true } }]).toArray()), 72,
+    'allChangesForCluster outside admin: InvalidOptions')
 })
 
 t.test('the events of a stream that is not read wait for it (manual: Change Streams, "Availability")', async (t) => {
@@ -175,6 +206,8 @@ t.test('the events of a stream that is not read wait for it (manual: Change Stre
   t.teardown(async () => { await stream.close() })
   await stream.tryNext()
   await collection.insertMany(Array.from({ length: 7 }, (_, i) => ({ _id: i })))
-  const events: Array<ChangeStreamDocument<Document>> = await nextEvents(stream, 7) as Array<ChangeStreamDocument<Document>>
-  t.same(events.map((e) => 'documentKey' in e ? e.documentKey._id : undefined), [0, 1, 2, 3, 4, 5, 6], 'in batches of 2, in order')
+  const events: Array<ChangeStreamDocument<Document>> =
+    await nextEvents(stream, 7) as Array<ChangeStreamDocument<Document>>
+  t.same(events.map((e) => 'documentKey' in e ? e.documentKey._id : undefined), [0, 1, 2, 3, 4, 5, 6],
+    'in batches of 2, in order')
 })

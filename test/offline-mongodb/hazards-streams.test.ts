@@ -19,12 +19,14 @@ interface Reply { returned: number, batch: number, token: Token }
 
 const tokenOf = (event: Document | undefined): string => (event?._id as Token)._data
 
-t.test('getMore answers empty or short batches while events wait; each token stays before the first event not returned', async (t) => {
+t.test('getMore answers empty or short batches while events wait; each token stays before the first event ' +
+  'not returned', async (t) => {
   // Every batch ends early: empty, or after 1 to 3 events.
   const hazards = { seed: 7, maxReplyDelayMs: 0, majorityLagMs: 0, emptyBatches: 0.5, shortBatches: 0.5 }
   const { client, dbName } = await standIn(t, { hazards }, { maxPoolSize: 1 })
   const db = client.db(dbName())
-  const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: { batchSize: 0 } }, { promoteLongs: false })
+  const opened = await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: {} }], cursor: { batchSize: 0 } },
+    { promoteLongs: false })
   const ids = Array.from({ length: 20 }, (_, i) => i)
   await db.collection<{ _id: number }>('coll').insertMany(ids.map((i) => ({ _id: i })))
   const events: Document[] = []
@@ -40,18 +42,24 @@ t.test('getMore answers empty or short batches while events wait; each token sta
   t.ok(replies.some((reply) => reply.batch > 0 && reply.batch < ids.length - reply.returned), 'and batches cut short')
   for (const { returned, batch, token } of replies) {
     const next = events[returned + batch]
-    if (next !== undefined) t.ok(token._data < tokenOf(next), `after ${returned + batch} events the token is before the next one`)
+    if (next !== undefined) {
+      t.ok(token._data < tokenOf(next), `after ${returned + batch} events the token is before the next one`)
+    }
     if (batch > 0) t.ok(token._data >= tokenOf(events[returned + batch - 1]), 'and not before the last one returned')
   }
 
   const resumeAt = early[0] as Reply
   const resumed = db.collection('coll').watch([], { resumeAfter: resumeAt.token, maxAwaitTimeMS: 50 })
   t.teardown(async () => { await resumed.close() })
-  t.same((await nextEvents(resumed, 1))[0]?.documentKey, { _id: resumeAt.returned }, 'resuming from an empty batch\'s token gives the event it did not return')
+  t.same((await nextEvents(resumed, 1))[0]?.documentKey, { _id: resumeAt.returned },
+    'resuming from an empty batch\'s token gives the event it did not return')
 })
 
-t.test('the opening aggregate may answer an empty first batch although events wait, its token before them', async (t) => {
-  const { client, dbName } = await standIn(t, { hazards: { seed: 3, maxReplyDelayMs: 0, majorityLagMs: 0, emptyBatches: 0.5, shortBatches: 0 } }, { maxPoolSize: 1 })
+t.test('the opening aggregate may answer an empty first batch although events wait, ' +
+  'its token before them', async (t) => {
+  const { client, dbName } = await standIn(t, {
+    hazards: { seed: 3, maxReplyDelayMs: 0, majorityLagMs: 0, emptyBatches: 0.5, shortBatches: 0 }
+  }, { maxPoolSize: 1 })
   const db = client.db(dbName())
   const from = (await db.command({ ping: 1 })).operationTime as Timestamp
   await db.collection<{ _id: number }>('coll').insertMany([{ _id: 1 }, { _id: 2 }])
@@ -59,14 +67,21 @@ t.test('the opening aggregate may answer an empty first batch although events wa
   const full = (): Document | undefined => firstBatches.find((reply) => reply.cursor.firstBatch.length === 2)
   const empty = (): Document | undefined => firstBatches.find((reply) => reply.cursor.firstBatch.length === 0)
   for (let i = 0; i < 40 && (full() === undefined || empty() === undefined); i++) {
-    firstBatches.push(await db.command({ aggregate: 'coll', pipeline: [{ $changeStream: { startAtOperationTime: from } }], cursor: {} }))
+    firstBatches.push(await db.command({
+      aggregate: 'coll', pipeline: [{ $changeStream: { startAtOperationTime: from } }], cursor: {}
+    }))
   }
-  t.ok(full() !== undefined && empty() !== undefined, `of ${firstBatches.length} openings, one gave both events and one none`)
-  t.ok(empty()?.cursor.postBatchResumeToken._data < tokenOf(full()?.cursor.firstBatch[0]), 'the empty one\'s token is before the first event')
+  t.ok(full() !== undefined && empty() !== undefined,
+    `of ${firstBatches.length} openings, one gave both events and one none`)
+  t.ok(empty()?.cursor.postBatchResumeToken._data < tokenOf(full()?.cursor.firstBatch[0]),
+    'the empty one\'s token is before the first event')
 })
 
-t.test('pre-images older than imagesKept writes are gone: null under whenAvailable, with the update\'s post-image; error 47 under required', async (t) => {
-  const { client, dbName } = await standIn(t, { hazards: { seed: 1, imagesKept: 2, maxReplyDelayMs: 0, majorityLagMs: 0, emptyBatches: 0, shortBatches: 0 } })
+t.test('pre-images older than imagesKept writes are gone: null under whenAvailable, with the update\'s post-image; ' +
+  'error 47 under required', async (t) => {
+  const { client, dbName } = await standIn(t, {
+    hazards: { seed: 1, imagesKept: 2, maxReplyDelayMs: 0, majorityLagMs: 0, emptyBatches: 0, shortBatches: 0 }
+  })
   const db = client.db(dbName())
   const coll = db.collection<{ _id: number, v: number }>('coll')
   const from = (await db.command({ ping: 1 })).operationTime as Timestamp
@@ -74,12 +89,15 @@ t.test('pre-images older than imagesKept writes are gone: null under whenAvailab
   await coll.updateOne({ _id: 1 }, { $set: { v: 1 } })
   await coll.updateOne({ _id: 1 }, { $set: { v: 2 } })
   await coll.deleteOne({ _id: 1 })
-  const stream = coll.watch([], { startAtOperationTime: from, fullDocument: 'whenAvailable', fullDocumentBeforeChange: 'whenAvailable' })
+  const stream = coll.watch([],
+    { startAtOperationTime: from, fullDocument: 'whenAvailable', fullDocumentBeforeChange: 'whenAvailable' })
   t.teardown(async () => { await stream.close() })
   const [inserted, expired, kept, deleted] = await nextEvents(stream, 4)
   t.same(inserted?.fullDocument, { _id: 1, v: 0 }, 'an insert\'s document is no image: it stays')
-  t.match(expired, { operationType: 'update', fullDocumentBeforeChange: null, fullDocument: null }, 'three writes old: no images')
-  t.match(kept, { operationType: 'update', fullDocumentBeforeChange: { _id: 1, v: 1 }, fullDocument: { _id: 1, v: 2 } }, 'two writes old: kept')
+  t.match(expired, { operationType: 'update', fullDocumentBeforeChange: null, fullDocument: null },
+    'three writes old: no images')
+  t.match(kept, { operationType: 'update', fullDocumentBeforeChange: { _id: 1, v: 1 }, fullDocument: { _id: 1, v: 2 } },
+    'two writes old: kept')
   t.match(deleted, { operationType: 'delete', fullDocumentBeforeChange: { _id: 1, v: 2 } })
 
   const required = coll.watch([], { startAtOperationTime: from, fullDocumentBeforeChange: 'required' })
@@ -137,12 +155,17 @@ t.test('OFFLINE_MONGODB_HAZARDS is a seed or a JSON object; start() reads it unl
 
 t.test('npm run db -- --hazards <seed> starts the stand-in with hazards', async (t) => {
   const root = path.join(import.meta.dirname, '..', '..')
-  const child = spawn(NODE, nodeArgs(['--import', 'tsx', '--allow-natives-syntax', 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin', '--hazards', '{"seed":2,"majorityLagMs":"manual"}']), { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(NODE, nodeArgs([
+    '--import', 'tsx', '--allow-natives-syntax', 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin',
+    '--hazards', '{"seed":2,"majorityLagMs":"manual"}'
+  ]), { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
   t.teardown(() => { child.kill('SIGKILL') })
-  const uri = await within(new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve)), 30_000, 'the URI')
+  const uri = await within(
+    new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve)), 30_000, 'the URI')
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 2000, writeConcern: { w: 1 } }).connect()
   t.teardown(async () => { await client.close() })
   await client.db('cli').collection<{ _id: number }>('coll').insertOne({ _id: 1 })
   const status = await client.db('admin').command({ offlineHazards: 'status' })
-  t.ok((status.latestTime as Timestamp).toBigInt() > (status.majorityTime as Timestamp).toBigInt(), 'the majority point is held, as asked')
+  t.ok((status.latestTime as Timestamp).toBigInt() > (status.majorityTime as Timestamp).toBigInt(),
+    'the majority point is held, as asked')
 })

@@ -14,11 +14,16 @@ t.test('a write sent again with its txnNumber is answered, not applied again', a
   t.match((await replyTo(1)).body, { n: 1, ok: 1 })
   socket.write(opMsg(2, insert))
   t.match((await replyTo(2)).body, { n: 1, ok: 1 }, 'the first answer again, not a duplicate key')
-  socket.write(opMsg(3, { update: 'c', updates: [{ q: { _id: 1 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(2), $db: 'retry' }))
+  socket.write(opMsg(3, {
+    update: 'c', updates: [{ q: { _id: 1 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(2), $db: 'retry'
+  }))
   t.match((await replyTo(3)).body, { n: 1, nModified: 1 })
-  socket.write(opMsg(4, { update: 'c', updates: [{ q: { _id: 1 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(2), $db: 'retry' }))
+  socket.write(opMsg(4, {
+    update: 'c', updates: [{ q: { _id: 1 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(2), $db: 'retry'
+  }))
   t.match((await replyTo(4)).body, { n: 1, nModified: 1 })
-  t.strictSame(await client.db('retry').collection<{ _id: number, n?: number }>('c').findOne({ _id: 1 }), { _id: 1, n: 1 }, 'incremented once')
+  t.strictSame(await client.db('retry').collection<{ _id: number, n?: number }>('c').findOne({ _id: 1 }),
+    { _id: 1, n: 1 }, 'incremented once')
   socket.write(opMsg(5, { ...insert, documents: [{ _id: 2 }], txnNumber: Long.fromNumber(1) }))
   t.match((await replyTo(5)).body, { ok: 0, code: 225, codeName: 'TransactionTooOld' })
   socket.write(opMsg(6, { insert: 'c', documents: [{ _id: 1 }], $db: 'retry' }))

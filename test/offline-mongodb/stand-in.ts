@@ -19,7 +19,9 @@ export interface StandIn {
  * A stand-in server and a connected client, both closed when the test ends. Without hazards
  * unless `options` asks for them: OFFLINE_MONGODB_HAZARDS is for the service's tests, not these.
  */
-export async function standIn (t: Test, options: OfflineMongoOptions = {}, clientOptions: MongoClientOptions = {}): Promise<StandIn> {
+export async function standIn (
+  t: Test, options: OfflineMongoOptions = {}, clientOptions: MongoClientOptions = {}
+): Promise<StandIn> {
   const server = await start({ hazards: false, ...options })
   const client = await new MongoClient(server.uri, { serverSelectionTimeoutMS: 2000, ...clientOptions }).connect()
   t.teardown(async () => {
@@ -42,7 +44,10 @@ export async function within<T> (promise: Promise<T>, ms: number, what: string):
   }
 }
 
-/** A wait the stand-in asked its clock for (a getMore's maxTimeMS): it ends when the test fires it, or the server cancels it. */
+/**
+ * A wait the stand-in asked its clock for (a getMore's maxTimeMS): it ends when the test fires it,
+ * or the server cancels it.
+ */
 export interface ClockWait {
   ms: number
   fire: () => void
@@ -115,7 +120,9 @@ export function opMsg (requestId: number, command: Document): Buffer {
 export interface RawReply { responseTo: number, at: number, body: Document }
 
 /** A connection that speaks OP_MSG itself, to send commands the driver would not send as such. */
-export async function rawConnection (t: Test, port: number): Promise<{ socket: net.Socket, replies: RawReply[], replyTo: (id: number) => Promise<RawReply> }> {
+export async function rawConnection (t: Test, port: number): Promise<{
+  socket: net.Socket, replies: RawReply[], replyTo: (id: number) => Promise<RawReply>
+}> {
   const socket = net.connect(port, '127.0.0.1')
   t.teardown(() => socket.destroy())
   await new Promise((resolve) => socket.once('connect', resolve))
@@ -125,7 +132,9 @@ export async function rawConnection (t: Test, port: number): Promise<{ socket: n
   const arrived = new Set<() => void>()
   socket.on('data', (chunk: Buffer) => {
     for (const reply of framer.push(chunk)) {
-      replies.push({ responseTo: reply.readInt32LE(8), at: Date.now(), body: deserialize(reply.subarray(21), { promoteLongs: false }) })
+      replies.push({
+        responseTo: reply.readInt32LE(8), at: Date.now(), body: deserialize(reply.subarray(21), { promoteLongs: false })
+      })
     }
     for (const look of [...arrived]) look()
   })
