@@ -30,12 +30,15 @@ t.test('each encoding a client asks for, the same answer, a fifth of the bytes o
     t.equal(res.headers['content-encoding'], encoding, encoding)
     t.match(String(res.headers.vary), /accept-encoding/i)
     t.equal(res.headers.link, identity.headers.link, 'the Link header is kept')
-    t.same(JSON.parse(decompress(encoding, res.rawPayload).toString()).data, identity.json().data, `${encoding}: the same documents`)
-    t.ok(res.rawPayload.length <= identity.rawPayload.length / 5, `${encoding}: ${res.rawPayload.length} of ${identity.rawPayload.length} bytes`)
+    t.same(JSON.parse(decompress(encoding, res.rawPayload).toString()).data, identity.json().data,
+      `${encoding}: the same documents`)
+    t.ok(res.rawPayload.length <= identity.rawPayload.length / 5,
+      `${encoding}: ${res.rawPayload.length} of ${identity.rawPayload.length} bytes`)
   }
 })
 
-t.test('the preference when a client takes every encoding: zstd where the runtime has it, then br, then gzip; q-values are honoured', async (t) => {
+t.test('the preference when a client takes every encoding: zstd where the runtime has it, then br, then gzip; ' +
+  'q-values are honoured', async (t) => {
   const all = await fastify.inject({ url: page, headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } })
   t.equal(all.headers['content-encoding'], zstd ? 'zstd' : 'br')
   const browser = await fastify.inject({ url: page, headers: { 'accept-encoding': 'gzip, deflate, br' } })
@@ -46,26 +49,32 @@ t.test('the preference when a client takes every encoding: zstd where the runtim
   t.equal(none.headers['content-encoding'], undefined, 'an encoding we do not have: identity')
 })
 
-t.test('HEAD answers with the headers of its GET in every encoding: Content-Encoding, Vary, Content-Length', async (t) => {
+t.test('HEAD answers with the headers of its GET in every encoding: ' +
+  'Content-Encoding, Vary, Content-Length', async (t) => {
   const project = `/projects/${publicIds[0] as string}`
   const paths = [`${project}/sessions?limit=50`, `${project}/registrations/counts?by=sessionsSubscriptions.session`]
   // What differs from one answer to the next, whatever the method.
-  const headersOf = ({ headers }: { headers: Record<string, unknown> }) => ({ ...headers, 'x-request-id': undefined, date: undefined })
+  const headersOf = ({ headers }: { headers: Record<string, unknown> }) =>
+    ({ ...headers, 'x-request-id': undefined, date: undefined })
   for (const url of paths) {
     for (const encoding of ['identity', ...ENCODINGS]) {
       const get = await fastify.inject({ url, headers: { 'accept-encoding': encoding } })
       const head = await fastify.inject({ method: 'HEAD', url, headers: { 'accept-encoding': encoding } })
       t.equal(get.statusCode, 200, `${url} ${encoding}`)
-      t.equal(get.headers['content-encoding'], encoding === 'identity' ? undefined : encoding, `${url}: GET is ${encoding}`)
+      t.equal(get.headers['content-encoding'], encoding === 'identity' ? undefined : encoding,
+        `${url}: GET is ${encoding}`)
       t.same(headersOf(head), headersOf(get), `${url} ${encoding}: HEAD's headers are GET's`)
-      t.equal(head.headers['content-length'], String(get.rawPayload.length), `${url} ${encoding}: the length of GET's body`)
+      t.equal(head.headers['content-length'], String(get.rawPayload.length),
+        `${url} ${encoding}: the length of GET's body`)
       t.equal(head.rawPayload.length, 0, 'and no body')
     }
   }
 })
 
 t.test('answers under 1 KiB are sent as they are', async (t) => {
-  const small = await fastify.inject({ url: '/projects/public?limit=1&fields=name', headers: { 'accept-encoding': 'gzip, br' } })
+  const small = await fastify.inject({
+    url: '/projects/public?limit=1&fields=name', headers: { 'accept-encoding': 'gzip, br' }
+  })
   t.ok(small.rawPayload.length < 1024)
   t.equal(small.headers['content-encoding'], undefined)
   t.match(String(small.headers.vary), /accept-encoding/i)
@@ -74,7 +83,10 @@ t.test('answers under 1 KiB are sent as they are', async (t) => {
 t.test('COMPRESSION=off: identity always', async (t) => {
   const off = await buildWithDemoData(t, { config: { COMPRESSION: 'off' } })
   const { publicIds } = await projectIds(off)
-  const res = await off.inject({ url: `/projects/${publicIds[0] as string}/registrations?limit=100`, headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } })
+  const res = await off.inject({
+    url: `/projects/${publicIds[0] as string}/registrations?limit=100`,
+    headers: { 'accept-encoding': 'gzip, deflate, br, zstd' }
+  })
   t.equal(res.statusCode, 200)
   t.equal(res.headers['content-encoding'], undefined)
   t.notMatch(String(res.headers.vary ?? ''), /accept-encoding/i)

@@ -5,17 +5,53 @@ import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 t.test('defaults are those of the configuration reference (docs/configuration.md)', async (t) => {
   t.same(readConfig({}), {
-    PORT: 3000, HOST: '127.0.0.1', MONGODB_DB: 'listing', EMBEDDED_DATABASE: 'auto', DEFAULT_LIMIT: 100, MAX_LIMIT: 1000, MAX_SKIP: 100000, QUERY_TIMEOUT_MS: 5000, LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: 5000, JWT_ALGORITHMS: 'RS256,ES256', JWT_PROJECTS_CLAIM: 'projects', METRICS_PORT: 9464, OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 1000, PROJECT_CACHE_TTL_MS: 5000, PROJECT_CACHE_MAX: 10000, DOCUMENTS_KEPT_MB: 16, COMPRESSION: 'on', HEADERS_TIMEOUT_MS: 10000, REQUEST_TIMEOUT_MS: 10000, KEEP_ALIVE_TIMEOUT_MS: 72000, SEND_TIMEOUT_MS: 10000, CHANGES_MAX_WAITING: 1000, CHANGES_STREAM_SECONDS: 300, CHANGES_READ_PREFERENCE: 'primary', DEMO_WRITES: 'off', SHIMS: 'all', COLLATION: 'fr'
+    PORT: 3000,
+    HOST: '127.0.0.1',
+    MONGODB_DB: 'listing',
+    EMBEDDED_DATABASE: 'auto',
+    DEFAULT_LIMIT: 100,
+    MAX_LIMIT: 1000,
+    MAX_SKIP: 100000,
+    QUERY_TIMEOUT_MS: 5000,
+    LOG_LEVEL: 'info',
+    SHUTDOWN_DELAY_MS: 5000,
+    JWT_ALGORITHMS: 'RS256,ES256',
+    JWT_PROJECTS_CLAIM: 'projects',
+    METRICS_PORT: 9464,
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 1000,
+    PROJECT_CACHE_TTL_MS: 5000,
+    PROJECT_CACHE_MAX: 10000,
+    DOCUMENTS_KEPT_MB: 16,
+    COMPRESSION: 'on',
+    HEADERS_TIMEOUT_MS: 10000,
+    REQUEST_TIMEOUT_MS: 10000,
+    KEEP_ALIVE_TIMEOUT_MS: 72000,
+    SEND_TIMEOUT_MS: 10000,
+    CHANGES_MAX_WAITING: 1000,
+    CHANGES_STREAM_SECONDS: 300,
+    CHANGES_READ_PREFERENCE: 'primary',
+    DEMO_WRITES: 'off',
+    SHIMS: 'all',
+    COLLATION: 'fr'
   })
 })
 
 t.test('optional features are off unless asked for', async (t) => {
   const config = readConfig({})
-  for (const name of ['RATE_LIMIT_PER_MINUTE', 'AUTH_MODE', 'CURSOR_SECRET', 'JWT_JWKS_URI', 'JWT_PUBLIC_KEY'] as const) t.equal(config[name], undefined, name)
+  for (const name of [
+    'RATE_LIMIT_PER_MINUTE', 'AUTH_MODE', 'CURSOR_SECRET', 'JWT_JWKS_URI', 'JWT_PUBLIC_KEY'
+  ] as const) t.equal(config[name], undefined, name)
 })
 
 t.test('values are read from the environment', async (t) => {
-  const config = readConfig({ PORT: '8080', HOST: '0.0.0.0', MONGODB_URI: 'mongodb://db:27017', MAX_LIMIT: '50', DEFAULT_LIMIT: '20', LOG_LEVEL: 'warn' })
+  const config = readConfig({
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    MONGODB_URI: 'mongodb://db:27017',
+    MAX_LIMIT: '50',
+    DEFAULT_LIMIT: '20',
+    LOG_LEVEL: 'warn'
+  })
   t.equal(config.PORT, 8080)
   t.equal(config.HOST, '0.0.0.0')
   t.equal(config.MONGODB_URI, 'mongodb://db:27017')
@@ -69,14 +105,28 @@ const refusal = (env: Record<string, string>): string => {
 t.test('a bad value is named once, with the value and what the variable takes', async (t) => {
   const message = refusal({ LOG_LEVEL: 'verbose', PORT: '80.5' })
   t.equal(message.match(/LOG_LEVEL/g)?.length, 2, 'LOG_LEVEL said once (name=value, then what it takes)')
-  t.match(message, 'LOG_LEVEL="verbose" is not allowed: LOG_LEVEL takes one of fatal, error, warn, info, debug, trace, silent')
+  t.match(message,
+    'LOG_LEVEL="verbose" is not allowed: LOG_LEVEL takes one of fatal, error, warn, info, debug, trace, silent')
   t.match(message, 'PORT="80.5" is not allowed: PORT takes a whole number from 0 to 65535')
   t.notMatch(message, /must be equal to constant|must match/, 'no validator wording')
 })
 
 t.test('every problem is in the one message, so that one start tells them all', async (t) => {
-  const message = refusal({ NODE_ENV: 'production', PORT: 'abc', AUTH_MODE: 'maybe', PUBLIC_URL: 'https://user:pw@api.example.org', CORS_ORIGINS: 'https://a.example/path', DEFAULT_LIMIT: '5000' })
-  for (const [name, because] of [['PORT', 'PORT="abc" is not allowed'], ['AUTH_MODE', 'AUTH_MODE="maybe" is not allowed'], ['MONGODB_URI', 'MONGODB_URI is required when NODE_ENV=production'], ['CURSOR_SECRET', 'CURSOR_SECRET is required when NODE_ENV=production'], ['PUBLIC_URL', 'PUBLIC_URL is a scheme'], ['CORS_ORIGINS', 'CORS_ORIGINS:'], ['DEFAULT_LIMIT', 'DEFAULT_LIMIT (5000) must not exceed MAX_LIMIT (1000)']] as const) {
+  const message = refusal({
+    NODE_ENV: 'production',
+    PORT: 'abc',
+    AUTH_MODE: 'maybe',
+    PUBLIC_URL: 'https://user:pw@api.example.org',
+    CORS_ORIGINS: 'https://a.example/path',
+    DEFAULT_LIMIT: '5000'
+  })
+  for (const [name, because] of [
+    ['PORT', 'PORT="abc" is not allowed'], ['AUTH_MODE', 'AUTH_MODE="maybe" is not allowed'],
+    ['MONGODB_URI', 'MONGODB_URI is required when NODE_ENV=production'],
+    ['CURSOR_SECRET', 'CURSOR_SECRET is required when NODE_ENV=production'],
+    ['PUBLIC_URL', 'PUBLIC_URL is a scheme'], ['CORS_ORIGINS', 'CORS_ORIGINS:'],
+    ['DEFAULT_LIMIT', 'DEFAULT_LIMIT (5000) must not exceed MAX_LIMIT (1000)']
+  ] as const) {
     t.match(message, because, name)
   }
   t.notMatch(message, 'AUTH_MODE is required', 'a value given but refused is named once, as refused')
@@ -86,7 +136,8 @@ t.test('every problem is in the one message, so that one start tells them all', 
 t.test('values that may hold a password or a key are not repeated in the message', async (t) => {
   const uri = refusal({ MONGODB_URI: 'http://admin:hunter2@db' })
   t.notMatch(uri, 'hunter2')
-  t.match(uri, 'MONGODB_URI (value not shown) is not allowed: MONGODB_URI takes a mongodb:// or mongodb+srv:// connection string')
+  t.match(uri,
+    'MONGODB_URI (value not shown) is not allowed: MONGODB_URI takes a mongodb:// or mongodb+srv:// connection string')
   t.notMatch(refusal({ CURSOR_SECRET: 'too-short-secret' }), 'too-short-secret')
 })
 
@@ -110,7 +161,9 @@ t.test('the server stops at start-up on a bad value, naming the variable', async
 })
 
 t.test('production without MONGODB_URI refuses to start', async (t) => {
-  const run = runServer({ NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32), AUTH_MODE: 'none' })
+  const run = runServer({
+    NODE_ENV: 'production', LOG_LEVEL: 'fatal', CURSOR_SECRET: 'k'.repeat(32), AUTH_MODE: 'none'
+  })
   t.equal(run.status, 1)
   t.match(run.stdout + run.stderr, /MONGODB_URI is required when NODE_ENV=production/)
 })
@@ -121,16 +174,20 @@ t.test('production with the three required variables missing: one start names al
   const lines = run.stderr.trim().split('\n')
   t.equal(lines.length, 1, 'one line')
   t.match(lines[0], /^Invalid configuration: /)
-  for (const name of ['MONGODB_URI', 'CURSOR_SECRET', 'AUTH_MODE']) t.match(lines[0], `${name} is required when NODE_ENV=production`, name)
+  for (const name of ['MONGODB_URI', 'CURSOR_SECRET', 'AUTH_MODE']) {
+    t.match(lines[0], `${name} is required when NODE_ENV=production`, name)
+  }
   t.equal(run.stdout, '', 'nothing else printed')
 })
 
 t.test('npm start -- --help prints every variable and exits without starting', async (t) => {
-  const run = spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts', '--help']), { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
+  const run = spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts', '--help']),
+    { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
   t.equal(run.status, 0)
   for (const name of Object.keys(ConfigSchema.properties)) t.match(run.stdout, new RegExp(`^  ${name}\\b`, 'm'), name)
   t.notMatch(run.stdout, /listening/i, 'nothing started')
-  const wrong = spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts', '--port', '1']), { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
+  const wrong = spawnSync(NODE, nodeArgs(['--import=tsx', 'server.ts', '--port', '1']),
+    { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 })
   t.equal(wrong.status, 2, 'an unknown option is a usage error')
   t.match(wrong.stderr, /Unknown option '--port'/)
 })

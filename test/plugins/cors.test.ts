@@ -1,6 +1,6 @@
 // Browsers (CORS_ORIGINS): a preflight from an allowed origin is answered for GET and HEAD with
-// Authorization, X-Request-Id and If-None-Match; answers expose the paging, validator, id and retry headers. Other origins
-// get no CORS header, and with CORS_ORIGINS unset nothing of CORS is sent at all.
+// Authorization, X-Request-Id and If-None-Match; answers expose the paging, validator, id and retry
+// headers. Other origins get no CORS header, and with CORS_ORIGINS unset nothing of CORS is sent at all.
 import t from 'tap'
 import { readConfig } from '../../plugins/config.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'
@@ -9,11 +9,14 @@ const APP = 'https://planner.example.org'
 const preflight = (origin: string, method = 'GET') => ({
   method: 'OPTIONS' as const,
   url: '/projects?limit=1',
-  headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization,x-request-id' }
+  headers: {
+    origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization,x-request-id'
+  }
 })
 
 t.test('allowed origins: preflight answered, headers exposed', async (t) => {
-  const fastify = await buildWithDemoData(t, { config: { CORS_ORIGINS: `${APP}, http://localhost:5173`, AUTH_MODE: 'none' } })
+  const fastify = await buildWithDemoData(t,
+    { config: { CORS_ORIGINS: `${APP}, http://localhost:5173`, AUTH_MODE: 'none' } })
   const pre = await fastify.inject(preflight(APP))
   t.equal(pre.statusCode, 204)
   t.equal(pre.headers['access-control-allow-origin'], APP)
@@ -28,7 +31,9 @@ t.test('allowed origins: preflight answered, headers exposed', async (t) => {
   t.equal(res.statusCode, 200)
   t.equal(res.headers['access-control-allow-origin'], APP)
   const exposed = String(res.headers['access-control-expose-headers']).split(', ')
-  for (const name of ['Link', 'ETag', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) t.ok(exposed.includes(name), `${name} exposed`)
+  for (const name of [
+    'Link', 'ETag', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'
+  ]) t.ok(exposed.includes(name), `${name} exposed`)
   const problem = await fastify.inject({ url: '/projects?limit=x', headers: { origin: APP } })
   t.equal(problem.statusCode, 400)
   t.equal(problem.headers['access-control-allow-origin'], APP, 'a browser can read the problem too')
@@ -37,7 +42,9 @@ t.test('allowed origins: preflight answered, headers exposed', async (t) => {
 t.test('a refusal before the route is reached (shutting down) still carries CORS and the request id', async (t) => {
   const fastify = await buildWithDemoData(t, { config: { CORS_ORIGINS: APP } })
   fastify.lifecycle.stopAccepting()
-  const refused = await fastify.inject({ url: '/projects?limit=1', headers: { origin: APP, 'x-request-id': 'browser-1' } })
+  const refused = await fastify.inject({
+    url: '/projects?limit=1', headers: { origin: APP, 'x-request-id': 'browser-1' }
+  })
   t.equal(refused.statusCode, 503)
   t.match(refused.json(), { code: 'OVERLOADED' })
   t.equal(refused.headers['access-control-allow-origin'], APP, 'a browser can read why')

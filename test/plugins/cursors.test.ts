@@ -20,7 +20,8 @@ async function cursorAndToken (fastify: FastifyInstance): Promise<{ after: strin
 }
 
 /** The answers of a restarted service (a new app on the same database) to them. */
-async function restarted (t: Test, first: FastifyInstance, config: Record<string, string>, logLines: Array<Record<string, unknown>> = []) {
+async function restarted (t: Test, first: FastifyInstance, config: Record<string, string>,
+  logLines: Array<Record<string, unknown>> = []) {
   const second = await build(t, { config: { ...config, MONGODB_DB: first.config.MONGODB_DB }, logLines })
   return {
     list: async (after: string) => await second.inject(`/projects?limit=1&after=${after}`),
@@ -28,9 +29,11 @@ async function restarted (t: Test, first: FastifyInstance, config: Record<string
   }
 }
 
-const keyLine = (lines: Array<Record<string, unknown>>): string | undefined => lines.map((line) => String(line.msg)).find((msg) => msg.includes('CURSOR_SECRET is unset'))
+const keyLine = (lines: Array<Record<string, unknown>>): string | undefined =>
+  lines.map((line) => String(line.msg)).find((msg) => msg.includes('CURSOR_SECRET is unset'))
 
-t.test('a restart keeps cursors and feed tokens good: the key is kept in CURSOR_KEY_FILE, and the log says where', async (t) => {
+t.test('a restart keeps cursors and feed tokens good: the key is kept in CURSOR_KEY_FILE, ' +
+  'and the log says where', async (t) => {
   const file = path.join(t.testdir(), 'cache', 'cursor-key')
   const firstLines: Array<Record<string, unknown>> = []
   const first = await build(t, { config: { CURSOR_KEY_FILE: file }, logLines: firstLines })
@@ -44,7 +47,8 @@ t.test('a restart keeps cursors and feed tokens good: the key is kept in CURSOR_
   t.equal((await second.feed(since)).statusCode, 200, 'the feed token of the first start is taken')
 })
 
-t.test('CURSOR_KEY_FILE=off, or a file that cannot be kept: a key of the process, and a restart refuses its tokens', async (t) => {
+t.test('CURSOR_KEY_FILE=off, or a file that cannot be kept: a key of the process, ' +
+  'and a restart refuses its tokens', async (t) => {
   const off: Array<Record<string, unknown>> = []
   const first = await build(t, { config: { CURSOR_KEY_FILE: 'off' }, logLines: off })
   const { after, since } = await cursorAndToken(first)
@@ -64,7 +68,8 @@ t.test('CURSOR_KEY_FILE=off, or a file that cannot be kept: a key of the process
 t.test('CURSOR_SECRET, when set, signs: no key file is written', async (t) => {
   const file = path.join(t.testdir(), 'cursor-key')
   const lines: Array<Record<string, unknown>> = []
-  await build(t, { config: { CURSOR_SECRET: 'a-cursors-test-secret-of-32-bytes!', CURSOR_KEY_FILE: file }, logLines: lines })
+  await build(t,
+    { config: { CURSOR_SECRET: 'a-cursors-test-secret-of-32-bytes!', CURSOR_KEY_FILE: file }, logLines: lines })
   t.equal(keyLine(lines), undefined, 'nothing said of a development key')
   await t.rejects(stat(file), { code: 'ENOENT' }, 'no key file')
 })

@@ -16,14 +16,21 @@ t.test('an unknown route is a 404 problem+json', async (t) => {
     status: 404,
     code: 'NOT_FOUND',
     detail: 'No route GET /no/such/route; the routes are listed at /docs',
-    errors: [{ param: 'path', pointer: '', code: 'NOT_FOUND', message: 'No route GET /no/such/route; the routes are listed at /docs' }],
+    errors: [{
+      param: 'path',
+      pointer: '',
+      code: 'NOT_FOUND',
+      message: 'No route GET /no/such/route; the routes are listed at /docs'
+    }],
     requestId: String
   })
 })
 
 t.test('an unexpected throw is a 500 problem+json without internals', async (t) => {
   const fastify = await build(t, {
-    extend: (app) => app.get('/boom', async () => { throw new Error('secret: connection string mongodb://admin:pw@db') })
+    extend: (app) => app.get('/boom', async () => {
+      throw new Error('secret: connection string mongodb://admin:pw@db')
+    })
   })
   const res = await fastify.inject('/boom')
   t.equal(res.statusCode, 500)
@@ -34,7 +41,9 @@ t.test('an unexpected throw is a 500 problem+json without internals', async (t) 
 
 t.test('a schema validation failure is a 400 problem+json listing each problem', async (t) => {
   const fastify = await build(t, {
-    extend: (app) => app.get('/typed', { schema: { querystring: Type.Object({ n: Type.Integer() }, { additionalProperties: false }) } }, async () => ({}))
+    extend: (app) => app.get('/typed',
+      { schema: { querystring: Type.Object({ n: Type.Integer() }, { additionalProperties: false }) } },
+      async () => ({}))
   })
   const res = await fastify.inject('/typed?n=x&extra=1')
   t.equal(res.statusCode, 400)
@@ -45,7 +54,9 @@ t.test('a schema validation failure is a 400 problem+json listing each problem',
 })
 
 t.test('a query over maxTimeMS maps to 503 QUERY_TIMEOUT without the driver message', async (t) => {
-  const timeout = toProblem(new MongoServerError({ code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' }))
+  const timeout = toProblem(new MongoServerError({
+    code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit'
+  }))
   t.match(timeout, { status: 503, code: 'QUERY_TIMEOUT' })
   t.notMatch(timeout.detail, /exceeded time limit/)
 })

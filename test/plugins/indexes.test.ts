@@ -9,9 +9,12 @@ t.test('the list indexes exist after start-up, and a second start-up is a no-op'
   // Built in the background once the database first answers (plugins/indexes.ts); build() waits for them.
   const db = fastify.mongo.db
   if (db === undefined) throw new Error('no db')
-  const keysOf = async (collection: string) => (await db.collection(collection).listIndexes().toArray()).map((i) => JSON.stringify(i.key))
-  t.ok((await keysOf('sessions')).includes(JSON.stringify({ project: 1, start: 1, _id: 1 })), 'sessions by project and start')
-  t.ok((await keysOf('registrations')).includes(JSON.stringify({ project: 1, 'sessionsSubscriptions.session': 1, _id: 1 })), 'registrations by subscribed session')
+  const keysOf = async (collection: string) =>
+    (await db.collection(collection).listIndexes().toArray()).map((i) => JSON.stringify(i.key))
+  t.ok((await keysOf('sessions')).includes(JSON.stringify({ project: 1, start: 1, _id: 1 })),
+    'sessions by project and start')
+  t.ok((await keysOf('registrations')).includes(
+    JSON.stringify({ project: 1, 'sessionsSubscriptions.session': 1, _id: 1 })), 'registrations by subscribed session')
   t.ok((await keysOf('projects')).includes(JSON.stringify({ public: 1, _id: 1 })), 'public projects')
   for (const collection of NESTED_LISTS) {
     t.ok((await keysOf(collection)).includes(JSON.stringify({ project: 1, _id: 1 })), `${collection} by project`)

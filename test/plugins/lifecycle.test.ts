@@ -7,14 +7,18 @@ import { until } from '../helpers/until.js'
 
 /** 'settled' if `work` settles within the current turn of the event loop, else 'pending'. */
 const firstOf = async (work: Promise<unknown>): Promise<string> =>
-  await Promise.race([work.then(() => 'settled'), new Promise<string>((resolve) => setImmediate(() => resolve('pending')))])
+  await Promise.race([work.then(() => 'settled'),
+    new Promise<string>((resolve) => setImmediate(() => resolve('pending')))])
 
 t.test('answered, failed and abandoned requests all leave the in-flight count', async (t) => {
   // The slow request answers when the test lets it, after its client has gone.
   let answerSlow = (): void => {}
   const fastify = await build(t, {
     extend: (app) => {
-      app.get('/test/slow', async () => { await new Promise<void>((resolve) => { answerSlow = resolve }); return { ok: true } })
+      app.get('/test/slow', async () => {
+        await new Promise<void>((resolve) => { answerSlow = resolve })
+        return { ok: true }
+      })
       app.get('/test/big', async (_request, reply) => reply.type('text/plain').send('x'.repeat(8 * 1024 * 1024)))
     }
   })
@@ -37,19 +41,28 @@ t.test('answered, failed and abandoned requests all leave the in-flight count', 
   fastify.server.closeAllConnections()
 })
 
-t.test('the shutdown delay: new requests answered while it lasts, refused once it is over, those in flight finished', async (t) => {
+t.test('the shutdown delay: new requests answered while it lasts, refused once it is over, ' +
+  'those in flight finished', async (t) => {
   let answerSlow = (): void => {}
   const fastify = await build(t, {
     extend: (app) => {
-      app.get('/test/slow', async () => { await new Promise<void>((resolve) => { answerSlow = resolve }); return { ok: true } })
+      app.get('/test/slow', async () => {
+        await new Promise<void>((resolve) => { answerSlow = resolve })
+        return { ok: true }
+      })
     }
   })
   // The delay ends when the test says: nothing here waits for it to pass.
   const waited: number[] = []
   let endDelay = (): void => {}
-  const wait = async (ms: number): Promise<void> => { waited.push(ms); await new Promise<void>((resolve) => { endDelay = resolve }) }
+  const wait = async (ms: number): Promise<void> => {
+    waited.push(ms)
+    await new Promise<void>((resolve) => { endDelay = resolve })
+  }
   const steps: string[] = []
-  const drained = fastify.lifecycle.drain({ delayMs: 5000, settleMs: 60_000, wait, beforeStop: async () => { steps.push('before stop') } })
+  const drained = fastify.lifecycle.drain({
+    delayMs: 5000, settleMs: 60_000, wait, beforeStop: async () => { steps.push('before stop') }
+  })
   t.same(waited, [5000], 'the delay asked for is waited')
   t.equal((await fastify.inject('/ready')).statusCode, 503, '/ready is 503 at once')
   const during = await fastify.inject('/projects')
@@ -72,11 +85,15 @@ t.test('the shutdown delay: new requests answered while it lasts, refused once i
   t.equal(await firstOf(drained), 'settled', 'and then the drain ends, long before its bound')
 })
 
-t.test('close() without a drain: an answer in flight closes its connection, and close() does not wait for the client', async (t) => {
+t.test('close() without a drain: an answer in flight closes its connection, ' +
+  'and close() does not wait for the client', async (t) => {
   let answerSlow = (): void => {}
   const fastify = await build(t, {
     extend: (app) => {
-      app.get('/test/slow', async () => { await new Promise<void>((resolve) => { answerSlow = resolve }); return { ok: true } })
+      app.get('/test/slow', async () => {
+        await new Promise<void>((resolve) => { answerSlow = resolve })
+        return { ok: true }
+      })
     }
   })
   const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
@@ -84,7 +101,10 @@ t.test('close() without a drain: an answer in flight closes its connection, and 
   const agent = new http.Agent({ keepAlive: true })
   t.teardown(() => { agent.destroy() })
   const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
-    http.get(`${address}/test/slow`, { agent }, (res) => { res.resume(); res.on('end', () => { resolve(res) }) }).on('error', reject)
+    http.get(`${address}/test/slow`, { agent }, (res) => {
+      res.resume()
+      res.on('end', () => { resolve(res) })
+    }).on('error', reject)
   })
   t.ok(await until(() => fastify.lifecycle.inFlight === 1, 10_000), 'a request in flight')
   const closed = fastify.close()

@@ -25,12 +25,17 @@ type Case = [string, string, string, string, string?]
 const cases: Case[] = [
   ['malformed JSON', 'filter={"name":', 'INVALID_JSON', ''],
   ['a __proto__ key', jsonFilter('{"__proto__":{"name":"x"}}'), 'UNKNOWN_FIELD', '/__proto__'],
-  ['a __proto__ key in a branch of $or, written with \\u escapes', jsonFilter('{"$or":[{"\\u005f_proto__":1}]}'), 'UNKNOWN_FIELD', '/$or/0/__proto__'],
-  ['a constructor key in a branch of $or', jsonFilter('{"$or":[{"constructor":1}]}'), 'UNKNOWN_FIELD', '/$or/0/constructor'],
-  ['a top-level constructor key written with \\u escapes (a field name no kind has)', jsonFilter('{"\\u0063onstructor":1}'), 'UNKNOWN_FIELD', '/constructor'],
+  ['a __proto__ key in a branch of $or, written with \\u escapes', jsonFilter('{"$or":[{"\\u005f_proto__":1}]}'),
+    'UNKNOWN_FIELD', '/$or/0/__proto__'],
+  ['a constructor key in a branch of $or', jsonFilter('{"$or":[{"constructor":1}]}'),
+    'UNKNOWN_FIELD', '/$or/0/constructor'],
+  ['a top-level constructor key written with \\u escapes (a field name no kind has)',
+    jsonFilter('{"\\u0063onstructor":1}'), 'UNKNOWN_FIELD', '/constructor'],
   ['a top-level prototype key', jsonFilter('{"prototype":{"$eq":1}}'), 'UNKNOWN_FIELD', '/prototype'],
-  ['a constructor key inside a field\'s operators', jsonFilter('{"name":{"constructor":1}}'), 'UNKNOWN_FIELD', '/name/constructor'],
-  ['a prototype key inside an operator', jsonFilter('{"name":{"$in":[{"prototype":1}]}}'), 'UNKNOWN_FIELD', '/name/$in/0/prototype'],
+  ['a constructor key inside a field\'s operators', jsonFilter('{"name":{"constructor":1}}'),
+    'UNKNOWN_FIELD', '/name/constructor'],
+  ['a prototype key inside an operator', jsonFilter('{"name":{"$in":[{"prototype":1}]}}'),
+    'UNKNOWN_FIELD', '/name/$in/0/prototype'],
   ['a duplicate key', jsonFilter('{"name":"a","name":"b"}'), 'DUPLICATE_KEY', '/name'],
   ['a JSON array', jsonFilter([{ name: 'a' }]), 'FILTER_NOT_OBJECT', ''],
   ['a JSON string', jsonFilter('"name"'), 'FILTER_NOT_OBJECT', ''],
@@ -42,26 +47,37 @@ const cases: Case[] = [
   ['$near inside a field', jsonFilter({ start: { $near: [1, 2] } }), 'BLOCKED_OPERATOR', '/start/$near'],
   ['$nor', jsonFilter({ $nor: [{ name: 'a' }] }), 'UNKNOWN_OPERATOR', '/$nor'],
   ['$not at the top', jsonFilter({ $not: { name: 'a' } }), 'UNKNOWN_OPERATOR', '/$not'],
-  ['$expr in a branch', jsonFilter({ $or: [{ name: 'a' }, { $expr: { $gt: ['$a', 1] } }] }), 'UNKNOWN_OPERATOR', '/$or/1/$expr'],
+  ['$expr in a branch', jsonFilter({ $or: [{ name: 'a' }, { $expr: { $gt: ['$a', 1] } }] }),
+    'UNKNOWN_OPERATOR', '/$or/1/$expr'],
   ['$or inside a field', jsonFilter({ name: { $or: ['a', 'b'] } }), 'UNKNOWN_OPERATOR', '/name/$or'],
-  ['$where in a nested branch', jsonFilter({ $and: [{ $or: [{ $where: '1' }] }] }), 'BLOCKED_OPERATOR', '/$and/0/$or/0/$where'],
+  ['$where in a nested branch', jsonFilter({ $and: [{ $or: [{ $where: '1' }] }] }),
+    'BLOCKED_OPERATOR', '/$and/0/$or/0/$where'],
   ['a misspelt field in a branch', jsonFilter({ $or: [{ name: 'a' }, { nmae: 'b' }] }), 'UNKNOWN_FIELD', '/$or/1/nmae'],
-  ['the scope field in a branch', jsonFilter({ $or: [{ name: 'a' }, { project: ID }] }), 'SCOPE_FIELD', '/$or/1/project'],
-  ['an unsafe pattern in a branch', jsonFilter({ $or: [{ name: { $regex: '(a+)+$' } }] }), 'UNSAFE_REGEX', '/$or/0/name/$regex'],
-  ['an impossible date in a branch of $and', jsonFilter({ $and: [{ start: '2024-02-30' }] }), 'INVALID_DATE', '/$and/0/start'],
+  ['the scope field in a branch', jsonFilter({ $or: [{ name: 'a' }, { project: ID }] }),
+    'SCOPE_FIELD', '/$or/1/project'],
+  ['an unsafe pattern in a branch', jsonFilter({ $or: [{ name: { $regex: '(a+)+$' } }] }),
+    'UNSAFE_REGEX', '/$or/0/name/$regex'],
+  ['an impossible date in a branch of $and', jsonFilter({ $and: [{ start: '2024-02-30' }] }),
+    'INVALID_DATE', '/$and/0/start'],
   ['$or that is not an array', jsonFilter({ $or: { name: 'a' } }), 'INVALID_VALUE', '/$or'],
   ['an empty $or', jsonFilter({ $or: [] }), 'INVALID_VALUE', '/$or'],
   ['a branch that is not an object', jsonFilter({ $and: [{ name: 'a' }, 'b'] }), 'INVALID_VALUE', '/$and/1'],
   ['a branch that is an array', jsonFilter({ $or: [[{ name: 'a' }]] }), 'INVALID_VALUE', '/$or/0'],
-  ['eleven branches', jsonFilter({ $or: Array.from({ length: 11 }, (_, i) => ({ name: String(i) })) }), 'FILTER_TOO_COMPLEX', '/$or'],
-  ['$or nested four deep', jsonFilter({ $or: [{ $and: [{ $or: [{ $and: [{ name: 'a' }] }] }] }] }), 'FILTER_TOO_COMPLEX', '/$or/0/$and/0/$or/0/$and'],
-  ['51 field conditions', jsonFilter({ $or: Array.from({ length: 10 }, () => ({ name: { $gt: 'a', $lt: 'z', $ne: 'm', $exists: true, $nin: ['q'] } })), email: 'x' }), 'FILTER_TOO_COMPLEX', ''],
+  ['eleven branches', jsonFilter({ $or: Array.from({ length: 11 }, (_, i) => ({ name: String(i) })) }),
+    'FILTER_TOO_COMPLEX', '/$or'],
+  ['$or nested four deep', jsonFilter({ $or: [{ $and: [{ $or: [{ $and: [{ name: 'a' }] }] }] }] }),
+    'FILTER_TOO_COMPLEX', '/$or/0/$and/0/$or/0/$and'],
+  ['51 field conditions', jsonFilter({
+    $or: Array.from({ length: 10 }, () => ({ name: { $gt: 'a', $lt: 'z', $ne: 'm', $exists: true, $nin: ['q'] } })),
+    email: 'x'
+  }), 'FILTER_TOO_COMPLEX', ''],
   ['a bracket branch index with a gap', 'filter[$or][0][name]=a&filter[$or][2][name]=b', 'INVALID_VALUE', '/$or'],
   ['a bracket branch index over 9', 'filter[$or][10][name]=a', 'INVALID_VALUE', '/$or'],
   ['a bracket branch index that is not a number', 'filter[$and][first][name]=a', 'INVALID_VALUE', '/$and'],
   ['a bracket branch index with a leading zero', 'filter[$or][00][name]=a', 'INVALID_VALUE', '/$or'],
   ['a bracket $or with a value', 'filter[$or]=a', 'INVALID_VALUE', '/$or'],
-  ['a bracket $or nested four deep', 'filter[$or][0][$and][0][$or][0][$or][0][name]=a', 'FILTER_TOO_COMPLEX', '/$or/0/$and/0/$or/0/$or'],
+  ['a bracket $or nested four deep', 'filter[$or][0][$and][0][$or][0][$or][0][name]=a',
+    'FILTER_TOO_COMPLEX', '/$or/0/$and/0/$or/0/$or'],
   ['$expr inside a field', jsonFilter({ name: { $expr: 1 } }), 'UNKNOWN_OPERATOR', '/name/$expr'],
   ['$regex on a date', jsonFilter({ start: { $regex: '2024' } }), 'OPERATOR_NOT_ALLOWED', '/start/$regex'],
   ['null as a value', jsonFilter({ name: null }), 'INVALID_VALUE', '/name'],
@@ -71,8 +87,10 @@ const cases: Case[] = [
   ['a 501-character pattern', jsonFilter({ name: { $regex: 'a'.repeat(501) } }), 'REGEX_TOO_LONG', '/name/$regex'],
   ['a pattern that does not compile', jsonFilter({ name: { $regex: '(' } }), 'INVALID_REGEX', '/name/$regex'],
   ['a nested quantifier', jsonFilter({ name: { $regex: '(a+)+$' } }), 'UNSAFE_REGEX', '/name/$regex'],
-  ['an unknown regex flag', jsonFilter({ name: { $regex: 'a', $options: 'g' } }), 'INVALID_REGEX_OPTIONS', '/name/$options'],
-  ['a repeated regex flag', jsonFilter({ name: { $regex: 'a', $options: 'ii' } }), 'INVALID_REGEX_OPTIONS', '/name/$options'],
+  ['an unknown regex flag', jsonFilter({ name: { $regex: 'a', $options: 'g' } }),
+    'INVALID_REGEX_OPTIONS', '/name/$options'],
+  ['a repeated regex flag', jsonFilter({ name: { $regex: 'a', $options: 'ii' } }),
+    'INVALID_REGEX_OPTIONS', '/name/$options'],
   ['$options without $regex', jsonFilter({ name: { $options: 'i' } }), 'INVALID_REGEX_OPTIONS', '/name/$options'],
   ['101 values in $in', jsonFilter({ stewards: { $in: Array(101).fill(ID) } }), 'ARRAY_TOO_LARGE', '/stewards/$in'],
   ['both notations', `${jsonFilter({ name: 'a' })}&filter[name]=b`, 'MIXED_FILTER_NOTATION', ''],
@@ -108,7 +126,8 @@ for (const [what, query, code, pointer, param = 'filter'] of cases) {
     t.match(res.headers['content-type'], /^application\/problem\+json/)
     const body = res.json()
     t.match(body, { type: 'about:blank', title: 'Bad Request', status: 400, code })
-    t.same(body.errors[0], { param, pointer, code, message: body.detail }, 'the first problem is repeated in code/detail')
+    t.same(body.errors[0], { param, pointer, code, message: body.detail },
+      'the first problem is repeated in code/detail')
     t.equal(handlerCalls, before, 'the handler, and so the database, is never reached')
   })
 }
@@ -118,11 +137,16 @@ t.test('every problem is listed, at most 20', async (t) => {
   const res = await fastify.inject(`/test/sessions?${jsonFilter(many)}`)
   t.equal(res.json().errors.length, 20)
   const mixed = await fastify.inject(`/test/sessions?${jsonFilter({ nmae: 1, start: 'x' })}&sort=name&limit=-1`)
-  t.same(mixed.json().errors.map((e: { code: string }) => e.code), ['UNKNOWN_FIELD', 'INVALID_DATE', 'INVALID_SORT', 'INVALID_LIMIT'])
+  t.same(mixed.json().errors.map((e: { code: string }) => e.code),
+    ['UNKNOWN_FIELD', 'INVALID_DATE', 'INVALID_SORT', 'INVALID_LIMIT'])
 })
 
 t.test('every problem of every branch is listed in one answer, with its pointer through the branches', async (t) => {
-  const filter = { nmae: 'a', $or: [{ start: '2024-02-30' }, { name: { $regex: '(a+)+$' } }, 'x'], $and: [{ $or: [{ places: { $in: ['1'] } }, {}] }, { $nor: [] }] }
+  const filter = {
+    nmae: 'a',
+    $or: [{ start: '2024-02-30' }, { name: { $regex: '(a+)+$' } }, 'x'],
+    $and: [{ $or: [{ places: { $in: ['1'] } }, {}] }, { $nor: [] }]
+  }
   const res = await fastify.inject(`/test/sessions?${jsonFilter(filter)}`)
   t.equal(res.statusCode, 400)
   t.same(res.json().errors.map((e: { code: string, pointer: string }) => `${e.code} ${e.pointer}`), [
@@ -136,14 +160,16 @@ t.test('every problem of every branch is listed in one answer, with its pointer 
 })
 
 t.test('$or and $and reach the handler compiled, the same from JSON and from brackets', async (t) => {
-  const json = await fastify.inject(`/test/sessions?${jsonFilter({ $or: [{ name: 'Yoga' }, { places: { $in: [ID, ID] } }, {}], $and: [{ start: '2024' }] })}`)
+  const json = await fastify.inject('/test/sessions?' +
+    `${jsonFilter({ $or: [{ name: 'Yoga' }, { places: { $in: [ID, ID] } }, {}], $and: [{ start: '2024' }] })}`)
   t.equal(json.statusCode, 200)
   const expected = {
     $or: [{ name: { $eq: 'Yoga' } }, { places: { $in: [ID, ID] } }, {}],
     $and: [{ start: { $gte: '2024-01-01T00:00:00.000Z', $lt: '2025-01-01T00:00:00.000Z' } }]
   }
   t.same(json.json().filter, expected, 'a date-only value is its period inside a branch too')
-  const brackets = await fastify.inject(`/test/sessions?filter[$or][0][name]=Yoga&filter[$or][1][places][$in]=${ID},${ID}&filter[$and][0][start]=2024`)
+  const brackets = await fastify.inject('/test/sessions?filter[$or][0][name]=Yoga' +
+    `&filter[$or][1][places][$in]=${ID},${ID}&filter[$and][0][start]=2024`)
   t.equal(brackets.statusCode, 200)
   t.same(brackets.json().filter, { $or: expected.$or.slice(0, 2), $and: expected.$and })
 })
@@ -161,7 +187,8 @@ t.test('a related path says that related objects cannot be filtered', async (t) 
 })
 
 t.test('a valid request reaches the handler with request.listQuery filled', async (t) => {
-  const res = await fastify.inject(`/test/sessions?${jsonFilter({ name: 'a' })}&sort=-start&limit=10&skip=20&count=true`)
+  const res = await fastify.inject(`/test/sessions?${jsonFilter({ name: 'a' })}` +
+    '&sort=-start&limit=10&skip=20&count=true')
   t.equal(res.statusCode, 200)
   t.same(res.json(), { filter: { name: { $eq: 'a' } }, sort: { start: -1, _id: 1 }, skip: 20, limit: 10, count: true })
 })
@@ -179,7 +206,9 @@ t.test('routes that do not opt in are untouched', async (t) => {
 
 t.test('a compiled query is reused for the same query string, and a page does not change it', async (t) => {
   const seen: unknown[] = []
-  const fastify = await build(t, { extend: (app) => { app.addHook('onResponse', async (request) => { seen.push(request.listQuery) }) } })
+  const fastify = await build(t, {
+    extend: (app) => { app.addHook('onResponse', async (request) => { seen.push(request.listQuery) }) }
+  })
   const url = '/projects?filter={"name":{"$regex":"^a"},"_id":{"$gt":"000000000000000000000000"}}&sort=-name&limit=1'
   const first = await fastify.inject(url)
   const text = JSON.stringify(seen[0])

@@ -47,7 +47,8 @@ t.test('a database out of reach: the others of the request stop at once', async 
   let other: Promise<unknown> = Promise.resolve()
   const request = fastify.database.bounded(async (signal) => {
     const failed = Promise.reject(reset)
-    other = failed.catch(() => {}).then(() => things.findOne({}, { signal })).then(() => 'answered', (error: unknown) => error)
+    other = failed.catch(() => {}).then(() => things.findOne({}, { signal }))
+      .then(() => 'answered', (error: unknown) => error)
     return await Promise.all([failed, other])
   })
   await t.rejects(request, reset)
@@ -55,11 +56,15 @@ t.test('a database out of reach: the others of the request stop at once', async 
 })
 
 t.test('a request\'s deadline counts from its arrival, before any database work', async (t) => {
-  const fastify = await build(t, { config: { QUERY_TIMEOUT_MS: 60_000 }, extend: (app) => { app.get('/deadline', async (request) => ({ deadline: request.databaseDeadline })) } })
+  const fastify = await build(t, {
+    config: { QUERY_TIMEOUT_MS: 60_000 },
+    extend: (app) => { app.get('/deadline', async (request) => ({ deadline: request.databaseDeadline })) }
+  })
   const before = Date.now()
   const { deadline } = (await fastify.inject('/deadline')).json<{ deadline: number }>()
   const after = Date.now()
-  t.ok(deadline >= before + BUDGET_MS && deadline <= after + BUDGET_MS, `set on arrival (${deadline - before} ms ahead): QUERY_TIMEOUT_MS and the client's margin`)
+  t.ok(deadline >= before + BUDGET_MS && deadline <= after + BUDGET_MS,
+    `set on arrival (${deadline - before} ms ahead): QUERY_TIMEOUT_MS and the client's margin`)
 })
 
 t.test('calls given the same budget (a request) share one deadline, set by the first', async (t) => {
@@ -69,16 +74,20 @@ t.test('calls given the same budget (a request) share one deadline, set by the f
   const before = Date.now()
   await fastify.database.bounded(async (signal) => await things.findOne({}, { signal }), budget)
   const after = Date.now()
-  t.ok(budget.databaseDeadline >= before + BUDGET_MS && budget.databaseDeadline <= after + BUDGET_MS, 'the first call sets the deadline: QUERY_TIMEOUT_MS and the client\'s margin, from its start')
+  t.ok(budget.databaseDeadline >= before + BUDGET_MS && budget.databaseDeadline <= after + BUDGET_MS,
+    'the first call sets the deadline: QUERY_TIMEOUT_MS and the client\'s margin, from its start')
 
   // A budget with 50 ms left: the next call is aborted then, not after another whole budget.
   budget.databaseDeadline = Date.now() + 50
-  const reason = await fastify.database.bounded(async (signal) => await new Promise((resolve) => { signal.addEventListener('abort', () => { resolve(signal.reason) }) }), budget)
+  const reason = await fastify.database.bounded(async (signal) => await new Promise((resolve) => {
+    signal.addEventListener('abort', () => { resolve(signal.reason) })
+  }), budget)
   t.match(reason, { name: 'TimeoutError' }, 'aborted at the shared deadline')
   t.ok(Date.now() - budget.databaseDeadline < 30_000, 'long before a budget of its own would have ended')
 
   let ran = false
-  await t.rejects(fastify.database.bounded(async () => { ran = true }, budget), { name: 'TimeoutError' }, 'a budget spent: a timeout at once')
+  await t.rejects(fastify.database.bounded(async () => { ran = true }, budget), { name: 'TimeoutError' },
+    'a budget spent: a timeout at once')
   t.notOk(ran, 'and no database work')
   t.equal(await fastify.database.bounded(async () => 'own'), 'own', 'without a budget, a call has its own')
 })

@@ -9,12 +9,14 @@ import { build } from '../helpers/build.js'
 import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
 
 type Sessions = { size: number } & Iterable<unknown>
-const sessionsOf = (client: MongoClient): Sessions | undefined => (client as unknown as { s?: { activeSessions?: Sessions } }).s?.activeSessions
+const sessionsOf = (client: MongoClient): Sessions | undefined =>
+  (client as unknown as { s?: { activeSessions?: Sessions } }).s?.activeSessions
 
 t.test('the driver keeps its sessions in a Set on the client, which withSlotSessions replaces', async (t) => {
   const { uri } = await testDatabase()
   const plain = new MongoClient(uri)
-  t.type(sessionsOf(plain), Set, 'the driver version in the lock file holds its sessions as assumed; if not, the replacement is skipped and this fails')
+  t.type(sessionsOf(plain), Set, 'the driver version in the lock file holds its sessions as assumed; ' +
+    'if not, the replacement is skipped and this fails')
   const client = withSlotSessions(new MongoClient(uri, { serverSelectionTimeoutMS: 5000 }))
   t.type(sessionsOf(client), SlotSet)
   t.teardown(async () => await client.close())
@@ -45,7 +47,8 @@ t.test('a client whose sessions are already in use is left alone', async (t) => 
 
 t.test('the shims are checked against the driver they were tested with, and can be turned off', async (t) => {
   const [major, minor] = driverVersion().split('.')
-  t.equal(`${major}.${minor}`, VERIFIED_DRIVER, 'the driver in the lock file is the one the shim was checked with: after an update, run these tests on it, then move VERIFIED_DRIVER')
+  t.equal(`${major}.${minor}`, VERIFIED_DRIVER, 'the driver in the lock file is the one the shim was checked with: ' +
+    'after an update, run these tests on it, then move VERIFIED_DRIVER')
   t.same([...chooseShims('all').on], ['slot-sessions'])
   t.same([...chooseShims('none').on], [])
   const newer = chooseShims('all', `${major ?? '0'}.${Number(minor) + 1}.0`)

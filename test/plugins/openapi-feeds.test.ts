@@ -13,16 +13,20 @@ interface Operation {
 
 const NDJSON = 'application/x-ndjson'
 
-t.test('every feed has a filter example it accepts, a described tag, its JSON and NDJSON answers as documented, and HEAD', async (t) => {
+t.test('every feed has a filter example it accepts, a described tag, its JSON and NDJSON answers as documented, ' +
+  'and HEAD', async (t) => {
   // Streams that end after a second, so that their every line can be read.
   const fastify = await buildWithDemoData(t, { config: { CHANGES_STREAM_SECONDS: 1 } })
   const document = (await fastify.inject('/docs/json')).json()
-  t.match(document.tags.find((tag: { name: string }) => tag.name === 'changes'), { description: /copy of a list in sync/ }, 'the changes tag is described')
-  const feeds = Object.entries(document.paths as Record<string, { get: Operation, head?: Operation }>).filter(([url]) => url.endsWith('/changes'))
+  t.match(document.tags.find((tag: { name: string }) => tag.name === 'changes'),
+    { description: /copy of a list in sync/ }, 'the changes tag is described')
+  const feeds = Object.entries(document.paths as Record<string, { get: Operation, head?: Operation }>)
+    .filter(([url]) => url.endsWith('/changes'))
   t.equal(feeds.length, 8, 'eight feeds')
   // A response schema with the document's components, where its $refs point.
   const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true })
-  const validator = (schema: object | undefined): ValidateFunction => ajv.compile({ ...schema, components: document.components })
+  const validator = (schema: object | undefined): ValidateFunction =>
+    ajv.compile({ ...schema, components: document.components })
 
   await Promise.all(feeds.map(async ([template, item]) => {
     const operation = item.get
@@ -30,12 +34,14 @@ t.test('every feed has a filter example it accepts, a described tag, its JSON an
     const param = (name: string) => operation.parameters.find((p) => p.name === name)
     const filter = param('filter')?.content?.['application/json']?.example
     t.ok(filter !== undefined, `${template}: a filter example`)
-    const url = `${template.replace('{projectId}', String(param('projectId')?.example))}?filter=${encodeURIComponent(JSON.stringify(filter))}`
+    const url = `${template.replace('{projectId}', String(param('projectId')?.example))}` +
+      `?filter=${encodeURIComponent(JSON.stringify(filter))}`
 
     const res = await fastify.inject(url)
     t.equal(res.statusCode, 200, `${template}: its example is accepted (${res.body.slice(0, 200)})`)
     const content = operation.responses['200']?.content ?? {}
-    t.same(Object.keys(content), ['application/json', NDJSON], `${template}: 200 as JSON (first, what Swagger UI asks for) or NDJSON`)
+    t.same(Object.keys(content), ['application/json', NDJSON],
+      `${template}: 200 as JSON (first, what Swagger UI asks for) or NDJSON`)
     const json = validator(content['application/json']?.schema)
     t.ok(json(res.json()), `${template}: the JSON answer is as documented ${JSON.stringify(json.errors)}`)
     t.ok(res.json().events.length > 0, `${template}: the example lists demo documents`)

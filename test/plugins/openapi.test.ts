@@ -32,8 +32,10 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
   }
   t.ok(paths.includes('/projects') && paths.includes('/projects/public'))
   const sessions = document.paths['/projects/{projectId}/sessions'].get
-  t.match(sessions.description, /\| `start` \| date \| `\$eq` `\$ne` `\$gt` `\$gte` `\$lt` `\$lte` `\$in` `\$nin` `\$exists` \| yes \|/)
-  t.match(sessions.description, /\| `places` \| ObjectId\[\] \| `\$eq` `\$ne` `\$in` `\$nin` `\$exists` `\$all` `\$size` `\$elemMatch` \| no \|/)
+  t.match(sessions.description,
+    /\| `start` \| date \| `\$eq` `\$ne` `\$gt` `\$gte` `\$lt` `\$lte` `\$in` `\$nin` `\$exists` \| yes \|/)
+  t.match(sessions.description,
+    /\| `places` \| ObjectId\[\] \| `\$eq` `\$ne` `\$in` `\$nin` `\$exists` `\$all` `\$size` `\$elemMatch` \| no \|/)
   t.notMatch(sessions.description, /\| `project` \|/, 'the scope field is not offered')
   const parameter = (name: string) => sessions.parameters.find((p: { name: string }) => p.name === name)
   t.equal(parameter('limit').schema.maximum, 250, 'limit bound from MAX_LIMIT')
@@ -45,19 +47,27 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
   t.equal(document.components.schemas.Session.properties.start['x-field-kind'], 'date')
 })
 
-t.test('what a reader sees is right: version, error examples, path parameter first, customFields.<name>', async (t) => {
+t.test('what a reader sees is right: version, error examples, path parameter first, ' +
+  'customFields.<name>', async (t) => {
   const { PACKAGE } = await import('../../lib/package-info.js')
   const { ERROR_CODES } = await import('../../schemas/problem.js')
   const fastify = await build(t)
   const document = (await fastify.inject('/docs/json')).json()
   t.equal(document.info.version, PACKAGE.version, 'info.version is package.json\'s')
   let examples = 0
-  for (const [url, item] of Object.entries(document.paths as Record<string, Record<string, { parameters?: Array<{ in: string }>, responses: Record<string, { content?: Record<string, { example?: { status: number, code: string } }> }> }>>)) {
+  for (const [url, item] of Object.entries(document.paths as Record<string, Record<string, {
+    parameters?: Array<{ in: string }>
+    responses: Record<string, { content?: Record<string, { example?: { status: number, code: string } }> }>
+  }>>)) {
     for (const [method, operation] of Object.entries(item)) {
-      if (url.includes('{')) t.equal(operation.parameters?.[0]?.in, 'path', `${method} ${url}: the path parameter comes first`)
+      if (url.includes('{')) {
+        t.equal(operation.parameters?.[0]?.in, 'path', `${method} ${url}: the path parameter comes first`)
+      }
       if (method === 'head') {
-        t.same(Object.keys(operation.responses), Object.keys(item.get?.responses ?? {}), `HEAD ${url} answers as GET does`)
-        t.notOk(Object.values(operation.responses).some((response) => response.content !== undefined), `HEAD ${url}: headers only`)
+        t.same(Object.keys(operation.responses), Object.keys(item.get?.responses ?? {}),
+          `HEAD ${url} answers as GET does`)
+        t.notOk(Object.values(operation.responses).some((response) => response.content !== undefined),
+          `HEAD ${url}: headers only`)
         continue
       }
       for (const [status, response] of Object.entries(operation.responses)) {
@@ -67,16 +77,22 @@ t.test('what a reader sees is right: version, error examples, path parameter fir
         if (example === undefined) continue
         examples++
         // `default` stands for the statuses not listed: its example is one of them.
-        if (status === 'default') t.ok(example.status >= 400 && operation.responses[String(example.status)] === undefined, `${method} ${url} default: the example shows a status not listed`)
-        else t.equal(example.status, Number(status), `${method} ${url} ${status}: the example shows its own status`)
+        if (status === 'default') {
+          t.ok(example.status >= 400 && operation.responses[String(example.status)] === undefined,
+            `${method} ${url} default: the example shows a status not listed`)
+        } else {
+          t.equal(example.status, Number(status), `${method} ${url} ${status}: the example shows its own status`)
+        }
         t.ok((ERROR_CODES as readonly string[]).includes(example.code), `${example.code} is a code of the contract`)
       }
     }
   }
   t.ok(examples > 20)
   const sessions = document.paths['/projects/{projectId}/sessions'].get
-  t.match(sessions.parameters[0].schema?.examples ?? sessions.parameters[0].examples ?? sessions.parameters[0].example, /65cd7e30/, 'the path parameter has an example id')
-  t.match(document.components.schemas.Session.properties.customFields.description, /`customFields\.<name>`/, 'in code, so that Markdown does not take <name> for HTML')
+  t.match(sessions.parameters[0].schema?.examples ?? sessions.parameters[0].examples ?? sessions.parameters[0].example,
+    /65cd7e30/, 'the path parameter has an example id')
+  t.match(document.components.schemas.Session.properties.customFields.description, /`customFields\.<name>`/,
+    'in code, so that Markdown does not take <name> for HTML')
 })
 
 t.test('the error examples are what the service sends, and each list\'s bracket example is its own', async (t) => {
@@ -88,18 +104,25 @@ t.test('the error examples are what the service sends, and each list\'s bracket 
   t.equal(document.components.securitySchemes, undefined, 'no "Authorize" button while AUTH_MODE is not jwt')
   const withoutId = ({ requestId: _id, ...body }: { requestId?: string }) => body
   let lists = 0
-  for (const [template, item] of Object.entries(document.paths as Record<string, { get?: { description?: string, responses: Record<string, { content: Record<string, { example: { requestId?: string } }> }> } }>)) {
+  for (const [template, item] of Object.entries(document.paths as Record<string, {
+    get?: {
+      description?: string
+      responses: Record<string, { content: Record<string, { example: { requestId?: string } }> }>
+    }
+  }>)) {
     const operation = item.get
     if (operation?.responses['400'] === undefined || template.startsWith('/docs')) continue
     lists++
     const url = template.replace('{projectId}', publicIds[0] as string)
-    const documented = (status: string) => withoutId(operation.responses[status]?.content['application/problem+json']?.example ?? {})
+    const documented = (status: string) =>
+      withoutId(operation.responses[status]?.content['application/problem+json']?.example ?? {})
     const bad = await fastify.inject(`${url}?${BAD_REQUEST_EXAMPLE}`)
     t.equal(bad.statusCode, 400)
     t.same(withoutId(bad.json()), documented('400'), `${template}: the 400 example is its real answer`)
     if (template.includes('{projectId}')) {
       // A list's counts need their `by` (by=name: every kind has names).
-      const missing = await fastify.inject(`${template.replace('{projectId}', UNKNOWN_PROJECT_EXAMPLE)}${template.endsWith('/counts') ? '?by=name' : ''}`)
+      const missing = await fastify.inject(`${template.replace('{projectId}', UNKNOWN_PROJECT_EXAMPLE)}` +
+        `${template.endsWith('/counts') ? '?by=name' : ''}`)
       t.same(withoutId(missing.json()), documented('404'), `${template}: the 404 example is its real answer`)
     }
     const bracket = /brackets \(`([^`]+)`\)/.exec(operation.description ?? '')?.[1]
@@ -112,10 +135,18 @@ t.test('the error examples are what the service sends, and each list\'s bracket 
 
 t.test('"Authorize" shows when tokens are required', async (t) => {
   const { makeKey, ISSUER, AUDIENCE } = await import('../helpers/tokens.js')
-  const fastify = await build(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: makeKey('k', 'ES256').publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+  const fastify = await build(t, {
+    config: {
+      AUTH_MODE: 'jwt',
+      JWT_PUBLIC_KEY: makeKey('k', 'ES256').publicPem,
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: AUDIENCE
+    }
+  })
   const document = (await fastify.inject('/docs/json')).json()
   t.ok(document.components.securitySchemes.bearerAuth)
-  const example = document.paths['/projects/{projectId}/sessions'].get.responses['401'].content['application/problem+json'].example
+  const example = document.paths['/projects/{projectId}/sessions'].get.responses['401']
+    .content['application/problem+json'].example
   const res = await fastify.inject('/projects/65cd7e3007370d3300000000/sessions')
   t.equal(res.statusCode, 401)
   const { requestId: _sent, ...body } = res.json()
@@ -123,19 +154,22 @@ t.test('"Authorize" shows when tokens are required', async (t) => {
   t.same(body, shown, 'the 401 example is the real answer')
 })
 
-t.test('each list\'s 200 example is the service\'s own answer on the demo data, not one made up from the schema', async (t) => {
+t.test('each list\'s 200 example is the service\'s own answer on the demo data, ' +
+  'not one made up from the schema', async (t) => {
   const fastify = await buildWithDemoData(t)
   const document = (await fastify.inject('/docs/json')).json()
   const project = '65cd7e3007370d3300000000'
-  const lists = Object.entries(document.paths as Record<string, { get: { responses: { 200: { content: Record<string, { example?: { data: Array<{ _id: string }> } }> } } } }>)
-    .filter(([url]) => url.startsWith('/projects') && !url.endsWith('/changes') && !url.endsWith('/counts'))
+  const lists = Object.entries(document.paths as Record<string, {
+    get: { responses: { 200: { content: Record<string, { example?: { data: Array<{ _id: string }> } }> } } }
+  }>).filter(([url]) => url.startsWith('/projects') && !url.endsWith('/changes') && !url.endsWith('/counts'))
   t.equal(lists.length, 9)
   for (const [url, item] of lists) {
     const example = item.get.responses[200].content['application/json']?.example
     t.ok(example, `${url} has an example`)
     if (example === undefined) continue
     const id = example.data[0]?._id as string
-    const res = await fastify.inject(`${url.replace('{projectId}', project)}?filter=${encodeURIComponent(JSON.stringify({ _id: id }))}`)
+    const res = await fastify.inject(`${url.replace('{projectId}', project)}` +
+      `?filter=${encodeURIComponent(JSON.stringify({ _id: id }))}`)
     t.same(res.json(), example, `${url}: the answer to filter={"_id":"${id}"}`)
   }
 })

@@ -27,5 +27,6 @@ t.test('an invalid or missing id is replaced by a generated one', async (t) => {
     t.match(sent, UUID, `${JSON.stringify(id)} → a generated id`)
     t.equal(res.json().requestId, sent, 'the same in the problem body')
   }
-  t.equal((await fastify.inject({ url: '/health', headers: { 'x-request-id': 'x'.repeat(128) } })).headers['x-request-id'], 'x'.repeat(128), '128 characters are kept')
+  t.equal((await fastify.inject({ url: '/health', headers: { 'x-request-id': 'x'.repeat(128) } }))
+    .headers['x-request-id'], 'x'.repeat(128), '128 characters are kept')
 })

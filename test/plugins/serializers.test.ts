@@ -21,8 +21,15 @@ t.test('no response schema the serializer writes from holds a union', async (t) 
   const routes: RouteOptions[] = []
   const fastify = await build(t, { onRoute: (route) => { routes.push(route) } })
   const shared = fastify.getSchemas() as Record<string, unknown>
-  t.ok(routes.some((route) => route.url.endsWith('/counts')) && routes.some((route) => route.url.includes(':projectId')), `${routes.length} routes seen, counts and nested lists among them`)
-  t.ok(shared.Problem !== undefined && routes.some((route) => JSON.stringify(route.schema?.response ?? {}).includes('"$ref":"Problem"')), 'problems refer to the shared schema, which the walk follows')
+  t.ok(
+    routes.some((route) => route.url.endsWith('/counts')) && routes.some((route) => route.url.includes(':projectId')),
+    `${routes.length} routes seen, counts and nested lists among them`
+  )
+  t.ok(
+    shared.Problem !== undefined &&
+    routes.some((route) => JSON.stringify(route.schema?.response ?? {}).includes('"$ref":"Problem"')),
+    'problems refer to the shared schema, which the walk follows'
+  )
   const found: string[] = []
   for (const route of routes) {
     const responses = (route.schema as { response?: Record<string, unknown> } | undefined)?.response ?? {}

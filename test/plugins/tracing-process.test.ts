@@ -54,11 +54,13 @@ t.test('on: the spans of a request reach the OTLP endpoint, in the caller\'s tra
     RECORD_IMPORTS_TO: imports
   }, RECORDER)
   t.teardown(() => { service.child.kill('SIGKILL') })
-  t.ok(service.lines.some((line) => line.includes(`tracing on: spans exported over OTLP to ${endpoint}`)), 'the start-up log says where spans go')
+  t.ok(service.lines.some((line) => line.includes(`tracing on: spans exported over OTLP to ${endpoint}`)),
+    'the start-up log says where spans go')
   // Lists answer once the database has answered the service's first ping (/ready).
   await expectReady(t, service.url)
 
-  const res = await fetch(`${service.url}/projects?limit=1`, { headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01` } })
+  const res = await fetch(`${service.url}/projects?limit=1`,
+    { headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01` } })
   t.equal(res.status, 200)
   await res.arrayBuffer()
   service.child.kill('SIGTERM')
@@ -69,12 +71,19 @@ t.test('on: the spans of a request reach the OTLP endpoint, in the caller\'s tra
   for (const text of ['listing-api', '/projects', 'http.route', 'db.operation.name', 'find', 'mongodb']) {
     t.ok(sent.includes(text), `the export mentions ${text}`)
   }
-  t.ok((await importedModules(imports)).some(isTelemetry), 'control: the import recorder sees OpenTelemetry modules when tracing is on')
+  t.ok((await importedModules(imports)).some(isTelemetry),
+    'control: the import recorder sees OpenTelemetry modules when tracing is on')
 })
 
 t.test('off: no OpenTelemetry module is imported', async (t) => {
   const imports = path.join(dir, 'off.txt')
-  const service = await startService({ MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), SHUTDOWN_DELAY_MS: '0', OTEL_EXPORTER_OTLP_ENDPOINT: '', RECORD_IMPORTS_TO: imports }, RECORDER)
+  const service = await startService({
+    MONGODB_URI: uri,
+    MONGODB_DB: uniqueDatabaseName(),
+    SHUTDOWN_DELAY_MS: '0',
+    OTEL_EXPORTER_OTLP_ENDPOINT: '',
+    RECORD_IMPORTS_TO: imports
+  }, RECORDER)
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url)
   t.equal((await fetch(`${service.url}/projects?limit=1`)).status, 200)
@@ -86,8 +95,14 @@ t.test('off: no OpenTelemetry module is imported', async (t) => {
   t.notOk(service.lines.some((line) => line.includes('tracing on')))
 })
 
-t.test('an unreachable collector costs nothing: lists answer, and the exit waits at most the flush bound', async (t) => {
-  const service = await startService({ MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), SHUTDOWN_DELAY_MS: '0', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}` })
+t.test('an unreachable collector costs nothing: lists answer, ' +
+  'and the exit waits at most the flush bound', async (t) => {
+  const service = await startService({
+    MONGODB_URI: uri,
+    MONGODB_DB: uniqueDatabaseName(),
+    SHUTDOWN_DELAY_MS: '0',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url)
   for (let i = 0; i < 3; i++) t.equal((await fetch(`${service.url}/projects?limit=1`)).status, 200)

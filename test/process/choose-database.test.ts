@@ -28,10 +28,12 @@ t.test('production without MONGODB_URI is refused', async (t) => {
 t.test('an EMBEDDED_DATABASE it does not know stops the choice, naming the variable', async (t) => {
   const error = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'docker' } }).catch((e: unknown) => e)
   t.ok(error instanceof ConfigError)
-  t.match((error as Error).message, 'EMBEDDED_DATABASE="docker" is not allowed: EMBEDDED_DATABASE takes one of auto, mongod, stand-in')
+  t.match((error as Error).message,
+    'EMBEDDED_DATABASE="docker" is not allowed: EMBEDDED_DATABASE takes one of auto, mongod, stand-in')
 })
 
-t.test('without MONGODB_URI an embedded database is started: a replica set whose changes can be watched', async (t) => {
+t.test('without MONGODB_URI an embedded database is started: ' +
+  'a replica set whose changes can be watched', async (t) => {
   // The one the environment asks for (EMBEDDED_DATABASE; CI's stand-in runs ask for the stand-in).
   const db = await chooseDatabase({ env: { EMBEDDED_DATABASE: process.env.EMBEDDED_DATABASE } })
   t.teardown(db.close)
@@ -65,10 +67,13 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
   const env = { MONGOMS_DOWNLOAD_MIRROR: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}` }
   // No mongod binary, whatever is installed: mongodb-memory-server is a fake that finds none.
   const { memoryServer, calls } = fakeMemoryServer({ binary: undefined })
-  const db = await chooseDatabase({ env, memoryServer, probeTimeoutMs: 500, failureMark, onProgress: (message) => events.push(message) })
+  const db = await chooseDatabase({
+    env, memoryServer, probeTimeoutMs: 500, failureMark, onProgress: (message) => events.push(message)
+  })
   t.teardown(db.close)
   const took = Date.now() - started
-  t.match(events[0], /no MONGODB_URI: starting an embedded database/, 'what is tried is said first, before the probe waits')
+  t.match(events[0], /no MONGODB_URI: starting an embedded database/,
+    'what is tried is said first, before the probe waits')
   t.ok(events.indexOf('probe connected') > 0, `then the probe connects: ${events.join(' | ')}`)
   t.equal(db.kind, 'offline-mongodb')
   t.match(db.reason, /did not answer in 500 ms/)
@@ -80,7 +85,8 @@ t.test('a download site that does not answer costs the probe\'s time, said at on
   t.same(calls.located.length, 1, 'nor look for a binary')
 })
 
-t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tests there, and stops with its parent', async (t) => {
+t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tests there, ' +
+  'and stops with its parent', async (t) => {
   const db = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'stand-in' }, standInProcess: true })
   t.teardown(db.close)
   t.equal(db.kind, 'offline-mongodb')
@@ -99,7 +105,8 @@ t.test('npm start\'s stand-in runs in a process of its own, bounds its regex tes
 })
 
 t.test('the stand-in\'s process ends when its standard input does (its parent has gone)', async (t) => {
-  const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin']), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'offline-mongodb/cli.ts', '--port', '0', '--with-stdin']),
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   const uri = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve))

@@ -34,7 +34,11 @@ t.test('a mongod at hand: a one-member replica set on wiredTiger, test commands 
 
 t.test('MONGOMS_VERSION and MONGOMS_SYSTEM_BINARY, mongodb-memory-server\'s own variables, are followed', async (t) => {
   const { memoryServer, calls } = fakeMemoryServer({ binary: undefined })
-  const db = await chooseDatabase({ env: { MONGOMS_VERSION: '7.0.14', MONGOMS_SYSTEM_BINARY: '/usr/bin/mongod' }, memoryServer, failureMark: join(t.testdir({}), 'mark') })
+  const db = await chooseDatabase({
+    env: { MONGOMS_VERSION: '7.0.14', MONGOMS_SYSTEM_BINARY: '/usr/bin/mongod' },
+    memoryServer,
+    failureMark: join(t.testdir({}), 'mark')
+  })
   t.teardown(db.close)
   t.match(calls.created[0], { binary: { version: '7.0.14', systemBinary: '/usr/bin/mongod' } })
   t.same(calls.located, [], 'the cache is not searched')
@@ -47,37 +51,54 @@ t.test('no mongod yet: it is downloaded once the site answers, then started', as
   const env = { MONGOMS_DOWNLOAD_MIRROR: `http://127.0.0.1:${(site.address() as AddressInfo).port}` }
   const heard: string[] = []
   const { memoryServer, calls } = fakeMemoryServer({ binary: undefined, download: '/cache/downloaded/mongod' })
-  const db = await chooseDatabase({ env, memoryServer, failureMark: join(t.testdir({}), 'mark'), onProgress: (message) => heard.push(message) })
+  const db = await chooseDatabase({
+    env, memoryServer, failureMark: join(t.testdir({}), 'mark'), onProgress: (message) => heard.push(message)
+  })
   t.teardown(db.close)
   t.same(calls.downloaded, [MONGOD_VERSION])
-  t.match(heard, [/starting an embedded database/, new RegExp(`downloading mongod ${MONGOD_VERSION} from http://127\\.0\\.0\\.1:\\d+ \\(once; up to 120 s, then the offline stand-in\\)`)])
+  t.match(heard, [
+    /starting an embedded database/,
+    new RegExp(`downloading mongod ${MONGOD_VERSION} from http://127\\.0\\.0\\.1:\\d+ ` +
+      '\\(once; up to 120 s, then the offline stand-in\\)')
+  ])
   t.match(calls.created[0], { binary: { systemBinary: '/cache/downloaded/mongod' } })
   t.equal(db.kind, 'mongodb-memory-server')
 })
 
-t.test('a mongod that does not start: the offline stand-in, saying why; the set\'s data directory is removed', async (t) => {
-  const { memoryServer, calls } = fakeMemoryServer({ binary: '/cache/mongod', startFails: 'Instance closed unexpectedly with code "14"' })
+t.test('a mongod that does not start: the offline stand-in, saying why; ' +
+  'the set\'s data directory is removed', async (t) => {
+  const { memoryServer, calls } = fakeMemoryServer({
+    binary: '/cache/mongod', startFails: 'Instance closed unexpectedly with code "14"'
+  })
   const db = await chooseDatabase({ env: {}, memoryServer, failureMark: join(t.testdir({}), 'mark') })
   t.teardown(db.close)
   t.equal(db.kind, 'offline-mongodb')
-  t.match(db.reason, `no MONGODB_URI and no mongod (mongod ${MONGOD_VERSION} did not start as a replica set (already downloaded: /cache/mongod): Instance closed unexpectedly with code "14")`)
+  t.match(db.reason, `no MONGODB_URI and no mongod (mongod ${MONGOD_VERSION} did not start as a replica set ` +
+    '(already downloaded: /cache/mongod): Instance closed unexpectedly with code "14")')
   t.equal(await where(calls.created[0]?.instanceOpts?.[0]?.dbPath as string), 'gone')
 })
 
-t.test('EMBEDDED_DATABASE=mongod: a failure stops the start with its reason, and a recent failed download is retried', async (t) => {
+t.test('EMBEDDED_DATABASE=mongod: a failure stops the start with its reason, ' +
+  'and a recent failed download is retried', async (t) => {
   const failureMark = join(t.testdir({}), 'mark')
   await writeFile(failureMark, `${Date.now()}\nno network a minute ago`)
-  const { memoryServer, calls } = fakeMemoryServer({ binary: '/cache/mongod', startFails: 'Instance closed unexpectedly with code "14"' })
-  const error = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'mongod' }, memoryServer, failureMark }).catch((e: unknown) => e)
+  const { memoryServer, calls } = fakeMemoryServer({
+    binary: '/cache/mongod', startFails: 'Instance closed unexpectedly with code "14"'
+  })
+  const error = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'mongod' }, memoryServer, failureMark })
+    .catch((e: unknown) => e)
   t.ok(error instanceof EmbeddedMongodError)
-  t.match((error as Error).message, /^EMBEDDED_DATABASE=mongod, and no mongod replica set could be had: mongod \S+ did not start .*code "14"\. Unset EMBEDDED_DATABASE/)
+  t.match((error as Error).message,
+    /^EMBEDDED_DATABASE=mongod, and no mongod replica set could be had: mongod \S+ did not start .*code "14"\. Unset EMBEDDED_DATABASE/)
   t.same(calls.located, [MONGOD_VERSION], 'looked for despite the mark')
 })
 
 t.test('EMBEDDED_DATABASE=stand-in: the stand-in, with nothing asked of mongodb-memory-server', async (t) => {
   const { memoryServer, calls } = fakeMemoryServer({ binary: '/cache/mongod' })
   const heard: string[] = []
-  const db = await chooseDatabase({ env: { EMBEDDED_DATABASE: 'stand-in' }, memoryServer, onProgress: (message) => heard.push(message) })
+  const db = await chooseDatabase({
+    env: { EMBEDDED_DATABASE: 'stand-in' }, memoryServer, onProgress: (message) => heard.push(message)
+  })
   t.teardown(db.close)
   t.equal(db.kind, 'offline-mongodb')
   t.equal(db.reason, 'no MONGODB_URI; EMBEDDED_DATABASE=stand-in')
@@ -85,11 +106,14 @@ t.test('EMBEDDED_DATABASE=stand-in: the stand-in, with nothing asked of mongodb-
   t.same(calls, { located: [], downloaded: [], created: [], started: 0, stopped: 0 })
 })
 
-t.test('the real mongodb-memory-server starts the binary it is given as a replica set member, and cleans up after it', async (t) => {
+t.test('the real mongodb-memory-server starts the binary it is given as a replica set member, ' +
+  'and cleans up after it', async (t) => {
   // A "mongod" that says its version, notes its arguments and exits as a mongod that cannot start.
   const dir = t.testdir({})
   const binary = join(dir, 'mongod')
-  await writeFile(binary, `#!/bin/sh\nif [ "$1" = --version ]; then echo "db version v${MONGOD_VERSION}"; exit 0; fi\nprintf '%s\\n' "$@" > "${dir}/args"\nexit 14\n`)
+  await writeFile(binary, '#!/bin/sh\n' +
+    `if [ "$1" = --version ]; then echo "db version v${MONGOD_VERSION}"; exit 0; fi\n` +
+    `printf '%s\\n' "$@" > "${dir}/args"\nexit 14\n`)
   await chmod(binary, 0o755)
   const db = await chooseDatabase({ env: { MONGOMS_SYSTEM_BINARY: binary }, failureMark: join(dir, 'mark') })
   t.teardown(db.close)
@@ -106,6 +130,8 @@ t.test('the real mongodb-memory-server starts the binary it is given as a replic
 })
 
 t.test('npm ci downloads the version the service starts', async (t) => {
-  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { config: { mongodbMemoryServer: { version: string } } }
+  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+    config: { mongodbMemoryServer: { version: string } }
+  }
   t.equal(pkg.config.mongodbMemoryServer.version, MONGOD_VERSION, 'package.json config.mongodbMemoryServer.version')
 })

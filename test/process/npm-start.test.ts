@@ -21,7 +21,16 @@ for (const script of ['start', 'demo:writes']) {
   t.test(`npm run ${script}: SIGTERM to npm drains the service, which exits 0 with its database`, async (t) => {
     const npm = spawn('npm', ['run', '--silent', script], {
       cwd: ROOT,
-      env: { ...process.env, EMBEDDED_DATABASE: 'stand-in', PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', CURSOR_KEY_FILE: 'off', SHUTDOWN_DELAY_MS: '0', LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        EMBEDDED_DATABASE: 'stand-in',
+        PORT: '0',
+        METRICS_PORT: '0',
+        HOST: '127.0.0.1',
+        CURSOR_KEY_FILE: 'off',
+        SHUTDOWN_DELAY_MS: '0',
+        LOG_LEVEL: 'info'
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       // A group of its own: should the test fail, the teardown ends npm and all it started.
       detached: true
@@ -29,7 +38,8 @@ for (const script of ['start', 'demo:writes']) {
     t.teardown(() => { try { process.kill(-(npm.pid as number), 'SIGKILL') } catch {} })
     const service = await listening(npm)
     const port = Number(new URL(service.url).port)
-    const connected = (): RegExpExecArray | null => /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
+    const connected = (): RegExpExecArray | null =>
+      /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
     t.ok(await until(() => connected() !== null, 15_000), 'the service reaches its database')
     const database = Number(connected()?.[1])
     t.ok(await listens(port) && await listens(database), 'the service and its database listen')

@@ -6,7 +6,9 @@ import { KEY_SET_COOLDOWN_MS } from '../../access-control/verify-token.js'
 import { ConfigSchema } from '../../plugins/config.js'
 import { makeKey, mint } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
-import { CORS_ORIGIN, RATE_LIMIT_PER_MINUTE, SERVER_NAME, nginxMissing, startTopology, type Answer, type Topology } from './topology.js'
+import {
+  CORS_ORIGIN, RATE_LIMIT_PER_MINUTE, SERVER_NAME, nginxMissing, startTopology, type Answer, type Topology
+} from './topology.js'
 
 t.setTimeout(300_000)
 if (nginxMissing !== false) {
@@ -60,11 +62,16 @@ function steadyLoad (topology: Topology, urls: string[], perSecond: number, toke
   }
 }
 
-async function burst (topology: Topology, urls: string[], concurrency: number, tokens: string[]): Promise<Array<{ status: number, ms: number, code?: string }>> {
+async function burst (
+  topology: Topology, urls: string[], concurrency: number, tokens: string[]
+): Promise<Array<{ status: number, ms: number, code?: string }>> {
   return await Promise.all(Array.from({ length: concurrency }, async (_, i) => {
     const started = Date.now()
-    const answer = await topology.get(`${topology.ingress}${urls[i % urls.length] as string}`, { token: tokens[i % tokens.length] as string })
-    return { status: answer.status, ms: Date.now() - started, ...(answer.status === 200 ? {} : { code: answer.json().code }) }
+    const answer = await topology.get(`${topology.ingress}${urls[i % urls.length] as string}`,
+      { token: tokens[i % tokens.length] as string })
+    return {
+      status: answer.status, ms: Date.now() - started, ...(answer.status === 200 ? {} : { code: answer.json().code })
+    }
   }))
 }
 

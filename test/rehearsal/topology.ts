@@ -24,11 +24,18 @@ export const SERVER_NAME = 'listing.test'
 export const CORS_ORIGIN = 'https://planner.example.test'
 export const RATE_LIMIT_PER_MINUTE = 40
 export const SHUTDOWN_DELAY_MS = 2000
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => { try { execFileSync(file, ['-v'], { stdio: 'ignore' }); return true } catch { return false } })
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => {
+  try { execFileSync(file, ['-v'], { stdio: 'ignore' }); return true } catch { return false }
+})
 
 export const nginxMissing = NGINX === undefined ? 'Debian\'s nginx is not installed (.ci/run installs it)' : false
 
-export interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string, json: () => any }
+export interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+  json: () => any
+}
 
 export interface Topology {
   /** https://listing.test:<port>, resolved to nginx on 127.0.0.1. */
@@ -39,9 +46,13 @@ export interface Topology {
   jwks: JwksServer
   signingKey: TestKey
   /** A GET through nginx (or to any URL) from `from` (a loopback address), with a bearer token unless `token: null`. */
-  get: (url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string>, method?: string }) => Promise<Answer>
+  get: (
+    url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string>, method?: string }
+  ) => Promise<Answer>
   /** The same GET, answered as a stream: the response as soon as its head arrives. */
-  open: (url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string> }) => Promise<IncomingMessage>
+  open: (
+    url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string> }
+  ) => Promise<IncomingMessage>
   /** A client of the database the replicas serve (writes for the feeds). */
   databaseUri: string
   databaseName: string
@@ -76,7 +87,9 @@ async function stopNginx (nginx: ChildProcess): Promise<void> {
   const group = nginx.pid
   if (group === undefined) return
   if (nginx.exitCode === null && nginx.signalCode === null) nginx.kill('SIGQUIT')
-  for (let i = 0; i < 100 && groupMembers(group).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  for (let i = 0; i < 100 && groupMembers(group).length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
   const left = groupMembers(group)
   if (left.length === 0) return
   try { process.kill(-group, 'SIGKILL') } catch {}

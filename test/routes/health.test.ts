@@ -21,8 +21,13 @@ t.test('GET /ready answers 200 when the database answers a ping', async (t) => {
   t.same(res.json(), { status: 'ready' })
 })
 
-/** Asks /ready until it answers `status`, within `withinMs`: its last answer, and how long it took (Infinity: not within). */
-async function readyUntil (fastify: FastifyInstance, status: number, withinMs: number): Promise<{ res: LightMyRequestResponse, ms: number }> {
+/**
+ * Asks /ready until it answers `status`, within `withinMs`: its last answer, and how long it took
+ * (Infinity: not within).
+ */
+async function readyUntil (
+  fastify: FastifyInstance, status: number, withinMs: number
+): Promise<{ res: LightMyRequestResponse, ms: number }> {
   let res: LightMyRequestResponse | undefined
   const ms = await timeUntil(async () => (res = await fastify.inject('/ready')).statusCode === status, withinMs, 50)
   return { res: res as LightMyRequestResponse, ms }
@@ -52,10 +57,12 @@ t.test('/ready logs a change of state once, at info, and no fault for its 503s',
   for (let i = 0; i < 3; i++) t.equal((await fastify.inject('/ready')).statusCode, 503)
   const about = logLines.filter((line) => /\/ready/.test(String(line.msg)))
   t.equal(about.length, 2, 'one line per change')
-  t.match(about[0]?.msg, /^\/ready answers 503: the (database does not answer a ping|driver reaches no server of the database)$/)
+  t.match(about[0]?.msg,
+    /^\/ready answers 503: the (database does not answer a ping|driver reaches no server of the database)$/)
   t.equal(about[1]?.msg, '/ready answers 503: the service is shutting down')
   t.ok(about.every((line) => line.level === 30), 'at info')
-  t.same(logLines.filter((line) => line.msg === 'database fault' || ((line.level as number) >= 40 && /ready/i.test(JSON.stringify(line)))), [], 'no warning about /ready')
+  t.same(logLines.filter((line) => line.msg === 'database fault' ||
+    ((line.level as number) >= 40 && /ready/i.test(JSON.stringify(line)))), [], 'no warning about /ready')
 })
 
 t.test('GET / points to the docs, the OpenAPI document, the lists, the probes and the change feeds', async (t) => {
@@ -69,11 +76,15 @@ t.test('GET / points to the docs, the OpenAPI document, the lists, the probes an
     const target = await fastify.inject(link)
     t.equal(target.statusCode, 200, `${name}: ${link} answers`)
   }
-  t.same(index.feeds, ['/projects/changes', ...NESTED_LISTS.map((kind) => `/projects/{projectId}/${kind}/changes`)], 'a change feed for every list')
+  t.same(index.feeds, ['/projects/changes', ...NESTED_LISTS.map((kind) => `/projects/{projectId}/${kind}/changes`)],
+    'a change feed for every list')
   const db = fastify.mongo.db as Db
   await prepareFeeds(db)
   const { insertedId: project } = await db.collection('projects').insertOne({ name: 'P' })
-  for (const feed of index.feeds as string[]) t.equal((await fastify.inject(feed.replace('{projectId}', project.toHexString()))).statusCode, 200, `${feed} answers`)
+  for (const feed of index.feeds as string[]) {
+    t.equal((await fastify.inject(feed.replace('{projectId}', project.toHexString()))).statusCode, 200,
+      `${feed} answers`)
+  }
   const behind = await build(t, { config: { PUBLIC_URL: 'https://api.example.org/listing' } })
   const behindIndex = (await behind.inject('/')).json()
   t.equal(behindIndex.links.docs, 'https://api.example.org/listing/docs', 'behind a proxy, the public links')

@@ -27,7 +27,8 @@ function descendsFrom (span: ReadableSpan, ancestor: ReadableSpan, spans: Readab
   return false
 }
 
-t.test('a list of a project not remembered: one aggregate on projects (the page looked up beside it), redacted', async (t) => {
+t.test('a list of a project not remembered: one aggregate on projects (the page looked up beside it), ' +
+  'redacted', async (t) => {
   exporter.reset()
   const cold = publicIds[1] as string
   t.equal((await fastify.inject(`/projects/${cold}/activities?limit=2&filter={"name":{"$regex":"b"}}`)).statusCode, 200)
@@ -56,8 +57,10 @@ t.test('a list request: server span with route and status, continuing traceparen
   t.equal(request.parentSpanContext?.spanId, PARENT_ID, 'under the caller\'s span')
 
   const finds = spans.filter((s) => s.kind === SpanKind.CLIENT && s.attributes['db.operation.name'] === 'find')
-  t.ok(finds.some((s) => s.attributes['db.collection.name'] === 'sessions' && s.name === 'find sessions'), 'a MongoDB find on sessions')
-  t.same(spans.filter((s) => s.attributes['db.collection.name'] === '$cmd').map((s) => s.name), [], 'every command span names its collection, not the $cmd namespace')
+  t.ok(finds.some((s) => s.attributes['db.collection.name'] === 'sessions' && s.name === 'find sessions'),
+    'a MongoDB find on sessions')
+  t.same(spans.filter((s) => s.attributes['db.collection.name'] === '$cmd').map((s) => s.name), [],
+    'every command span names its collection, not the $cmd namespace')
   for (const find of finds) {
     t.equal(find.spanContext().traceId, TRACE_ID)
     t.ok(descendsFrom(find, request, spans), `${find.name} is a child of the request span`)
@@ -84,7 +87,9 @@ t.test('probes are not traced', async (t) => {
 })
 
 t.test('statements: every value redacted but the collection a command names', async (t) => {
-  t.equal(redactedStatement({ find: 'sessions', filter: { email: 'ann@example.org', n: 3 }, limit: 3 }), '{"find":"sessions","filter":{"email":"?","n":"?"},"limit":"?"}')
-  t.equal(redactedStatement({ _id: 'secret', email: 'ann@example.org' }), '{"_id":"?","email":"?"}', 'a document handed over (insert) keeps nothing')
+  t.equal(redactedStatement({ find: 'sessions', filter: { email: 'ann@example.org', n: 3 }, limit: 3 }),
+    '{"find":"sessions","filter":{"email":"?","n":"?"},"limit":"?"}')
+  t.equal(redactedStatement({ _id: 'secret', email: 'ann@example.org' }), '{"_id":"?","email":"?"}',
+    'a document handed over (insert) keeps nothing')
   t.equal(redactedStatement({ ping: 1 }), '{"ping":"?"}')
 })

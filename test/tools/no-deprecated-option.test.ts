@@ -23,12 +23,16 @@ export async function probe (db: Db): Promise<void> {
 /** Lints `source` as the file PROBE, which is no file of the repository's program: it gets a program of its own. */
 const LINT = `
 import { ESLint } from 'eslint'
-const eslint = new ESLint({ overrideConfig: [{ files: ['${PROBE}'], languageOptions: { parserOptions: { project: false, projectService: { allowDefaultProject: ['${PROBE}'] } } } }] })
+const eslint = new ESLint({ overrideConfig: [{ files: ['${PROBE}'], ` +
+  `languageOptions: { parserOptions: { project: false, projectService: { allowDefaultProject: ['${PROBE}'] } } } }] })
 const [result] = await eslint.lintText(process.env.PROBE_SOURCE, { filePath: '${PROBE}' })
 process.stdout.write(JSON.stringify(result.messages.map((m) => m.line + ' ' + (m.ruleId ?? m.message))))
 `
 
 t.test('a deprecated option fails the lint, in an options object or a typed one; a current one passes', async (t) => {
-  const output = execFileSync(NODE, nodeArgs(['--input-type=module', '-e', LINT], { coverage: false }), { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PROBE_SOURCE: SOURCE } })
-  t.same(JSON.parse(output), ['4 local/no-deprecated-option', '5 local/no-deprecated-option', '6 @typescript-eslint/no-deprecated'], 'timeoutMS on lines 4 to 6, and nothing else')
+  const output = execFileSync(NODE, nodeArgs(['--input-type=module', '-e', LINT], { coverage: false }),
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PROBE_SOURCE: SOURCE } })
+  t.same(JSON.parse(output),
+    ['4 local/no-deprecated-option', '5 local/no-deprecated-option', '6 @typescript-eslint/no-deprecated'],
+    'timeoutMS on lines 4 to 6, and nothing else')
 })

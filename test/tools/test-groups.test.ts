@@ -13,12 +13,15 @@ t.test('a hanging file of a group fails within its own time limit, and the repor
     // It waits on a timer, as on a hung socket, which it lets go once tap has given up on it
     // (the root's 'timeout'), so that the process ends without tap's kill ten seconds later.
     'hangs.test.ts': "import t from 'tap'\nt.setTimeout(1000)\n" +
-      "t.test('waits forever', async () => { await new Promise(() => { const timer = setInterval(() => {}, 60_000); t.on('timeout', () => { clearInterval(timer) }) }) })\n",
+      "t.test('waits forever', async () => { await new Promise(() => { const timer = setInterval(() => {}, 60_000); " +
+      "t.on('timeout', () => { clearInterval(timer) }) }) })\n",
     'group.ts': `import path from 'node:path'\nimport { runFiles } from ${JSON.stringify(GROUPS_MODULE)}\n` +
-      "runFiles('a fixture', ['passes.test.ts', 'hangs.test.ts'].map((f) => path.join(import.meta.dirname, f)), 600_000)\n"
+      "runFiles('a fixture', ['passes.test.ts', 'hangs.test.ts']" +
+      '.map((f) => path.join(import.meta.dirname, f)), 600_000)\n'
   })
   // The group's own limit is ten minutes: ending within the kill's bound means the file's 1 s applied.
-  const run = spawnSync(NODE, nodeArgs(['--import=tsx', path.join(dir, 'group.ts')], { coverage: false }), { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' })
+  const run = spawnSync(NODE, nodeArgs(['--import=tsx', path.join(dir, 'group.ts')], { coverage: false }),
+    { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' })
   t.equal(run.signal, null, 'the process ended by itself, not by the kill')
   t.not(run.status, 0, 'it failed')
   t.match(run.stdout, /ok \d+ - passes/, 'the file before it passed')

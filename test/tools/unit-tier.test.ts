@@ -44,15 +44,26 @@ const FORBIDDEN_MODULES: Record<string, string> = {
 }
 /** node:http and node:https serve and request with everything but these (schemas/problem.ts takes STATUS_CODES). */
 const HARMLESS_HTTP = new Set(['STATUS_CODES', 'METHODS'])
-/** Files a unit test may import for their other exports, and what these exports start (their sockets are behind them). */
+/**
+ * Files a unit test may import for their other exports, and what these exports start (their sockets are
+ * behind them).
+ */
 const FORBIDDEN_EXPORTS: Record<string, Record<string, string>> = {
   'test/helpers/tokens.ts': { startJwksServer: 'a JWKS server on loopback' }
 }
-/** Code of a reached file that connects or loads what this check cannot see, whatever it imports (unless the file declares its own). */
+/**
+ * Code of a reached file that connects or loads what this check cannot see, whatever it imports (unless
+ * the file declares its own).
+ */
 const FORBIDDEN_CODE: Array<{ code: RegExp, what: string, testsOnly?: boolean, unless?: RegExp }> = [
   { code: /\bnew\s+MongoClient\b|\bMongoClient\s*\.\s*connect\b/, what: 'connects a MongoClient' },
   // The app's own code takes fetch as an option and defaults to the global one: a test passes its own.
-  { code: /(?<![\w$.#])fetch\s*\(|\bglobalThis\s*\.\s*fetch\s*\(/, what: 'calls the global fetch', testsOnly: true, unless: /\b(?:const|let|var|function)\s+fetch\b/ },
+  {
+    code: /(?<![\w$.#])fetch\s*\(|\bglobalThis\s*\.\s*fetch\s*\(/,
+    what: 'calls the global fetch',
+    testsOnly: true,
+    unless: /\b(?:const|let|var|function)\s+fetch\b/
+  },
   { code: /\bcreateRequire\b/, what: 'loads modules with require(), which this check does not follow' }
 ]
 /** A string naming python or nginx as a program. */
@@ -64,15 +75,19 @@ interface Import { specifier: string, names: string[] | '*' }
 /** Splits a source into its code (comments removed) and its string literals. */
 function lex (text: string): { code: string, strings: string[] } {
   const strings: string[] = []
-  const code = text.replace(/('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`)|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (match, string?: string) => {
-    if (string === undefined) return ''
-    strings.push(string.slice(1, -1))
-    return string
-  })
+  const code = text.replace(/('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`)|\/\/[^\n]*|\/\*[\s\S]*?\*\//g,
+    (match, string?: string) => {
+      if (string === undefined) return ''
+      strings.push(string.slice(1, -1))
+      return string
+    })
   return { code, strings }
 }
 
-/** The imports of `text` that load something at run time (type-only ones are erased), and dynamic ones it cannot read. */
+/**
+ * The imports of `text` that load something at run time (type-only ones are erased), and dynamic ones it
+ * cannot read.
+ */
 function importsOf (text: string): { imports: Import[], unreadable: string[] } {
   const imports: Import[] = []
   const unreadable: string[] = []
@@ -85,7 +100,8 @@ function importsOf (text: string): { imports: Import[], unreadable: string[] } {
       ? []
       : named === null
         ? '*'
-        : (named[1] ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '' && !name.startsWith('type '))
+        : (named[1] ?? '').split(',').map((name) => name.trim())
+            .filter((name) => name !== '' && !name.startsWith('type '))
             .map((name) => name.split(/\s+as\s+/)[0] as string)
     imports.push({ specifier, names })
   }
@@ -123,7 +139,10 @@ async function violations (file: string, read: Source = repository): Promise<str
     for (const { specifier, names } of imports) {
       if (specifier.startsWith('.')) {
         const target = await resolve(next, specifier, read)
-        if (target === undefined) { found.push(`${next} imports ${specifier}, which is not in the repository`); continue }
+        if (target === undefined) {
+          found.push(`${next} imports ${specifier}, which is not in the repository`)
+          continue
+        }
         for (const [name, what] of Object.entries(FORBIDDEN_EXPORTS[target] ?? {})) {
           if (names === '*' || names.includes(name)) found.push(`${next} imports ${name} from ${target}: ${what}`)
         }
@@ -171,7 +190,8 @@ t.test('the check can fail: every way of reaching the network or a process is fo
     ["import { run } from './missing.js'", 'which is not in the repository'],
     // Through the repository's files: a side-effect import, a re-export, a dynamic import.
     ["import './side.js'", 'test/lib/side.ts imports node:net', { 'test/lib/side.ts': "import 'node:net'" }],
-    ["export * from './again.js'", 'test/lib/again.ts imports node:http2', { 'test/lib/again.ts': "export { connect } from 'node:http2'" }],
+    ["export * from './again.js'", 'test/lib/again.ts imports node:http2',
+      { 'test/lib/again.ts': "export { connect } from 'node:http2'" }],
     ["const { stop } = await import('./later.js')", 'test/lib/later.ts imports mongodb-memory-server',
       { 'test/lib/later.ts': "import { MongoMemoryReplSet } from 'mongodb-memory-server'" }]
   ]
@@ -179,11 +199,14 @@ t.test('the check can fail: every way of reaching the network or a process is fo
     const found = await violations(FIXTURE, withFiles({ [FIXTURE]: `import t from 'tap'\n${line}\n`, ...others }))
     t.ok(found.some((violation) => violation.includes(expected)), `${line}: ${expected}`)
   }
-  t.ok((await violations('test/list-query/logical-filters.test.ts')).some((found) => found.includes('test/helpers/database.ts')), 'a file that builds the app reaches the test database')
-  t.ok((await violations('client/test/walk.test.ts')).some((found) => found.includes('node:child_process')), 'a file that runs a program imports node:child_process')
+  t.ok((await violations('test/list-query/logical-filters.test.ts')).some((found) =>
+    found.includes('test/helpers/database.ts')), 'a file that builds the app reaches the test database')
+  t.ok((await violations('client/test/walk.test.ts')).some((found) => found.includes('node:child_process')),
+    'a file that runs a program imports node:child_process')
 })
 
-t.test('the check lets pass what opens nothing: BSON types, status texts, types, a fetch of its own, comments', async (t) => {
+t.test('the check lets pass what opens nothing: BSON types, status texts, types, a fetch of its own, ' +
+  'comments', async (t) => {
   const harmless = [
     "import { ObjectId, type MongoClient } from 'mongodb'",
     "import { STATUS_CODES } from 'node:http'",

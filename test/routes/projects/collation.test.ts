@@ -39,7 +39,8 @@ async function walk (app: FastifyInstance, url: string, limit: number): Promise<
   const seen: Named[] = []
   let next: string | undefined
   for (let page = 0; page < 200; page++) {
-    const res = await app.inject(`${url}&limit=${limit}${next === undefined ? '' : `&after=${encodeURIComponent(next)}`}`)
+    const res = await app.inject(`${url}&limit=${limit}` +
+      `${next === undefined ? '' : `&after=${encodeURIComponent(next)}`}`)
     if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
     const body = res.json<{ data: Named[], next?: string }>()
     seen.push(...body.data)
@@ -50,13 +51,18 @@ async function walk (app: FastifyInstance, url: string, limit: number): Promise<
 }
 
 /** The expected order: the collator on names, missing names first (they sort as null), then `_id`. */
-const ordered = (docs: Named[], compare: (a: string, b: string) => number, direction: 1 | -1): string[] => [...docs].sort((a, b) => {
-  const byName = a.name === undefined || b.name === undefined ? Number(a.name !== undefined) - Number(b.name !== undefined) : compare(a.name, b.name)
+const ordered = (
+  docs: Named[], compare: (a: string, b: string) => number, direction: 1 | -1
+): string[] => [...docs].sort((a, b) => {
+  const byName = a.name === undefined || b.name === undefined
+    ? Number(a.name !== undefined) - Number(b.name !== undefined)
+    : compare(a.name, b.name)
   return direction * byName || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0)
 }).map((d) => d._id)
 
 // Letters where French and byte order part: case, accents, ligatures, spaces and hyphens.
-const letter = fc.constantFrom('a', 'A', 'à', 'â', 'e', 'E', 'é', 'É', 'è', 'ê', 'ë', 'z', 'Z', 'ç', 'Ç', 'œ', 'o', 'ô', ' ', '-', "'", '’', 'l', 'L', 'i', 'î', 'ï', '1', '9', '10')
+const letter = fc.constantFrom('a', 'A', 'à', 'â', 'e', 'E', 'é', 'É', 'è', 'ê', 'ë', 'z', 'Z', 'ç', 'Ç',
+  'œ', 'o', 'ô', ' ', '-', "'", '’', 'l', 'L', 'i', 'î', 'ï', '1', '9', '10')
 // A few names often, so that ties (broken by `_id`) fall across pages.
 const name = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: letter, minLength: 1, maxLength: 6 }) },
@@ -64,22 +70,25 @@ const name = fc.oneof(
   { weight: 1, arbitrary: fc.constant(undefined) }
 )
 
-t.test('walked with next and with skip, names are in ICU French order (default) and in byte order (simple)', async (t) => {
+t.test('walked with next and with skip, names are in ICU French order (default) ' +
+  'and in byte order (simple)', async (t) => {
   let runs = 0
-  await fc.assert(fc.asyncProperty(fc.array(name, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 7 }), fc.constantFrom<1 | -1>(1, -1), async (names, limit, direction) => {
-    const project = new ObjectId()
-    await db.collection('projects').insertOne({ _id: project, name: 'collation' })
-    const docs = names.map((n) => ({ _id: new ObjectId(), project, ...(n === undefined ? {} : { name: n }) }))
-    await db.collection('stewards').insertMany(docs)
-    const expected = docs.map((d) => ({ _id: d._id.toHexString(), ...(d.name === undefined ? {} : { name: d.name }) }))
-    const url = `/projects/${project.toHexString()}/stewards?sort=${direction === 1 ? '%2B' : '-'}name&fields=name`
-    const inFrench = JSON.stringify(ordered(expected, FRENCH.compare, direction))
-    const inBytes = JSON.stringify(ordered(expected, bytes, direction))
-    const ids = (docs: Named[]): string => JSON.stringify(docs.map((d) => d._id))
-    runs++
-    return ids(await walk(french, url, limit)) === inFrench && ids(await skipped(french, url, limit)) === inFrench &&
-      ids(await walk(binary, url, limit)) === inBytes && ids(await skipped(binary, url, limit)) === inBytes
-  }), { numRuns: 40 })
+  await fc.assert(fc.asyncProperty(fc.array(name, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 7 }),
+    fc.constantFrom<1 | -1>(1, -1), async (names, limit, direction) => {
+      const project = new ObjectId()
+      await db.collection('projects').insertOne({ _id: project, name: 'collation' })
+      const docs = names.map((n) => ({ _id: new ObjectId(), project, ...(n === undefined ? {} : { name: n }) }))
+      await db.collection('stewards').insertMany(docs)
+      const expected = docs.map((d) =>
+        ({ _id: d._id.toHexString(), ...(d.name === undefined ? {} : { name: d.name }) }))
+      const url = `/projects/${project.toHexString()}/stewards?sort=${direction === 1 ? '%2B' : '-'}name&fields=name`
+      const inFrench = JSON.stringify(ordered(expected, FRENCH.compare, direction))
+      const inBytes = JSON.stringify(ordered(expected, bytes, direction))
+      const ids = (docs: Named[]): string => JSON.stringify(docs.map((d) => d._id))
+      runs++
+      return ids(await walk(french, url, limit)) === inFrench && ids(await skipped(french, url, limit)) === inFrench &&
+        ids(await walk(binary, url, limit)) === inBytes && ids(await skipped(binary, url, limit)) === inBytes
+    }), { numRuns: 40 })
   t.equal(runs, 40, 'every walk compared')
 })
 
@@ -89,16 +98,22 @@ t.test('the demo people, in the order a French reader expects', async (t) => {
   const people = ['Zoé', 'Émile', 'elodie', 'Élodie', 'de la Tour', 'Chloé', 'Inès', 'Léa', 'zoe']
   await db.collection('stewards').insertMany(people.map((n) => ({ project, name: n })))
   const names = async (app: FastifyInstance, query: string): Promise<string[]> =>
-    (await app.inject(`/projects/${project.toHexString()}/stewards?${query}`)).json<{ data: Named[] }>().data.map((d) => d.name as string)
-  t.same(await names(french, 'sort=%2Bname'), ['Chloé', 'de la Tour', 'elodie', 'Élodie', 'Émile', 'Inès', 'Léa', 'zoe', 'Zoé'])
-  t.same(await names(binary, 'sort=%2Bname'), ['Chloé', 'Inès', 'Léa', 'Zoé', 'de la Tour', 'elodie', 'zoe', 'Élodie', 'Émile'])
+    (await app.inject(`/projects/${project.toHexString()}/stewards?${query}`)).json<{ data: Named[] }>().data
+      .map((d) => d.name as string)
+  t.same(await names(french, 'sort=%2Bname'),
+    ['Chloé', 'de la Tour', 'elodie', 'Élodie', 'Émile', 'Inès', 'Léa', 'zoe', 'Zoé'])
+  t.same(await names(binary, 'sort=%2Bname'),
+    ['Chloé', 'Inès', 'Léa', 'Zoé', 'de la Tour', 'elodie', 'zoe', 'Élodie', 'Émile'])
   const range = `sort=%2Bname&filter=${encodeURIComponent('{"name":{"$gte":"e","$lt":"f"}}')}`
   t.same(await names(french, range), ['elodie', 'Élodie', 'Émile'], 'a range on strings follows the collation')
   t.same(await names(binary, range), ['elodie'])
-  t.same(await names(french, `filter=${encodeURIComponent('{"name":"zoe"}')}`), ['zoe'], 'equality stays exact at strength 3')
+  t.same(await names(french, `filter=${encodeURIComponent('{"name":"zoe"}')}`), ['zoe'],
+    'equality stays exact at strength 3')
   t.same(await names(french, `filter=${encodeURIComponent('{"name":{"$in":["émile","Léa"]}}')}`), ['Léa'], '$in too')
-  t.same(await names(french, `sort=%2Bname&filter=${encodeURIComponent('{"name":{"$regex":"^é","$options":"i"}}')}`), ['Élodie', 'Émile'], '$regex ignores the collation')
-  const counted = await french.inject(`/projects/${project.toHexString()}/stewards?limit=0&count=true&filter=${encodeURIComponent('{"name":{"$gt":"d"}}')}`)
+  t.same(await names(french, `sort=%2Bname&filter=${encodeURIComponent('{"name":{"$regex":"^é","$options":"i"}}')}`),
+    ['Élodie', 'Émile'], '$regex ignores the collation')
+  const counted = await french.inject(`/projects/${project.toHexString()}/stewards?limit=0&count=true` +
+    `&filter=${encodeURIComponent('{"name":{"$gt":"d"}}')}`)
   t.equal(counted.json<{ total: number }>().total, 8, 'count=true counts in the collation')
 })
 
@@ -112,6 +127,7 @@ t.test('a cursor of one collation is CURSOR_MISMATCH in another, both ways', asy
     t.equal((await from.inject(`${url}&after=${encodeURIComponent(next)}`)).statusCode, 200, 'read where it was issued')
     const res = await to.inject(`${url}&after=${encodeURIComponent(next)}`)
     t.equal(res.statusCode, 400)
-    t.match(res.json(), { code: 'CURSOR_MISMATCH', errors: [{ param: 'after', code: 'CURSOR_MISMATCH' }], detail: /collation/ })
+    t.match(res.json(),
+      { code: 'CURSOR_MISMATCH', errors: [{ param: 'after', code: 'CURSOR_MISMATCH' }], detail: /collation/ })
   }
 })

@@ -25,18 +25,25 @@ const url = `/projects/${project.toHexString()}/stewards?sort=%2Bname&fields=nam
 function watch (app: FastifyInstance): Array<{ name: string, pipeline?: Document[] }> {
   const seen: Array<{ name: string, pipeline?: Document[] }> = []
   app.database.client().on('commandStarted', (event) => {
-    if (event.command[event.commandName] === 'stewards') seen.push({ name: event.commandName, pipeline: event.command.pipeline })
+    if (event.command[event.commandName] === 'stewards') {
+      seen.push({ name: event.commandName, pipeline: event.command.pipeline })
+    }
   })
   return seen
 }
-const reads = (seen: Array<{ name: string, pipeline?: Document[] }>): string[] => seen.filter((c) => c.name === 'find' || (c.name === 'aggregate' && !('$changeStream' in (c.pipeline?.[0] ?? {})))).map((c) => c.name)
+const reads = (seen: Array<{ name: string, pipeline?: Document[] }>): string[] =>
+  seen.filter((c) => c.name === 'find' || (c.name === 'aggregate' && !('$changeStream' in (c.pipeline?.[0] ?? {}))))
+    .map((c) => c.name)
 
 t.test('a weak ETag on every 200, the same in every encoding; If-None-Match gives 304 with no body', async (t) => {
   const first = await a.inject(url)
   const etag = first.headers.etag as string
   t.match(etag, /^W\/"v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/, 'weak')
   t.equal(first.headers['cache-control'], 'no-cache')
-  for (const encoding of ['gzip', 'br', 'identity']) t.equal((await a.inject({ url: `${url}&limit=1000`, headers: { 'accept-encoding': encoding } })).headers.etag, (await a.inject({ url: `${url}&limit=1000` })).headers.etag, encoding)
+  for (const encoding of ['gzip', 'br', 'identity']) {
+    t.equal((await a.inject({ url: `${url}&limit=1000`, headers: { 'accept-encoding': encoding } })).headers.etag,
+      (await a.inject({ url: `${url}&limit=1000` })).headers.etag, encoding)
+  }
   const again = await a.inject({ url, headers: { 'if-none-match': etag } })
   t.equal(again.statusCode, 304)
   t.equal(again.body, '')
@@ -48,20 +55,31 @@ t.test('a weak ETag on every 200, the same in every encoding; If-None-Match give
   const any = await a.inject({ url, headers: { 'if-none-match': ' * ' } })
   t.equal(any.statusCode, 304, 'If-None-Match: * matches the answer there is')
   const digests = (tag: string): string[] => tag.replace(/"$/, '').split('.').slice(1, 3)
-  t.same(digests(any.headers.etag as string), digests(etag), 'and names it (its body and request; the stream\'s point may be newer)')
-  t.equal((await a.inject({ url: `/projects/${new ObjectId().toHexString()}/stewards`, headers: { 'if-none-match': '*' } })).statusCode, 404, 'no project: no answer to match')
-  t.equal((await a.inject({ url: `${url}&limit=x`, headers: { 'if-none-match': '*' } })).statusCode, 400, 'a bad request stays one')
-  t.equal((await a.inject({ url, headers: { 'if-none-match': `${etag.replace('v1.', 'v1.x')}, W/"other"` } })).statusCode, 200, 'tags that name no answer of this request')
+  t.same(digests(any.headers.etag as string), digests(etag),
+    'and names it (its body and request; the stream\'s point may be newer)')
+  t.equal((await a.inject({
+    url: `/projects/${new ObjectId().toHexString()}/stewards`, headers: { 'if-none-match': '*' }
+  })).statusCode, 404, 'no project: no answer to match')
+  t.equal((await a.inject({ url: `${url}&limit=x`, headers: { 'if-none-match': '*' } })).statusCode, 400,
+    'a bad request stays one')
+  t.equal((await a.inject({
+    url, headers: { 'if-none-match': `${etag.replace('v1.', 'v1.x')}, W/"other"` }
+  })).statusCode, 200, 'tags that name no answer of this request')
   const counts = await a.inject(`/projects/${project.toHexString()}/stewards/counts?by=name`)
-  t.equal((await a.inject({ url: `/projects/${project.toHexString()}/stewards/counts?by=name`, headers: { 'if-none-match': counts.headers.etag as string } })).statusCode, 304, 'counts too')
+  t.equal((await a.inject({
+    url: `/projects/${project.toHexString()}/stewards/counts?by=name`,
+    headers: { 'if-none-match': counts.headers.etag as string }
+  })).statusCode, 304, 'counts too')
 })
 
-t.test('a change in the answer is a 200; a change elsewhere a 304, without reading the collection', feeds, async (t) => {
+t.test('a change in the answer is a 200; a change elsewhere a 304, ' +
+  'without reading the collection', feeds, async (t) => {
   const seen = watch(a)
   // The first If-None-Match opens the collection's stream; the next answers carry its point.
   let etag = (await a.inject(url)).headers.etag as string
   await a.inject({ url, headers: { 'if-none-match': etag } })
-  t.ok(await until(async () => ((await a.inject(url)).headers.etag as string).split('.').length === 4, 10_000), 'the ETag carries the stream\'s point')
+  t.ok(await until(async () => ((await a.inject(url)).headers.etag as string).split('.').length === 4, 10_000),
+    'the ETag carries the stream\'s point')
   etag = (await a.inject(url)).headers.etag as string
   await db.collection('stewards').insertOne({ project: elsewhere, name: 'Ailleurs' })
   seen.length = 0
@@ -93,17 +111,24 @@ t.test('another replica, and a restart, understand the ETag', feeds, async (t) =
 })
 
 t.test('access control comes first, and a 304 does not count against the rate limit', async (t) => {
-  const limited = await build(t, { config: { ...config, RATE_LIMIT_PER_MINUTE: 4 }, databaseUri: (await testDatabase()).uri })
+  const limited = await build(t,
+    { config: { ...config, RATE_LIMIT_PER_MINUTE: 4 }, databaseUri: (await testDatabase()).uri })
   const first = await limited.inject({ url, remoteAddress: '127.0.0.9' })
   t.equal(first.statusCode, 200, first.body.slice(0, 200))
   const etag = first.headers.etag as string
   const statuses: number[] = []
-  for (let i = 0; i < 6; i++) statuses.push((await limited.inject({ url, remoteAddress: '127.0.0.9', headers: { 'if-none-match': etag } })).statusCode)
+  for (let i = 0; i < 6; i++) {
+    statuses.push((await limited.inject({
+      url, remoteAddress: '127.0.0.9', headers: { 'if-none-match': etag }
+    })).statusCode)
+  }
   t.same(statuses, [304, 304, 304, 304, 304, 304], 'six 304s within a limit of four a minute')
   const plain: number[] = []
   for (let i = 0; i < 4; i++) plain.push((await limited.inject({ url, remoteAddress: '127.0.0.9' })).statusCode)
   t.same(plain, [200, 200, 200, 429], 'the first answer and three more: the fifth counted request is refused')
-  const unknown = await a.inject({ url: url.replace(project.toHexString(), new ObjectId().toHexString()), headers: { 'if-none-match': etag } })
+  const unknown = await a.inject({
+    url: url.replace(project.toHexString(), new ObjectId().toHexString()), headers: { 'if-none-match': etag }
+  })
   t.equal(unknown.statusCode, 404, 'no 304 for a list that cannot be read')
 })
 
@@ -111,25 +136,35 @@ t.test('a body answered again reuses its digest only when its bytes are the same
   // Above 4 KiB an answer's body is a Buffer, below it text: both kinds are remembered.
   const bulk = new ObjectId()
   await db.collection('projects').insertOne({ _id: bulk, name: 'Bulk' })
-  await db.collection('stewards').insertMany(Array.from({ length: 80 }, (_, i) => ({ project: bulk, name: `Steward ${String(i).padStart(2, '0')}`, email: `steward${i}@example.org` })))
-  const lists = { large: `/projects/${bulk.toHexString()}/stewards?sort=%2Bname&limit=100`, small: `/projects/${bulk.toHexString()}/stewards?sort=%2Bname&limit=2` }
+  await db.collection('stewards').insertMany(Array.from({ length: 80 }, (_, i) => ({
+    project: bulk, name: `Steward ${String(i).padStart(2, '0')}`, email: `steward${i}@example.org`
+  })))
+  const lists = {
+    large: `/projects/${bulk.toHexString()}/stewards?sort=%2Bname&limit=100`,
+    small: `/projects/${bulk.toHexString()}/stewards?sort=%2Bname&limit=2`
+  }
   // The body's and the request's digests; a stream's point may follow them (the stream is open).
   const bodyTag = (etag: string | number | string[] | undefined): string => String(etag).split('.')[1] as string
-  const digests = (etag: string | number | string[] | undefined): string => String(etag).split('.').slice(1, 3).join('.')
+  const digests = (etag: string | number | string[] | undefined): string =>
+    String(etag).split('.').slice(1, 3).join('.')
   const sha256Of = (body: Buffer): string => createHash('sha256').update(body).digest('base64url').slice(0, 22)
   for (const [size, list] of Object.entries(lists)) {
     const first = await a.inject(list)
     t.equal(first.body.length > 4096, size === 'large', `${size}: ${first.body.length} bytes`)
     t.equal(bodyTag(first.headers.etag), sha256Of(first.rawPayload), `${size}: the body's SHA-256`)
-    t.equal(digests((await a.inject(list)).headers.etag), digests(first.headers.etag), `${size}: the same body, the same digests`)
+    t.equal(digests((await a.inject(list)).headers.etag), digests(first.headers.etag),
+      `${size}: the same body, the same digests`)
     // The same length, other bytes: only a comparison of the bytes tells them apart.
     const renamed = size === 'large' ? 'Steward 79' : 'Steward 00'
-    await db.collection('stewards').updateOne({ project: bulk, name: renamed }, { $set: { name: renamed.replace('Steward', 'Stewart') } })
+    await db.collection('stewards').updateOne({ project: bulk, name: renamed },
+      { $set: { name: renamed.replace('Steward', 'Stewart') } })
     const changed = await a.inject(list)
     t.equal(changed.body.length, first.body.length)
     t.not(bodyTag(changed.headers.etag), bodyTag(first.headers.etag), `${size}: other bytes, another digest`)
     t.equal(bodyTag(changed.headers.etag), sha256Of(changed.rawPayload), `${size}: the new body's SHA-256`)
-    t.equal(digests((await b.inject(list)).headers.etag), digests(changed.headers.etag), `${size}: as another replica computes them`)
-    t.equal((await a.inject({ url: list, headers: { 'if-none-match': first.headers.etag as string } })).statusCode, 200, `${size}: the old ETag is not this answer's`)
+    t.equal(digests((await b.inject(list)).headers.etag), digests(changed.headers.etag),
+      `${size}: as another replica computes them`)
+    t.equal((await a.inject({ url: list, headers: { 'if-none-match': first.headers.etag as string } })).statusCode, 200,
+      `${size}: the old ETag is not this answer's`)
   }
 })

@@ -9,7 +9,9 @@ const fastify = await buildWithDemoData(t)
 const { publicIds, privateIds } = await projectIds(fastify)
 const [first, second] = publicIds as [string, string]
 const COLLECTIONS = NESTED_LISTS
-const PER_PROJECT: Record<string, number> = { categories: 8, activities: 60, places: 20, sessions: 300, stewards: 40, teams: 10, registrations: 1000 }
+const PER_PROJECT: Record<string, number> = {
+  categories: 8, activities: 60, places: 20, sessions: 300, stewards: 40, teams: 10, registrations: 1000
+}
 
 for (const collection of COLLECTIONS) {
   t.test(`/projects/:projectId/${collection}`, async (t) => {
@@ -28,7 +30,8 @@ for (const collection of COLLECTIONS) {
       t.match(res.json(), { code: 'SCOPE_FIELD', errors: [{ pointer: '/project' }] })
       const bracket = await fastify.inject(`/projects/${first}/${collection}?filter[project]=${second}`)
       t.match(bracket.json(), { code: 'SCOPE_FIELD' })
-      const byId = await list(fastify, `/projects/${first}/${collection}?${q({ _id: { $in: (await list(fastify, `/projects/${second}/${collection}?limit=5`)).data.map((d) => d._id) } })}`)
+      const byId = await list(fastify, `/projects/${first}/${collection}?` +
+        `${q({ _id: { $in: (await list(fastify, `/projects/${second}/${collection}?limit=5`)).data.map((d) => d._id) } })}`)
       t.same(byId.data, [], "another project's documents stay out even when named by _id")
     })
 
@@ -40,7 +43,8 @@ for (const collection of COLLECTIONS) {
       t.equal(unknown.statusCode, 404)
       t.match(unknown.headers['content-type'], /^application\/problem\+json/)
       t.match(unknown.json(), { code: 'PROJECT_NOT_FOUND' })
-      t.equal((await fastify.inject(`/projects/${first.toUpperCase()}/${collection}?limit=1`)).statusCode, 200, 'either case')
+      t.equal((await fastify.inject(`/projects/${first.toUpperCase()}/${collection}?limit=1`)).statusCode, 200,
+        'either case')
     })
 
     t.test('pages walk the whole collection with no duplicate and no gap', async (t) => {
@@ -69,23 +73,38 @@ t.test('each field type filters real documents', async (t) => {
     t.same(idsOf(page.data), idsOf(expected), what)
     t.ok(expected.length > 0, `${what}: the demo data has matches`)
   }
-  await check('activities', q({ name: { $regex: '^yoga', $options: 'i' } }), activities.filter((a) => /^yoga/i.test(String(a.name))), 'string $regex with $options')
+  await check('activities', q({ name: { $regex: '^yoga', $options: 'i' } }),
+    activities.filter((a) => /^yoga/i.test(String(a.name))), 'string $regex with $options')
   await check('activities', q({ active: false }), activities.filter((a) => a.active === false), 'boolean equality')
   const pair = (activities.find((a) => (a.tags as string[]).length >= 2)?.tags as string[]).slice(0, 2)
-  await check('activities', `filter[tags][$all]=${pair.join(',')}`, activities.filter((a) => pair.every((tag) => (a.tags as string[]).includes(tag))), 'string[] $all, brackets')
-  await check('activities', q({ description: { $exists: false } }), activities.filter((a) => !('description' in a)), '$exists false')
+  await check('activities', `filter[tags][$all]=${pair.join(',')}`,
+    activities.filter((a) => pair.every((tag) => (a.tags as string[]).includes(tag))), 'string[] $all, brackets')
+  await check('activities', q({ description: { $exists: false } }),
+    activities.filter((a) => !('description' in a)), '$exists false')
   const category = activities[0]?.category as string
   await check('activities', q({ category }), activities.filter((a) => a.category === category), 'ref equality')
-  await check('places', q({ maxNumberOfParticipants: { $gte: 80 } }), places.filter((p) => Number(p.maxNumberOfParticipants) >= 80), 'number $gte')
-  await check('places', 'filter[maxNumberOfParticipants][$in]=12,20', places.filter((p) => [12, 20].includes(p.maxNumberOfParticipants as number)), 'number $in, brackets')
-  await check('sessions', q({ start: '2024-06-15' }), sessions.filter((s) => String(s.start).startsWith('2024-06-15')), 'date-only equality is the whole day')
-  await check('sessions', q({ start: { $gte: '2024-06-15T12:00:00Z' }, end: { $lt: '2024-06-16' } }), sessions.filter((s) => String(s.start) >= '2024-06-15T12:00:00.000Z' && String(s.end) < '2024-06-16'), 'date range on two fields')
+  await check('places', q({ maxNumberOfParticipants: { $gte: 80 } }),
+    places.filter((p) => Number(p.maxNumberOfParticipants) >= 80), 'number $gte')
+  await check('places', 'filter[maxNumberOfParticipants][$in]=12,20',
+    places.filter((p) => [12, 20].includes(p.maxNumberOfParticipants as number)), 'number $in, brackets')
+  await check('sessions', q({ start: '2024-06-15' }),
+    sessions.filter((s) => String(s.start).startsWith('2024-06-15')), 'date-only equality is the whole day')
+  await check('sessions', q({ start: { $gte: '2024-06-15T12:00:00Z' }, end: { $lt: '2024-06-16' } }),
+    sessions.filter((s) => String(s.start) >= '2024-06-15T12:00:00.000Z' && String(s.end) < '2024-06-16'),
+    'date range on two fields')
   const place = places[0]?._id as string
-  await check('sessions', q({ places: place }), sessions.filter((s) => (s.places as string[]).includes(place)), 'ref[] element equality')
-  await check('sessions', q({ stewards: { $size: 0 } }), sessions.filter((s) => (s.stewards as string[]).length === 0), 'ref[] $size')
+  await check('sessions', q({ places: place }),
+    sessions.filter((s) => (s.places as string[]).includes(place)), 'ref[] element equality')
+  await check('sessions', q({ stewards: { $size: 0 } }),
+    sessions.filter((s) => (s.stewards as string[]).length === 0), 'ref[] $size')
   const session = sessions[0]?._id as string
-  await check('registrations', q({ 'sessionsSubscriptions.session': session }), registrations.filter((r) => (r.sessionsSubscriptions as Array<{ session: string }>).some((s) => s.session === session)), 'sessionsSubscriptions.session')
-  await check('registrations', q({ 'customFields.ticket': 'full', role: { $ne: 'participant' } }), registrations.filter((r) => (r.customFields as { ticket: string }).ticket === 'full' && r.role !== 'participant'), 'custom field and $ne, ANDed')
+  await check('registrations', q({ 'sessionsSubscriptions.session': session }),
+    registrations.filter((r) =>
+      (r.sessionsSubscriptions as Array<{ session: string }>).some((s) => s.session === session)),
+    'sessionsSubscriptions.session')
+  await check('registrations', q({ 'customFields.ticket': 'full', role: { $ne: 'participant' } }),
+    registrations.filter((r) => (r.customFields as { ticket: string }).ticket === 'full' && r.role !== 'participant'),
+    'custom field and $ne, ANDed')
 })
 
 t.test('sort puts missing values first ascending and last descending', async (t) => {
@@ -105,7 +124,13 @@ t.test('undeclared fields never leave the service', async (t) => {
   const db = fastify.mongo.db
   if (db === undefined) throw new Error('no db')
   for (const collection of COLLECTIONS) {
-    await db.collection(collection).insertOne({ project: new ObjectId(first), name: 'leak-test', password: 'hunter2', internal: { secret: true }, sessionsSubscriptions: [{ session: new ObjectId(), secret: 'x' }] })
+    await db.collection(collection).insertOne({
+      project: new ObjectId(first),
+      name: 'leak-test',
+      password: 'hunter2',
+      internal: { secret: true },
+      sessionsSubscriptions: [{ session: new ObjectId(), secret: 'x' }]
+    })
     const res = await fastify.inject(`/projects/${first}/${collection}?${q({ name: 'leak-test' })}`)
     t.equal(res.statusCode, 200)
     t.equal(res.json().data.length, 1, `${collection}: the document is listed`)
@@ -115,7 +140,8 @@ t.test('undeclared fields never leave the service', async (t) => {
 
 t.test('a query over QUERY_TIMEOUT_MS answers 503 QUERY_TIMEOUT', async (t) => {
   const admin = fastify.mongo.client.db('admin')
-  const on = await admin.command({ configureFailPoint: 'maxTimeAlwaysTimeOut', mode: 'alwaysOn' }).catch(() => undefined)
+  const on = await admin.command({ configureFailPoint: 'maxTimeAlwaysTimeOut', mode: 'alwaysOn' })
+    .catch(() => undefined)
   if (on === undefined) {
     t.skip('this database does not allow the maxTimeAlwaysTimeOut fail point (test commands disabled)', () => {})
     return

@@ -40,7 +40,9 @@ t.test('JSON types: ids as 24-hex lowercase, dates with milliseconds and Z, miss
 })
 
 t.test('undeclared project fields never leave the service', async (t) => {
-  await fastify.mongo.db?.collection('projects').insertOne({ name: 'Leaky', public: true, password: 'hunter2', apiKey: 'k-123' })
+  await fastify.mongo.db?.collection('projects').insertOne({
+    name: 'Leaky', public: true, password: 'hunter2', apiKey: 'k-123'
+  })
   for (const url of ['/projects', '/projects/public']) {
     const res = await fastify.inject(`${url}?${q({ name: 'Leaky' })}`)
     t.equal(res.json().data.length, 1)
