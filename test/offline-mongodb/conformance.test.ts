@@ -95,8 +95,7 @@ t.test('a batch is the lesser of batchSize documents or 16 MiB of them (manual: 
 t.test('projection keeps only the named fields, with _id unless excluded (manual: Project Fields to Return)', async (t) => {
   const collection = db.collection<{ _id: number, name: string, secret: string, nested: { keep: number, drop: number }, list: Array<{ keep: number, drop: number }> }>('projection')
   await collection.insertOne({ _id: 1, name: 'a', secret: 'x', nested: { keep: 1, drop: 2 }, list: [{ keep: 1, drop: 2 }] })
-  t.same(await collection.findOne({}, { projection: { name: 1, 'nested.keep': 1, 'list.keep': 1 } }),
-    { _id: 1, name: 'a', nested: { keep: 1 }, list: [{ keep: 1 }] })
+  t.same(await collection.findOne({}, { projection: { name: 1, 'nested.keep': 1, 'list.keep': 1 } }), { _id: 1, name: 'a', nested: { keep: 1 }, list: [{ keep: 1 }] })
   t.same(await collection.findOne({}, { projection: { _id: 0, name: 1 } }), { name: 'a' })
   t.same(await collection.findOne({}, { projection: { secret: 0, nested: 0, list: 0 } }), { _id: 1, name: 'a' })
 })
@@ -167,8 +166,7 @@ t.test('aggregation stages the lists use: $project, $lookup with a pipeline, $un
     { $project: { _id: 1 } },
     { $lookup: { from: 'lookup_items', pipeline: [{ $match: { k: 1 } }, { $sort: { _id: -1 } }, { $project: { _id: 1 } }], as: 'found' } }
   ]).toArray()
-  t.strictSame(looked, [{ _id: 1, found: [{ _id: 12 }, { _id: 10 }] }, { _id: 2, found: [{ _id: 12 }, { _id: 10 }] }],
-    '$lookup runs its pipeline on from, in order')
+  t.strictSame(looked, [{ _id: 1, found: [{ _id: 12 }, { _id: 10 }] }, { _id: 2, found: [{ _id: 12 }, { _id: 10 }] }], '$lookup runs its pipeline on from, in order')
   const none = await owners.aggregate([{ $match: { _id: 1 } }, { $lookup: { from: 'no_such_collection', pipeline: [], as: 'found' } }, { $project: { found: 1 } }]).toArray()
   t.strictSame(none, [{ _id: 1, found: [] }], 'a collection that does not exist gives []')
 })
@@ -218,8 +216,7 @@ t.test('upserts insert the equality fields of the query with the update (manual:
   t.equal(inserted.upsertedCount, 1)
   t.equal(inserted.matchedCount, 0)
   t.ok(inserted.upsertedId instanceof ObjectId, 'an ObjectId _id when the query has none')
-  t.strictSame(await collection.findOne({ _id: inserted.upsertedId as ObjectId }, { projection: { _id: 0 } }),
-    { name: 'a', n: 1, meta: { kind: 'x' }, created: true, s: 1 })
+  t.strictSame(await collection.findOne({ _id: inserted.upsertedId as ObjectId }, { projection: { _id: 0 } }), { name: 'a', n: 1, meta: { kind: 'x' }, created: true, s: 1 })
   const again = await collection.updateOne({ name: 'a' }, { $set: { s: 2 }, $setOnInsert: { created: false } }, { upsert: true })
   t.same([again.matchedCount, again.modifiedCount, again.upsertedCount], [1, 1, 0], 'found: updated, $setOnInsert ignored')
   const replaced = await collection.replaceOne({ _id: 7 }, { name: 'r' }, { upsert: true })
@@ -281,8 +278,7 @@ t.test('what the offline database refuses in an update rather than approximate',
   t.equal(await code(collection.updateOne({ _id: 1 }, { $set: { c: 1 } }, { collation: { locale: 'fr' } })), 2, 'collation')
   const session = client.startSession()
   t.teardown(async () => { await session.endSession() })
-  t.equal(await code(session.withTransaction(async () => await collection.insertOne({ _id: 2 }, { session }))), 263,
-    'a transaction: OperationNotSupportedInTransaction')
+  t.equal(await code(session.withTransaction(async () => await collection.insertOne({ _id: 2 }, { session }))), 263, 'a transaction: OperationNotSupportedInTransaction')
   t.equal(await collection.countDocuments({ _id: 2 }), 0, 'nothing of the transaction was written')
 })
 

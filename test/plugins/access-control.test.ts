@@ -9,9 +9,7 @@ import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
 import { requireChangeStreams } from '../helpers/feeds.js'
 import { AUDIENCE, ISSUER, makeKey, mint, startJwksServer } from '../helpers/tokens.js'
 import { NESTED_LISTS } from '../helpers/lists.js'
-import {
-  KEY_SET_COOLDOWN_MS, KEY_SET_RETRY_MS, quietKeyBuilder, tokenVerifier
-} from '../../access-control/verify-token.js'
+import { KEY_SET_COOLDOWN_MS, KEY_SET_RETRY_MS, quietKeyBuilder, tokenVerifier } from '../../access-control/verify-token.js'
 
 const rsa = makeKey('rsa-1', 'RS256')
 const ec = makeKey('ec-1', 'ES256')
@@ -42,25 +40,20 @@ t.test('valid RS256 and ES256 tokens read their projects', async (t) => {
 })
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
-const unsigned = `${base64url({ alg: 'none', typ: 'JWT' })}.` +
-  `${base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*' })}.`
+const unsigned = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*' })}.`
 const confusedHeader = base64url({ alg: 'HS256', typ: 'JWT', kid: 'rsa-1' })
-const confusedPayload =
-  base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*' })
-const confused = `${confusedHeader}.${confusedPayload}.` +
-  `${createHmac('sha256', rsa.publicPem).update(`${confusedHeader}.${confusedPayload}`).digest('base64url')}`
+const confusedPayload = base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*' })
+const confused = `${confusedHeader}.${confusedPayload}.${createHmac('sha256', rsa.publicPem).update(`${confusedHeader}.${confusedPayload}`).digest('base64url')}`
 const valid = mint(rsa, { projects: '*' })
 const [head, , signature] = valid.split('.') as [string, string, string]
 const tampered = `${head}.${base64url({ iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600, projects: '*', sub: 'admin' })}.${signature}`
 
 const REFUSED: Array<[string, string | undefined, string]> = [
   ['no token', undefined, 'no token'],
-  ['expired (beyond the 30 s tolerance)',
-    mint(rsa, { projects: '*', exp: Math.floor(Date.now() / 1000) - 120 }, { expiresIn: null }), 'expired'],
+  ['expired (beyond the 30 s tolerance)', mint(rsa, { projects: '*', exp: Math.floor(Date.now() / 1000) - 120 }, { expiresIn: null }), 'expired'],
   ['not yet valid', mint(rsa, { projects: '*' }, { notBefore: 600_000 }), 'not yet valid'],
   ['without exp', mint(rsa, { projects: '*' }, { expiresIn: null }), 'missing exp'],
-  ['without iss (a token of the same key for another purpose)',
-    mint(rsa, { projects: '*', iss: undefined }), 'missing iss'],
+  ['without iss (a token of the same key for another purpose)', mint(rsa, { projects: '*', iss: undefined }), 'missing iss'],
   ['without aud', mint(rsa, { projects: '*', aud: undefined }), 'missing aud'],
   ['another issuer', mint(rsa, { projects: '*', iss: 'https://evil.test' }), 'wrong issuer'],
   ['another audience', mint(rsa, { projects: '*', aud: 'other-api' }), 'wrong audience'],
@@ -79,32 +72,23 @@ t.test('refused tokens: 401 UNAUTHENTICATED with WWW-Authenticate, and no query'
     const failuresBefore = [...fastify.authFailures.values()].reduce((x, y) => x + y, 0)
     const res = await get(fastify, `/projects/${a}/sessions`, token)
     t.equal(res.statusCode, 401, `${what}: 401`)
-    t.match(res.json(),
-      { status: 401, code: 'UNAUTHENTICATED', errors: [{ param: 'authorization', code: 'UNAUTHENTICATED' }] }, what)
-    t.match(res.headers['www-authenticate'],
-      token === undefined ? /^Bearer realm="listing-api"$/ : /^Bearer realm="listing-api", error="invalid_token"/,
-      `${what}: WWW-Authenticate`)
+    t.match(res.json(), { status: 401, code: 'UNAUTHENTICATED', errors: [{ param: 'authorization', code: 'UNAUTHENTICATED' }] }, what)
+    t.match(res.headers['www-authenticate'], token === undefined ? /^Bearer realm="listing-api"$/ : /^Bearer realm="listing-api", error="invalid_token"/, `${what}: WWW-Authenticate`)
     if (reason !== '') t.ok(fastify.authFailures.has(reason), `${what}: counted as '${reason}'`)
-    t.equal([...fastify.authFailures.values()].reduce((x, y) => x + y, 0), failuresBefore + 1,
-      `${what}: one failure counted`)
+    t.equal([...fastify.authFailures.values()].reduce((x, y) => x + y, 0), failuresBefore + 1, `${what}: one failure counted`)
     t.notMatch(res.body, token === undefined ? /^$/ : token.slice(-20), 'the token is not echoed')
   }
   t.same(commands.names(), [], 'no database command for a refused caller')
 })
 
-t.test('the header as RFC 6750 writes it: "Bearer" in any case, one or more spaces; ' +
-  'two Authorization headers are 400', async (t) => {
+t.test('the header as RFC 6750 writes it: "Bearer" in any case, one or more spaces; two Authorization headers are 400', async (t) => {
   const token = mint(ec, { projects: [a] })
   for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER   ${token}`]) {
-    t.equal((await fastify.inject({ url: `/projects/${a}/sessions?limit=1`, headers: { authorization: header } }))
-      .statusCode, 200, header.slice(0, 10))
+    t.equal((await fastify.inject({ url: `/projects/${a}/sessions?limit=1`, headers: { authorization: header } })).statusCode, 200, header.slice(0, 10))
   }
   const commands = watchCommands(fastify)
-  for (const pair of [[`Bearer ${token}`, 'Bearer x'], ['Bearer x', `Bearer ${token}`],
-    [`Bearer ${token}`, `Bearer ${token}`]]) {
-    const res = await fastify.inject({
-      url: `/projects/${a}/sessions?limit=1`, headers: { authorization: pair } as Record<string, string[]>
-    })
+  for (const pair of [[`Bearer ${token}`, 'Bearer x'], ['Bearer x', `Bearer ${token}`], [`Bearer ${token}`, `Bearer ${token}`]]) {
+    const res = await fastify.inject({ url: `/projects/${a}/sessions?limit=1`, headers: { authorization: pair } as Record<string, string[]> })
     t.equal(res.statusCode, 400)
     t.match(res.json(), { code: 'BAD_REQUEST', errors: [{ param: 'authorization' }] })
     t.match(res.headers['www-authenticate'], /error="invalid_request"/)
@@ -115,16 +99,12 @@ t.test('the header as RFC 6750 writes it: "Bearer" in any case, one or more spac
 
 t.test('a remembered token vouches for itself only: the same claims with another signature are refused', async (t) => {
   const token = mint(ec, { projects: [a] })
-  for (let i = 0; i < 2; i++) {
-    t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200, 'verified, then remembered')
-  }
+  for (let i = 0; i < 2; i++) t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200, 'verified, then remembered')
   const [header, payload, signature] = token.split('.') as [string, string, string]
-  const other = `${header}.${payload}.` +
-    `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`
+  const other = `${header}.${payload}.${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`
   const res = await get(fastify, `/projects/${a}/sessions?limit=1`, other)
   t.equal(res.statusCode, 401, 'a signature differing in one character is checked, not taken from memory')
-  t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200,
-    'and the remembered token still passes')
+  t.equal((await get(fastify, `/projects/${a}/sessions?limit=1`, token)).statusCode, 200, 'and the remembered token still passes')
 })
 
 t.test('a token in the query string is not a token', async (t) => {
@@ -132,8 +112,7 @@ t.test('a token in the query string is not a token', async (t) => {
   t.equal(res.statusCode, 401)
 })
 
-t.test('a nested list outside the claim is 404, exactly as a project that does not exist, ' +
-  'and queries nothing', async (t) => {
+t.test('a nested list outside the claim is 404, exactly as a project that does not exist, and queries nothing', async (t) => {
   const token = mint(ec, { projects: [a] })
   const commands = watchCommands(fastify)
   for (const kind of KINDS) {
@@ -146,37 +125,29 @@ t.test('a nested list outside the claim is 404, exactly as a project that does n
     t.notOk(commands.names().some((name) => name !== 'find'), 'only the unknown project was looked up')
   }
   const names: Array<{ collection: string }> = []
-  fastify.mongo.client.on('commandStarted',
-    (event) => { names.push({ collection: String(event.command[event.commandName]) }) })
+  fastify.mongo.client.on('commandStarted', (event) => { names.push({ collection: String(event.command[event.commandName]) }) })
   await get(fastify, `/projects/${b}/registrations`, token)
   t.same(names, [], 'no command at all for a project outside the claim')
-  t.equal((await get(fastify, `/projects/${a}/registrations?limit=1`, token)).statusCode, 200,
-    'its own project is served')
+  t.equal((await get(fastify, `/projects/${a}/registrations?limit=1`, token)).statusCode, 200, 'its own project is served')
 })
 
-t.test('counts per group: a token is needed, a project outside the claim is not found, ' +
-  '/projects/counts counts only the claim', async (t) => {
+t.test('counts per group: a token is needed, a project outside the claim is not found, /projects/counts counts only the claim', async (t) => {
   for (const kind of KINDS) {
     const none = await get(fastify, `/projects/${a}/${kind}/counts?by=name`)
     t.equal(none.statusCode, 401, `${kind}: no token`)
     t.equal(none.json().code, 'UNAUTHENTICATED')
-    t.equal((await get(fastify, `/projects/${a}/${kind}/counts?by=name`, mint(ec, { projects: [a] }))).statusCode, 200,
-      `${kind}: a claimed project`)
-    t.equal((await get(fastify, `/projects/${b}/${kind}/counts?by=name`, mint(ec, { projects: [a] }))).json().code,
-      'PROJECT_NOT_FOUND', `${kind}: outside the claim`)
+    t.equal((await get(fastify, `/projects/${a}/${kind}/counts?by=name`, mint(ec, { projects: [a] }))).statusCode, 200, `${kind}: a claimed project`)
+    t.equal((await get(fastify, `/projects/${b}/${kind}/counts?by=name`, mint(ec, { projects: [a] }))).json().code, 'PROJECT_NOT_FOUND', `${kind}: outside the claim`)
   }
   t.equal((await get(fastify, '/projects/counts?by=public')).statusCode, 401, '/projects/counts: no token')
-  const claimed = (await get(fastify, '/projects/counts?by=public',
-    mint(ec, { projects: [a, c] }))).json() as { total: number }
+  const claimed = (await get(fastify, '/projects/counts?by=public', mint(ec, { projects: [a, c] }))).json() as { total: number }
   t.equal(claimed.total, 2, '/projects/counts counts the claimed projects only')
-  t.equal((await get(fastify, '/projects/public/counts?by=name')).statusCode, 200,
-    'the open list\'s counts need no token')
+  t.equal((await get(fastify, '/projects/public/counts?by=name')).statusCode, 200, 'the open list\'s counts need no token')
 })
 
 t.test('/projects lists only the claim, whatever the filter says', async (t) => {
   const token = mint(rsa, { projects: [a, c] })
-  for (const filter of ['', `&filter=${encodeURIComponent(JSON.stringify({ _id: { $in: [a, b, c] } }))}`,
-    `&filter=${encodeURIComponent(JSON.stringify({ _id: { $ne: a } }))}`, '&filter[public]=true']) {
+  for (const filter of ['', `&filter=${encodeURIComponent(JSON.stringify({ _id: { $in: [a, b, c] } }))}`, `&filter=${encodeURIComponent(JSON.stringify({ _id: { $ne: a } }))}`, '&filter[public]=true']) {
     const res = await get(fastify, `/projects?limit=100${filter}`, token)
     t.equal(res.statusCode, 200)
     const ids = (res.json().data as Array<{ _id: string }>).map((p) => p._id)
@@ -187,9 +158,7 @@ t.test('/projects lists only the claim, whatever the filter says', async (t) => 
 })
 
 t.test('/projects/public, /health, /ready and the docs need no token', async (t) => {
-  for (const url of ['/projects/public', '/health', '/ready', '/docs/json']) {
-    t.equal((await get(fastify, url)).statusCode, 200, url)
-  }
+  for (const url of ['/projects/public', '/health', '/ready', '/docs/json']) t.equal((await get(fastify, url)).statusCode, 200, url)
   t.equal((await get(fastify, '/docs')).statusCode < 400, true, '/docs')
   const doc = (await get(fastify, '/docs/json')).json()
   t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: doc.components.securitySchemes.bearerAuth.description })
