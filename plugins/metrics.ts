@@ -45,21 +45,23 @@ function counterFrom (
   })
 }
 
-/**
- * docs/operations.md: Prometheus text format on GET /metrics of a listener of its own
- * (METRICS_PORT; 0 turns it off), never on the public port. Route labels are templates.
- */
-async function metricsPlugin (fastify: FastifyInstance) {
-  fastify.decorate('metricsAddress', null)
-  const { METRICS_PORT, HOST } = fastify.config
-  if (METRICS_PORT === 0) return
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
+/** A gauge read when scraped. */
+function gaugeOf (registry: Registry, name: string, help: string, read: () => number): void {
+  // eslint-disable-next-line no-new
+  new Gauge({ name, help, registers: [registry], collect () { this.set(read()) } })
+}
 
+/** Requests by route template, method and status; problems by code. */
+function requestMetrics (fastify: FastifyInstance, registry: Registry): void {
   // The three histograms every request feeds are SeriesHistograms (series-histogram.ts says why).
   const requests = new SeriesHistogram('http_server_request_duration_seconds',
     'HTTP requests by route template, method and status code', ['route', 'method', 'status_code'], SECONDS, registry)
-  const rejected = new Counter({ name: 'http_server_rejected_requests_total', help: 'Requests answered with a problem, by its code', labelNames: ['code'], registers: [registry] })
+  const rejected = new Counter({
+    name: 'http_server_rejected_requests_total',
+    help: 'Requests answered with a problem, by its code',
+    labelNames: ['code'],
+    registers: [registry]
+  })
   fastify.addHook('onResponse', (request, reply, done) => {
     // Unmatched URLs share one label value: raw URLs would make the series unbounded.
     const route = request.routeOptions.url ?? 'unmatched'
@@ -68,18 +70,23 @@ async function metricsPlugin (fastify: FastifyInstance) {
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
     done()
   })
+}
 
-  const commands = new SeriesHistogram('mongodb_command_duration_seconds', 'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included', ['command', 'outcome'], SECONDS, registry)
+/** The driver's commands and pool, and the watchdog's replacements. */
+function databaseMetrics (fastify: FastifyInstance, registry: Registry): void {
+  const commands = new SeriesHistogram('mongodb_command_duration_seconds',
+    'MongoDB commands the service ran, by name and outcome: from the driver call to the answer, pool checkout included',
+    ['command', 'outcome'], SECONDS, registry)
   const checkout = new SeriesHistogram('mongodb_pool_checkout_duration_seconds',
     'Time to check a connection out of the pool', [], SECONDS, registry)
   // The pool's gauges are counted as plain numbers and read when scraped.
   let open = 0
   let waiting = 0
-  // eslint-disable-next-line no-new
-  new Gauge({ name: 'mongodb_pool_connections', help: 'Open connections of the pool', registers: [registry], collect () { this.set(open) } })
-  // eslint-disable-next-line no-new
-  new Gauge({ name: 'mongodb_pool_checkouts_waiting', help: 'Requests waiting for a connection', registers: [registry], collect () { this.set(waiting) } })
-  fastify.database.onCommand((command, outcome, seconds) => { commands.observe(commands.series(command, outcome), seconds) })
+  gaugeOf(registry, 'mongodb_pool_connections', 'Open connections of the pool', () => open)
+  gaugeOf(registry, 'mongodb_pool_checkouts_waiting', 'Requests waiting for a connection', () => waiting)
+  fastify.database.onCommand((command, outcome, seconds) => {
+    commands.observe(commands.series(command, outcome), seconds)
+  })
   fastify.database.observe((client: MongoClient) => {
     client.on('connectionCheckOutStarted', () => { waiting++ })
     client.on('connectionCheckedOut', (event) => {
@@ -90,38 +97,53 @@ async function metricsPlugin (fastify: FastifyInstance) {
     client.on('connectionCreated', () => { open++ })
     client.on('connectionClosed', () => { open-- })
   })
-  // eslint-disable-next-line no-new
-  new Gauge({
-    name: 'mongodb_client_replacements',
-    help: 'MongoDB clients replaced by the watchdog since start',
-    registers: [registry],
-    collect () { this.set(fastify.database.replacement.count) }
-  })
+  gaugeOf(registry, 'mongodb_client_replacements', 'MongoDB clients replaced by the watchdog since start',
+    () => fastify.database.replacement.count)
+}
+
+/** The change feeds: events, waiting requests, streams and delivery lag. */
+function feedMetrics (fastify: FastifyInstance, registry: Registry): void {
+  const { stats } = fastify.changes
   counterFrom(registry, 'changes_events_sent_total', 'Change-feed events sent, by collection', 'collection',
-    () => fastify.changes.stats.eventsSent)
-  counterFrom(registry, 'changes_events_skipped_total', 'Change events of types the feed does not know, passed over, by collection', 'collection', () => fastify.changes.stats.eventsSkipped)
-  counterFrom(registry, 'changes_unreadable_total', 'Changes that could never be read (the feeds behind them answered 410), by collection', 'collection', () => fastify.changes.stats.unreadable)
-  // eslint-disable-next-line no-new
-  new Gauge({ name: 'changes_requests_waiting', help: 'Change-feed requests waiting for a change (wait above 0)', registers: [registry], collect () { this.set(fastify.changes.stats.waiting) } })
-  // eslint-disable-next-line no-new
-  new Gauge({ name: 'changes_requests_idle', help: 'Change-feed requests and streams asleep between reads (until a change, their deadline or a checkpoint)', registers: [registry], collect () { this.set(fastify.changes.stats.idle) } })
-  // eslint-disable-next-line no-new
-  new Gauge({ name: 'changes_streams_open', help: 'Change-feed streams open (Accept: application/x-ndjson)', registers: [registry], collect () { this.set(fastify.changes.stats.streams) } })
+    () => stats.eventsSent)
+  counterFrom(registry, 'changes_events_skipped_total',
+    'Change events of types the feed does not know, passed over, by collection', 'collection',
+    () => stats.eventsSkipped)
+  counterFrom(registry, 'changes_unreadable_total',
+    'Changes that could never be read (the feeds behind them answered 410), by collection', 'collection',
+    () => stats.unreadable)
+  gaugeOf(registry, 'changes_requests_waiting', 'Change-feed requests waiting for a change (wait above 0)',
+    () => stats.waiting)
+  gaugeOf(registry, 'changes_requests_idle',
+    'Change-feed requests and streams asleep between reads (until a change, their deadline or a checkpoint)',
+    () => stats.idle)
+  gaugeOf(registry, 'changes_streams_open', 'Change-feed streams open (Accept: application/x-ndjson)',
+    () => stats.streams)
   const lag = new SeriesHistogram('changes_delivery_lag_seconds',
     'From a change\'s commit to its delivery in a feed answer', [], [...SECONDS, 30, 60], registry)
   const lagSeries = lag.series()
   const stopLag = fastify.changes.onLag((seconds) => { lag.observe(lagSeries, seconds) })
   fastify.addHook('onClose', (_instance, done) => { stopLag(); done() })
+}
+
+/** The documents kept, refused tokens, and stored values left out of answers. */
+function contentMetrics (fastify: FastifyInstance, registry: Registry): void {
   const kept = fastify.keptDocuments
   if (kept !== undefined) {
-    counterFrom(registry, 'documents_kept_lookups_total', 'Documents looked for among those kept (DOCUMENTS_KEPT_MB): copied, or written because none was kept with the same bytes', 'outcome', () => new Map([['copied', kept.reused], ['written', kept.written]]))
-    // eslint-disable-next-line no-new
-    new Gauge({ name: 'documents_kept_bytes', help: 'Memory held by the documents kept, their BSON and their JSON', registers: [registry], collect () { this.set(kept.size) } })
+    counterFrom(registry, 'documents_kept_lookups_total',
+      'Documents looked for among those kept (DOCUMENTS_KEPT_MB): copied, ' +
+      'or written because none was kept with the same bytes',
+      'outcome', () => new Map([['copied', kept.reused], ['written', kept.written]]))
+    gaugeOf(registry, 'documents_kept_bytes', 'Memory held by the documents kept, their BSON and their JSON',
+      () => kept.size)
   }
   counterFrom(registry, 'auth_failures_total', 'Refused bearer tokens by reason', 'reason', () => fastify.authFailures)
   counterFrom(registry, 'offschema_values_total',
     'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
+}
 
+/** The listener of GET /metrics, closed with the app. */
+async function serveMetrics (fastify: FastifyInstance, registry: Registry, port: number, host: string): Promise<void> {
   const server = http.createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n')
@@ -137,16 +159,33 @@ async function metricsPlugin (fastify: FastifyInstance) {
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(listenError('METRICS_PORT', METRICS_PORT, HOST, error, ', or 0 to turn the metrics listener off')))
-    server.listen(METRICS_PORT, HOST, () => resolve())
+      reject(listenError('METRICS_PORT', port, host, error, ', or 0 to turn the metrics listener off')))
+    server.listen(port, host, () => resolve())
   })
-  const { port } = server.address() as AddressInfo
-  fastify.metricsAddress = `http://${HOST.includes(':') ? `[${HOST}]` : HOST}:${port}`
+  const address = server.address() as AddressInfo
+  fastify.metricsAddress = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
   fastify.log.info(`metrics at ${fastify.metricsAddress}/metrics`)
   fastify.addHook('onClose', async () => {
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
   })
+}
+
+/**
+ * docs/operations.md: Prometheus text format on GET /metrics of a listener of its own
+ * (METRICS_PORT; 0 turns it off), never on the public port. Route labels are templates.
+ */
+async function metricsPlugin (fastify: FastifyInstance) {
+  fastify.decorate('metricsAddress', null)
+  const { METRICS_PORT, HOST } = fastify.config
+  if (METRICS_PORT === 0) return
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  requestMetrics(fastify, registry)
+  databaseMetrics(fastify, registry)
+  feedMetrics(fastify, registry)
+  contentMetrics(fastify, registry)
+  await serveMetrics(fastify, registry, METRICS_PORT, HOST)
 }
 
 export default fp(metricsPlugin, {
