@@ -5,7 +5,14 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { until } from '../helpers/until.js'
-import { ANSWER_BOUND_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase } from './fault-app.js'
+import {
+  ANSWER_BOUND_MS,
+  QUERY_TIMEOUT_MS,
+  RECOVERY_BOUND_MS,
+  SLACK_MS,
+  faultApp,
+  proxiedDatabase
+} from './fault-app.js'
 
 t.setTimeout(120_000)
 const proxy = await proxiedDatabase(t)
@@ -25,7 +32,12 @@ async function probe (app: FastifyInstance, ms: number, stop: (status: number) =
   await until(async () => {
     const sent = Date.now()
     const res = await app.inject('/ready')
-    probes.push({ status: res.statusCode, at: sent - started, ms: Date.now() - sent, ...(res.statusCode === 200 ? {} : { detail: res.json().detail }) })
+    probes.push({
+      status: res.statusCode,
+      at: sent - started,
+      ms: Date.now() - sent,
+      ...(res.statusCode === 200 ? {} : { detail: res.json().detail })
+    })
     return stop(res.statusCode)
   }, ms, 100)
   return probes
@@ -50,7 +62,8 @@ t.test('a silent database: 503 once it has been silent for QUERY_TIMEOUT_MS, eve
   proxy.blackhole()
   const probes = await probe(fastify, QUERY_TIMEOUT_MS + 4000, (status) => status === 503)
   const turned = firstWith(probes, 503)
-  t.ok(turned <= QUERY_TIMEOUT_MS + TICK_MS + SLACK_MS, `503 after ${turned} ms of silence (QUERY_TIMEOUT_MS ${QUERY_TIMEOUT_MS})`)
+  t.ok(turned <= QUERY_TIMEOUT_MS + TICK_MS + SLACK_MS,
+    `503 after ${turned} ms of silence (QUERY_TIMEOUT_MS ${QUERY_TIMEOUT_MS})`)
   t.ok(slowest(probes) < ANSWER_MS, `slowest answer ${slowest(probes)} ms`)
   const res = await fastify.inject('/ready')
   t.match(res.json(), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /^Not ready: / }, 'the detail says why')

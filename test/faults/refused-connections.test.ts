@@ -37,7 +37,8 @@ t.test('a database that refuses connections: lists and feeds answer 503 at once,
   t.equal((await fastify.inject('/projects/changes')).statusCode, 200, 'and feeds')
 })
 
-t.test('a replica set in an election (members answer, none is primary): a list waits for a primary within its budget', async (t) => {
+t.test('a replica set in an election (members answer, none is primary): ' +
+  'a list waits for a primary within its budget', async (t) => {
   const member = await startElectingMember()
   t.teardown(member.close)
   const budgetMs = 1000

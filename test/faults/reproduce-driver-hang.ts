@@ -19,7 +19,9 @@ const database = given === undefined ? await start() : undefined
 const target = new URL((given ?? (database as { uri: string }).uri).replace('mongodb://', 'http://'))
 const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port) })
 const client = new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 2000 })
-for (const event of ['serverHeartbeatStarted', 'serverHeartbeatSucceeded', 'serverHeartbeatFailed', 'connectionPoolCleared']) {
+for (const event of [
+  'serverHeartbeatStarted', 'serverHeartbeatSucceeded', 'serverHeartbeatFailed', 'connectionPoolCleared'
+]) {
   client.on(event as 'serverHeartbeatStarted', () => console.log(new Date().toISOString(), event))
 }
 const ping = async (): Promise<boolean> => await client.db('admin').command({ ping: 1 }).then(() => true, () => false)
@@ -31,7 +33,8 @@ for (let round = 0; round < 3; round++) {
   const healed = Date.now()
   let ok = false
   while (!ok && Date.now() - healed < 30_000) ok = await ping()
-  console.log(`round ${round}: ${ok ? `answers again after ${Date.now() - healed} ms` : 'still not answering after 30 s'}`)
+  console.log(`round ${round}: ` +
+    `${ok ? `answers again after ${Date.now() - healed} ms` : 'still not answering after 30 s'}`)
 }
 await client.close(true)
 await proxy.close()

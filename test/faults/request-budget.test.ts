@@ -20,7 +20,12 @@ async function timed (fastify: FastifyInstance, options: InjectOptions): Promise
   const started = Date.now()
   const res = await fastify.inject(options)
   const ms = Date.now() - started
-  return { status: res.statusCode, code: res.statusCode >= 400 && res.body !== '' ? (res.json() as { code?: string }).code : undefined, ms, body: res.body }
+  return {
+    status: res.statusCode,
+    code: res.statusCode >= 400 && res.body !== '' ? (res.json() as { code?: string }).code : undefined,
+    ms,
+    body: res.body
+  }
 }
 
 /** The project is no longer remembered: as if learnt an hour ago. */
@@ -56,7 +61,8 @@ t.test('If-None-Match under a silent database: one budget for the revalidation a
   }
   for (const [name, answer] of Object.entries(answers)) {
     t.equal(answer.status, 503, `${name}: 503`)
-    t.ok(answer.ms <= ANSWER_BOUND_MS, `${name}: answered in ${answer.ms} ms, within one budget (${ANSWER_BOUND_MS} ms)`)
+    t.ok(answer.ms <= ANSWER_BOUND_MS,
+      `${name}: answered in ${answer.ms} ms, within one budget (${ANSWER_BOUND_MS} ms)`)
   }
 })
 
@@ -77,7 +83,8 @@ t.test('a slow database: counts\' project check, revalidation and aggregation sh
   t.ok(answer.ms <= ANSWER_BOUND_MS, `answered in ${answer.ms} ms, within one budget`)
 })
 
-t.test('a slow database: counts check their project beside the aggregation, one round trip within the budget', feeds, async (t) => {
+t.test('a slow database: counts check their project beside the aggregation, ' +
+  'one round trip within the budget', feeds, async (t) => {
   const { proxy, fastify, db, sessions } = await feedFaultApp(t)
   const project = new ObjectId()
   await db.collection('projects').insertOne({ _id: project, name: 'C' })
@@ -104,13 +111,16 @@ t.test('a feed\'s wait counts from the request\'s arrival, not from the end of i
   t.equal(answer.status, 200)
   t.same((JSON.parse(answer.body) as FeedAnswer).events, [], 'nothing changed')
   t.ok(answer.ms >= 2000, `it waited its two seconds (${answer.ms} ms)`)
-  t.ok(answer.ms <= 2000 + SLACK_MS, `and answered at their end (${answer.ms} ms), not a project check, a read and another read later`)
+  t.ok(answer.ms <= 2000 + SLACK_MS,
+    `and answered at their end (${answer.ms} ms), not a project check, a read and another read later`)
 })
 
-t.test('a first feed request opens the shared stream beside its project and identity checks, not a round trip after them', feeds, async (t) => {
+t.test('a first feed request opens the shared stream beside its project and identity checks, ' +
+  'not a round trip after them', feeds, async (t) => {
   const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
   await sessions.insertOne({ project, name: 'a' })
-  t.equal(await fastify.changes.unavailable('sessions', true), undefined, 'the deployment gives feeds (its verdict kept)')
+  t.equal(await fastify.changes.unavailable('sessions', true), undefined,
+    'the deployment gives feeds (its verdict kept)')
   const hub = fastify.changes.hub('sessions', true)
   t.notOk(hub.isRunning, 'no feed asked yet: no stream')
   // The collection's identity check is held: the stream opens meanwhile.
@@ -118,14 +128,16 @@ t.test('a first feed request opens the shared stream beside its project and iden
   t.teardown(() => { held.release() })
   const first = fastify.inject(path)
   await held.held
-  t.ok(await timeUntil(() => hub.isRunning, ANSWER_BOUND_MS) < Infinity, 'the stream follows while the identity check waits for its reply')
+  t.ok(await timeUntil(() => hub.isRunning, ANSWER_BOUND_MS) < Infinity,
+    'the stream follows while the identity check waits for its reply')
   held.release()
   const answer = await first
   t.equal(answer.statusCode, 200)
   t.equal((answer.json() as FeedAnswer).events.length, 1, 'and the listing comes')
 })
 
-t.test('the shared stream\'s getMore never answered: the stream is opened anew, and a waiting request gets its change', feeds, async (t) => {
+t.test('the shared stream\'s getMore never answered: the stream is opened anew, ' +
+  'and a waiting request gets its change', feeds, async (t) => {
   const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
   await sessions.insertOne({ project, name: 'a' })
   const listed = (await fastify.inject(path)).json() as FeedAnswer
@@ -144,6 +156,7 @@ t.test('the shared stream\'s getMore never answered: the stream is opened anew, 
   t.same((JSON.parse(answer.body) as FeedAnswer).events.map((event) => event._id), [changed], 'the change')
   // The getMore's wait (1 s), its time limit and the silence allowed, then a reopening a second later.
   const bound = 1000 + QUERY_TIMEOUT_MS + 2000 + 1000 + SLACK_MS
-  t.ok(Date.now() - started <= bound, `within ${Date.now() - started} ms of the stall (bound ${bound} ms), not at the end of its 30 s wait`)
+  t.ok(Date.now() - started <= bound,
+    `within ${Date.now() - started} ms of the stall (bound ${bound} ms), not at the end of its 30 s wait`)
   t.ok(await timeUntil(() => hub.isRunning, RECOVERY_BOUND_MS) < Infinity, 'the stream follows again')
 })

@@ -29,17 +29,31 @@ export async function freePort (): Promise<number> {
 /** The node flags of the image's command (Dockerfile `CMD ["node", …flags, "dist/server.js"]`). */
 export const productionFlags = (): string[] => imageCommand(path.join(ROOT, 'Dockerfile')).nodeFlags
 
-/** `server.ts` as `npm start` runs it (with the image's node flags), in its own process, on loopback; resolves once it listens. */
+/**
+ * `server.ts` as `npm start` runs it (with the image's node flags),
+ * in its own process, on loopback; resolves once it listens.
+ */
 export async function startService (env: Record<string, string>, flags: string[] = []): Promise<ServiceProcess> {
   return await listening(spawn(NODE, nodeArgs([...productionFlags(), ...flags, '--import', 'tsx', 'server.ts']), {
     cwd: ROOT,
     // CURSOR_KEY_FILE=off: no key file left in the checkout's cache, unless a test names one.
-    env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', CURSOR_KEY_FILE: 'off', ...env },
+    env: {
+      ...process.env,
+      FASTIFY_AUTOLOAD_TYPESCRIPT: '1',
+      METRICS_PORT: '0',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      CURSOR_KEY_FILE: 'off',
+      ...env
+    },
     stdio: ['ignore', 'pipe', 'pipe']
   }))
 }
 
-/** A started service process (stdout and stderr piped), once it logs its 'API at' line; rejects after 30 s or on exit. */
+/**
+ * A started service process (stdout and stderr piped), once it logs its 'API at' line; rejects after 30 s or on exit.
+ */
 export async function listening (child: ChildProcess): Promise<ServiceProcess> {
   const lines: string[] = []
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
@@ -61,7 +75,11 @@ export async function listening (child: ChildProcess): Promise<ServiceProcess> {
   return { child, url, lines, exited }
 }
 
-export async function get (url: string): Promise<{ status: number, type: string, body: Record<string, unknown> | undefined }> {
+export async function get (url: string): Promise<{
+  status: number
+  type: string
+  body: Record<string, unknown> | undefined
+}> {
   const res = await fetch(url)
   const type = res.headers.get('content-type') ?? ''
   const text = await res.text()
@@ -73,10 +91,14 @@ export async function get (url: string): Promise<{ status: number, type: string,
  * meanwhile, as a load balancer learns from /ready): the time that took, or Infinity past `withinMs`.
  */
 export async function untilReady (url: string, withinMs = 15_000): Promise<number> {
-  return await timeUntil(async () => (await fetch(`${url}/ready`).then(async (res) => { await res.arrayBuffer(); return res.status }, () => 0)) === 200, withinMs, 100)
+  return await timeUntil(async () => (await fetch(`${url}/ready`)
+    .then(async (res) => { await res.arrayBuffer(); return res.status }, () => 0)) === 200, withinMs, 100)
 }
 
-/** Asserts that the service turns ready within `withinMs` (lists answer once the database has answered its first ping), and how long it took. */
+/**
+ * Asserts that the service turns ready within `withinMs` (lists answer
+ * once the database has answered its first ping), and how long it took.
+ */
 export async function expectReady (t: Test, url: string, withinMs = 15_000): Promise<void> {
   const ms = await untilReady(url, withinMs)
   t.ok(ms < Infinity, `ready${ms < Infinity ? ` after ${ms} ms` : ` within ${withinMs} ms`}`)

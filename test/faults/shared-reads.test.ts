@@ -29,7 +29,8 @@ t.test('a follower never joins a read older than a change it gathered', feeds, a
   t.ok(await until(() => seen() > before, 5000), 'the shared stream has the rename')
 
   // The first follower's read of the renamed document runs now; its reply is held back.
-  const hold = proxy.holdReply((command) => command.find === 'sessions' && JSON.stringify(command.filter).includes('$in'))
+  const hold = proxy.holdReply((command) => command.find === 'sessions' &&
+    JSON.stringify(command.filter).includes('$in'))
   const firstAnswer = get(first.url())
   await hold.held
   const afterRename = seen()
@@ -43,7 +44,8 @@ t.test('a follower never joins a read older than a change it gathered', feeds, a
   t.equal(secondRes.statusCode, 200)
   t.equal(firstRes.statusCode, 200)
   const secondEvents = (JSON.parse(secondRes.body) as FeedAnswer).events
-  t.same(secondEvents.map((e) => [e.type, e._id]), [['remove', String(id)]], 'the second follower learns of the deletion')
+  t.same(secondEvents.map((e) => [e.type, e._id]), [['remove', String(id)]],
+    'the second follower learns of the deletion')
   second.apply(JSON.parse(secondRes.body) as FeedAnswer)
   first.apply(JSON.parse(firstRes.body) as FeedAnswer)
 
@@ -55,8 +57,13 @@ t.test('a follower never joins a read older than a change it gathered', feeds, a
   t.same(second.sorted(), listed, 'the second follower\'s copy equals the list')
 })
 
-t.test('a wait on a token this replica cannot place answers a change the shared stream brought during its own read', feeds, async (t) => {
-  const config = { CURSOR_SECRET: 'a-shared-reads-secret-of-32-bytes-or-more', MONGODB_DB: uniqueDatabaseName('placed'), QUERY_TIMEOUT_MS }
+t.test('a wait on a token this replica cannot place answers a change the shared stream brought ' +
+  'during its own read', feeds, async (t) => {
+  const config = {
+    CURSOR_SECRET: 'a-shared-reads-secret-of-32-bytes-or-more',
+    MONGODB_DB: uniqueDatabaseName('placed'),
+    QUERY_TIMEOUT_MS
+  }
   const proxy = await proxiedDatabase(t)
   const elsewhere = await build(t, { config, databaseUri: (await testDatabase()).uri })
   const db = elsewhere.mongo.db as Db
@@ -69,7 +76,8 @@ t.test('a wait on a token this replica cannot place answers a change the shared 
 
   // Its read of its own from the token: the getMore that finds it caught up (its wait is 10 ms,
   // the shared stream's 1 s) ran on the database; the reply is held back meanwhile.
-  const held = proxy.holdReply((command) => command.getMore !== undefined && command.collection === 'sessions' && Number(command.maxTimeMS) < 1000)
+  const held = proxy.holdReply((command) => command.getMore !== undefined && command.collection === 'sessions' &&
+    Number(command.maxTimeMS) < 1000)
   t.teardown(() => { held.release() })
   const started = Date.now()
   const waiting = here.inject(copy.url('wait=30'))
@@ -77,10 +85,13 @@ t.test('a wait on a token this replica cannot place answers a change the shared 
   t.ok(await until(() => hub.isRunning, ANSWER_BOUND_MS), 'the shared stream follows the collection')
   const mark = hub.mark()
   const changed = String((await db.collection('sessions').insertOne({ project, name: 'during the read' })).insertedId)
-  t.ok(await until(() => hub.changedSince(mark, String(project)), ANSWER_BOUND_MS), 'and has brought the change, before the read ended')
+  t.ok(await until(() => hub.changedSince(mark, String(project)), ANSWER_BOUND_MS),
+    'and has brought the change, before the read ended')
   held.release()
   let timer: NodeJS.Timeout | undefined
-  const answer = await Promise.race([waiting, new Promise<undefined>((resolve) => { timer = setTimeout(() => { resolve(undefined) }, ANSWER_BOUND_MS + SLACK_MS) })])
+  const answer = await Promise.race([waiting, new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => { resolve(undefined) }, ANSWER_BOUND_MS + SLACK_MS)
+  })])
   clearTimeout(timer)
   t.ok(answer !== undefined, `answered ${Date.now() - started} ms after it was asked, not at the end of its 30 s wait`)
   t.same((answer?.json() as FeedAnswer | undefined)?.events.map((event) => event._id), [changed], 'with the change')

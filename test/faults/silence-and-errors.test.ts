@@ -4,7 +4,19 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { until } from '../helpers/until.js'
-import { ANSWER_BOUND_MS, HEARTBEAT_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, justChecked, proxiedDatabase, recoveryTime, serverChecks, timed } from './fault-app.js'
+import {
+  ANSWER_BOUND_MS,
+  HEARTBEAT_MS,
+  QUERY_TIMEOUT_MS,
+  RECOVERY_BOUND_MS,
+  SLACK_MS,
+  faultApp,
+  justChecked,
+  proxiedDatabase,
+  recoveryTime,
+  serverChecks,
+  timed
+} from './fault-app.js'
 
 t.setTimeout(120_000)
 const proxy = await proxiedDatabase(t)
@@ -14,7 +26,8 @@ const urls = ['/projects?limit=5', `/projects/${projectId}/sessions?count=true`]
 
 const checks = serverChecks(fastify)
 
-t.test('a blackhole: 503 QUERY_TIMEOUT, then DATABASE_UNAVAILABLE once the driver gives the server up; /health stays 200, recovery after', async (t) => {
+t.test('a blackhole: 503 QUERY_TIMEOUT, then DATABASE_UNAVAILABLE once the driver gives the server up; ' +
+  '/health stays 200, recovery after', async (t) => {
   for (const url of urls) {
     // An app of its own, warm (build() waits for it), whose driver trusts its connections.
     const proxy = await proxiedDatabase(t)
@@ -26,13 +39,16 @@ t.test('a blackhole: 503 QUERY_TIMEOUT, then DATABASE_UNAVAILABLE once the drive
     const silentSince = Date.now()
     // Just gone silent: the driver still trusts the server, and the request's own limit ends it.
     const fresh = await timed(fastify, url)
-    t.match(fresh, { status: 503, code: 'QUERY_TIMEOUT', retryAfter: '1' }, `${url}: just gone silent, 503 ${fresh.code ?? ''}`)
+    t.match(fresh, { status: 503, code: 'QUERY_TIMEOUT', retryAfter: '1' },
+      `${url}: just gone silent, 503 ${fresh.code ?? ''}`)
     t.ok(fresh.ms <= ANSWER_BOUND_MS, `${url}: answered in ${fresh.ms} ms`)
     // Its check times out, or the watchdog replaces the client by one that never reaches the server.
-    const givenUp = await until(() => checks.failedAt > silentSince || fastify.database.replacement.count > replaced, HEARTBEAT_MS + QUERY_TIMEOUT_MS + SLACK_MS)
+    const givenUp = await until(() => checks.failedAt > silentSince || fastify.database.replacement.count > replaced,
+      HEARTBEAT_MS + QUERY_TIMEOUT_MS + SLACK_MS)
     t.ok(givenUp, `${url}: the driver no longer trusts the server`)
     const known = await timed(fastify, url)
-    t.match(known, { status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' }, `${url}: then no server to select, 503 ${known.code ?? ''}`)
+    t.match(known, { status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' },
+      `${url}: then no server to select, 503 ${known.code ?? ''}`)
     t.ok(known.ms <= ANSWER_BOUND_MS, `${url}: answered in ${known.ms} ms`)
     t.equal((await fastify.inject('/health')).statusCode, 200, '/health stays 200')
     t.equal((await fastify.inject('/ready')).statusCode, 503, '/ready is 503')
@@ -41,7 +57,8 @@ t.test('a blackhole: 503 QUERY_TIMEOUT, then DATABASE_UNAVAILABLE once the drive
   }
 })
 
-t.test('half-open connections (the peer vanished without a FIN): 503 QUERY_TIMEOUT within the bound, then recovered', async (t) => {
+t.test('half-open connections (the peer vanished without a FIN): 503 QUERY_TIMEOUT within the bound, ' +
+  'then recovered', async (t) => {
   t.equal((await timed(fastify, urls[0] as string)).status, 200)
   // The pooled connection the list is sent on never answers, and the driver cannot know that a new
   // one would: the query's time limit ends the request, a time limit's own problem (docs/errors.md).
@@ -71,7 +88,8 @@ t.test('slow replies', async (t) => {
   proxy.slow(delay)
   const nested = await timed(fastify, `/projects/${projectId}/sessions`)
   t.equal(nested.status, 404, 'a reply within the timeout answers (this project does not exist)')
-  t.ok(nested.ms < 3 * delay + SLACK_MS, `the project check runs beside the list: ${nested.ms} ms for ${delay} ms replies`)
+  t.ok(nested.ms < 3 * delay + SLACK_MS,
+    `the project check runs beside the list: ${nested.ms} ms for ${delay} ms replies`)
   proxy.heal()
 })
 
@@ -100,7 +118,8 @@ t.test('server error replies: state changes are 503 DATABASE_UNAVAILABLE, time l
     proxy.failCommands(['find'], { code, codeName, errmsg, ...(errorLabels === undefined ? {} : { errorLabels }) })
     const res = await fastify.inject(urls[0] as string)
     t.equal(res.statusCode, 503, `${code} ${codeName}: 503`)
-    t.match(res.json(), { code: TIME_LIMITS.has(code) ? 'QUERY_TIMEOUT' : 'DATABASE_UNAVAILABLE' }, `${code} ${codeName}`)
+    t.match(res.json(), { code: TIME_LIMITS.has(code) ? 'QUERY_TIMEOUT' : 'DATABASE_UNAVAILABLE' },
+      `${code} ${codeName}`)
     t.equal(res.headers['retry-after'], '1')
     t.notMatch(res.body, new RegExp(errmsg), 'no driver message in the body')
     proxy.heal()
@@ -108,7 +127,8 @@ t.test('server error replies: state changes are 503 DATABASE_UNAVAILABLE, time l
   }
 })
 
-t.test('a failover error is retried once, as the driver retries a find (retryable reads); a time limit is not', async (t) => {
+t.test('a failover error is retried once, as the driver retries a find (retryable reads); ' +
+  'a time limit is not', async (t) => {
   for (const [code, codeName, errmsg] of SERVER_ERRORS.filter(([code]) => !TIME_LIMITS.has(code))) {
     proxy.failCommands(['find'], { code, codeName, errmsg }, 1)
     t.equal((await fastify.inject(urls[0] as string)).statusCode, 200, `one ${code} ${codeName}: answered by the retry`)
@@ -123,7 +143,9 @@ t.test('a failover error is retried once, as the driver retries a find (retryabl
 })
 
 t.test('a refusal caused by the query is a 400; an unknown server error a 500 without its message', async (t) => {
-  proxy.failCommands(['find'], { code: 51091, codeName: 'Location51091', errmsg: 'Regular expression is invalid: missing )' })
+  proxy.failCommands(['find'], {
+    code: 51091, codeName: 'Location51091', errmsg: 'Regular expression is invalid: missing )'
+  })
   const refused = await fastify.inject(urls[0] as string)
   t.equal(refused.statusCode, 400)
   t.match(refused.json(), { code: 'INVALID_REGEX' })
@@ -135,7 +157,8 @@ t.test('a refusal caused by the query is a 400; an unknown server error a 500 wi
   proxy.heal()
 })
 
-t.test('a page larger than one batch whose cursor is lost between batches (CursorNotFound) is read again from the start, once', async (t) => {
+t.test('a page larger than one batch whose cursor is lost between batches (CursorNotFound) ' +
+  'is read again from the start, once', async (t) => {
   const { ObjectId } = await import('mongodb')
   // 18 MiB through the proxy can take longer than the fault app's one-second query limit while
   // the rest of the suite runs: the subject here is the lost cursor, so the app has ten.
@@ -153,7 +176,8 @@ t.test('a page larger than one batch whose cursor is lost between batches (Curso
   proxy.failCommands(['getMore'], lost, 1)
   const again = await fastify.inject(url)
   t.equal(again.statusCode, 200, 'one lost cursor: the page is read again')
-  t.same(again.json().data.map((d: { _id: string }) => d._id), whole.json().data.map((d: { _id: string }) => d._id), 'the same documents, in order')
+  t.same(again.json().data.map((d: { _id: string }) => d._id),
+    whole.json().data.map((d: { _id: string }) => d._id), 'the same documents, in order')
   proxy.failCommands(['getMore'], lost, 2)
   const twice = await fastify.inject(url)
   t.equal(twice.statusCode, 503, 'lost twice: 503')

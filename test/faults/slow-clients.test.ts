@@ -19,7 +19,12 @@ const SLACK_MS = 1500
 /** When the last 1,000-document page was handed to Node to write. */
 let lastWritten = 0
 const fastify = await build(t, {
-  config: { HEADERS_TIMEOUT_MS: LIMIT_MS, REQUEST_TIMEOUT_MS: LIMIT_MS, KEEP_ALIVE_TIMEOUT_MS: LIMIT_MS, SEND_TIMEOUT_MS: LIMIT_MS },
+  config: {
+    HEADERS_TIMEOUT_MS: LIMIT_MS,
+    REQUEST_TIMEOUT_MS: LIMIT_MS,
+    KEEP_ALIVE_TIMEOUT_MS: LIMIT_MS,
+    SEND_TIMEOUT_MS: LIMIT_MS
+  },
   extend: (app) => app.addHook('onSend', async (request, _reply, payload) => {
     if (request.url.includes('limit=1000')) lastWritten = Date.now()
     return payload
@@ -27,7 +32,8 @@ const fastify = await build(t, {
 })
 const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
 // 1,000 projects of about 10 KB: a 10 MB page, more than the kernel's socket buffers take.
-await db.collection('projects').insertMany(Array.from({ length: 1000 }, (_, i) => ({ _id: new ObjectId(), name: `${i} ${'x'.repeat(10_000)}` })))
+await db.collection('projects').insertMany(Array.from({ length: 1000 }, (_, i) =>
+  ({ _id: new ObjectId(), name: `${i} ${'x'.repeat(10_000)}` })))
 const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
 const { port } = fastify.server.address() as net.AddressInfo
 
@@ -39,8 +45,14 @@ async function page (): Promise<{ status: number, ms: number }> {
   return { status: res.status, ms: Date.now() - started }
 }
 
-/** Pages asked one after another while `busy` holds (at most 1,000, for at most `withinMs`): their statuses and the slowest. */
-async function pagesWhile (busy: (asked: number) => boolean, withinMs: number): Promise<{ statuses: number[], slowest: number, median: number }> {
+/**
+ * Pages asked one after another while `busy` holds (at most
+ * 1,000, for at most `withinMs`): their statuses and the slowest.
+ */
+async function pagesWhile (
+  busy: (asked: number) => boolean,
+  withinMs: number
+): Promise<{ statuses: number[], slowest: number, median: number }> {
   const outcomes: Array<{ status: number, ms: number }> = []
   await until(async () => {
     if (!busy(outcomes.length) || outcomes.length >= 1000) return true
@@ -48,7 +60,11 @@ async function pagesWhile (busy: (asked: number) => boolean, withinMs: number): 
     return false
   }, withinMs)
   const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b)
-  return { statuses: outcomes.map((o) => o.status), slowest: ms.at(-1) ?? 0, median: ms[Math.floor(ms.length / 2)] ?? 0 }
+  return {
+    statuses: outcomes.map((o) => o.status),
+    slowest: ms.at(-1) ?? 0,
+    median: ms[Math.floor(ms.length / 2)] ?? 0
+  }
 }
 
 /** When a connection was closed, or Infinity when it was still open after `ms`. */
@@ -73,7 +89,8 @@ async function connect (): Promise<{ socket: net.Socket, closed: Promise<number>
   return { socket, closed, received: () => received }
 }
 
-t.test('a thousand slowloris connections are disconnected after HEADERS_TIMEOUT_MS, and others are served meanwhile', async (t) => {
+t.test('a thousand slowloris connections are disconnected after HEADERS_TIMEOUT_MS, ' +
+  'and others are served meanwhile', async (t) => {
   const baseline = await pagesWhile((asked) => asked < 20, 5000)
   const clients: Array<Awaited<ReturnType<typeof connect>>> = []
   for (let batch = 0; batch < 10; batch++) {
@@ -93,16 +110,21 @@ t.test('a thousand slowloris connections are disconnected after HEADERS_TIMEOUT_
   for (const client of clients) client.closed.then(() => { open-- }, () => {})
   const bound = LIMIT_MS + CHECK_MS + 2 * SLACK_MS
   const during = await pagesWhile(() => open > 0, bound - (Date.now() - started))
-  const closedAt = await Promise.all(clients.map(async (client) => await closedWithin(client.closed, bound - (Date.now() - started))))
+  const closedAt = await Promise.all(clients.map(async (client) =>
+    await closedWithin(client.closed, bound - (Date.now() - started))))
   clearInterval(drip)
   const latest = Math.max(...closedAt) - started
-  t.ok(latest <= LIMIT_MS + CHECK_MS + SLACK_MS, `all 1000 disconnected, the last ${latest} ms after its first byte (HEADERS_TIMEOUT_MS ${LIMIT_MS})`)
+  t.ok(latest <= LIMIT_MS + CHECK_MS + SLACK_MS,
+    `all 1000 disconnected, the last ${latest} ms after its first byte (HEADERS_TIMEOUT_MS ${LIMIT_MS})`)
   t.ok(clients.every((client) => client.received().startsWith('HTTP/1.1 408 ')), 'each told 408 first')
-  t.ok(during.statuses.length > 5 && during.statuses.every((status) => status === 200), `${during.statuses.length} pages meanwhile, all 200`)
-  t.ok(during.slowest < 1000, `pages meanwhile: median ${during.median} ms, slowest ${during.slowest} ms (alone: median ${baseline.median} ms, slowest ${baseline.slowest} ms)`)
+  t.ok(during.statuses.length > 5 && during.statuses.every((status) => status === 200),
+    `${during.statuses.length} pages meanwhile, all 200`)
+  t.ok(during.slowest < 1000, `pages meanwhile: median ${during.median} ms, slowest ${during.slowest} ms ` +
+    `(alone: median ${baseline.median} ms, slowest ${baseline.slowest} ms)`)
 })
 
-t.test('clients that never read a 1,000-document page are disconnected after SEND_TIMEOUT_MS, and the answers dropped', async (t) => {
+t.test('clients that never read a 1,000-document page are disconnected after SEND_TIMEOUT_MS, ' +
+  'and the answers dropped', async (t) => {
   const readers = await Promise.all(Array.from({ length: 10 }, connect))
   t.teardown(() => { for (const { socket } of readers) socket.destroy() })
   for (const { socket } of readers) {
@@ -122,28 +144,37 @@ t.test('clients that never read a 1,000-document page are disconnected after SEN
     (lastWritten === 0 || Date.now() - lastWritten <= LIMIT_MS + CHECK_MS + SLACK_MS), 60_000 - (Date.now() - started))
   const gone = Date.now()
   t.equal(fastify.lifecycle.inFlight, 0, `no answer left waiting, ${gone - started} ms after they were asked for`)
-  t.ok(gone - lastWritten <= LIMIT_MS + CHECK_MS + SLACK_MS, `${gone - lastWritten} ms after the last was written: within SEND_TIMEOUT_MS (${LIMIT_MS}) and the sweep`)
-  const connections = await new Promise<number>((resolve, reject) => fastify.server.getConnections((error, count) => error === null ? resolve(count) : reject(error)))
+  t.ok(gone - lastWritten <= LIMIT_MS + CHECK_MS + SLACK_MS,
+    `${gone - lastWritten} ms after the last was written: within SEND_TIMEOUT_MS (${LIMIT_MS}) and the sweep`)
+  const connections = await new Promise<number>((resolve, reject) =>
+    fastify.server.getConnections((error, count) => error === null ? resolve(count) : reject(error)))
   t.ok(connections <= 1, `their connections are closed (${connections} open: the fetch client's own)`)
-  t.ok(during.statuses.every((status) => status === 200), `${during.statuses.length} pages meanwhile, all 200, slowest ${during.slowest} ms`)
+  t.ok(during.statuses.every((status) => status === 200),
+    `${during.statuses.length} pages meanwhile, all 200, slowest ${during.slowest} ms`)
 })
 
-t.test('an idle kept-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS; one that sends nothing after HEADERS_TIMEOUT_MS', async (t) => {
+t.test('an idle kept-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS; ' +
+  'one that sends nothing after HEADERS_TIMEOUT_MS', async (t) => {
   const idle = await connect()
   const silent = await connect()
   t.teardown(() => { idle.socket.destroy(); silent.socket.destroy() })
   const started = Date.now()
   idle.socket.write('GET /health HTTP/1.1\r\nHost: listing\r\n\r\n')
-  const [idleClosed, silentClosed] = await Promise.all([idle.closed, silent.closed].map(async (closed) => await closedWithin(closed, LIMIT_MS + 1000 + CHECK_MS + 2 * SLACK_MS)))
+  const [idleClosed, silentClosed] = await Promise.all([idle.closed, silent.closed].map(async (closed) =>
+    await closedWithin(closed, LIMIT_MS + 1000 + CHECK_MS + 2 * SLACK_MS)))
   t.match(idle.received(), /^HTTP\/1\.1 200 /, 'the kept-alive connection was answered')
   // Node closes an idle kept-alive socket after keepAliveTimeout plus a second it allows for the client's own timer.
-  t.ok(idleClosed - started <= LIMIT_MS + 1000 + SLACK_MS, `idle kept-alive connection closed after ${idleClosed - started} ms (KEEP_ALIVE_TIMEOUT_MS ${LIMIT_MS})`)
-  t.ok(silentClosed - started <= LIMIT_MS + CHECK_MS + SLACK_MS, `a connection that sent nothing closed after ${silentClosed - started} ms`)
+  t.ok(idleClosed - started <= LIMIT_MS + 1000 + SLACK_MS,
+    `idle kept-alive connection closed after ${idleClosed - started} ms (KEEP_ALIVE_TIMEOUT_MS ${LIMIT_MS})`)
+  t.ok(silentClosed - started <= LIMIT_MS + CHECK_MS + SLACK_MS,
+    `a connection that sent nothing closed after ${silentClosed - started} ms`)
 })
 
 t.test('the defaults are documented time limits, and a head may not have longer than its request', async (t) => {
   const { readConfig } = await import('../../plugins/config.js')
   const config = readConfig({})
-  t.same([config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS, config.KEEP_ALIVE_TIMEOUT_MS, config.SEND_TIMEOUT_MS], [10_000, 10_000, 72_000, 10_000])
-  t.throws(() => readConfig({ HEADERS_TIMEOUT_MS: '20000' }), /HEADERS_TIMEOUT_MS \(20000\) must not exceed REQUEST_TIMEOUT_MS \(10000\)/)
+  t.same([config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS, config.KEEP_ALIVE_TIMEOUT_MS, config.SEND_TIMEOUT_MS],
+    [10_000, 10_000, 72_000, 10_000])
+  t.throws(() => readConfig({ HEADERS_TIMEOUT_MS: '20000' }),
+    /HEADERS_TIMEOUT_MS \(20000\) must not exceed REQUEST_TIMEOUT_MS \(10000\)/)
 })

@@ -34,19 +34,24 @@ async function burst (base: string, urls: string[]): Promise<Outcome[]> {
 const summary = (outcomes: Outcome[]): string => {
   const failed = outcomes.filter((o) => o.status !== 200)
   const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b)
-  return `${outcomes.length - failed.length}/${outcomes.length} 200, slowest ${ms[ms.length - 1] ?? 0} ms${failed.length === 0 ? '' : `; failed: ${failed.map((o) => `${o.status} ${o.code ?? ''}`).join(', ')}`}`
+  return `${outcomes.length - failed.length}/${outcomes.length} 200, slowest ${ms[ms.length - 1] ?? 0} ms` +
+    `${failed.length === 0 ? '' : `; failed: ${failed.map((o) => `${o.status} ${o.code ?? ''}`).join(', ')}`}`
 }
 
-t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ${CONCURRENCY} concurrent requests all 200, cold and warm`, async (t) => {
+t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ` +
+  `${CONCURRENCY} concurrent requests all 200, cold and warm`, async (t) => {
   proxy.slow(DELAY_MS)
-  const service = await startService({ MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0' })
+  const service = await startService({
+    MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0'
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   // It listens at once and opens its pool meanwhile: traffic comes when /ready says so, as
   // from a load balancer. The pool is as cold as a start leaves it (minPoolSize connections).
   const readyAfter = await untilReady(service.url, 4 * QUERY_TIMEOUT_MS)
   t.ok(readyAfter < Infinity, `ready ${readyAfter} ms after it listened`)
   // Projects the service has not seen: each nested list must also learn that its project exists.
-  const projects = ((await get(`${service.url}/projects?limit=100&fields=_id`)).body?.data as Array<{ _id: string }> | undefined ?? []).map((p) => p._id)
+  const projects = ((await get(`${service.url}/projects?limit=100&fields=_id`))
+    .body?.data as Array<{ _id: string }> | undefined ?? []).map((p) => p._id)
   t.ok(projects.length >= 3, `${projects.length} projects`)
   const urls = projects.flatMap((id) => NESTED_LISTS.map((list) => `/projects/${id}/${list}?limit=20`))
 
@@ -56,7 +61,8 @@ t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ${CONCURRENCY
   t.same(ready, [200, 200, 200], '/ready is 200 while the database answers pings, however slowly')
   const warm = await burst(service.url, urls.map((url) => `${url}&count=true`))
   t.ok(warm.every((o) => o.status === 200), `warm, with counts: ${summary(warm)}`)
-  t.notOk(service.lines.some((line) => /replaced the client/.test(line)), 'the watchdog never took slowness for a stuck client')
+  t.notOk(service.lines.some((line) => /replaced the client/.test(line)),
+    'the watchdog never took slowness for a stuck client')
 
   proxy.heal()
   // Replies that came while it was slow are still held for their delay; the next ones pass at once.
@@ -66,14 +72,18 @@ t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ${CONCURRENCY
 })
 
 t.test('replies slower than the query budget: bounded 503s, and 200s again once the database is fast', async (t) => {
-  const service = await startService({ MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0' })
+  const service = await startService({
+    MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0'
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url, 4 * QUERY_TIMEOUT_MS)
   t.equal((await get(`${service.url}/projects?limit=1`)).status, 200)
   proxy.slow(QUERY_TIMEOUT_MS * 2)
   const slow = await burst(service.url, ['/projects?limit=5'])
-  t.ok(slow.every((o) => o.status === 503 && o.ms <= QUERY_TIMEOUT_MS + ANSWER_MARGIN_MS), `too slow, each answered within QUERY_TIMEOUT_MS + ${ANSWER_MARGIN_MS} ms: ${summary(slow)}`)
+  t.ok(slow.every((o) => o.status === 503 && o.ms <= QUERY_TIMEOUT_MS + ANSWER_MARGIN_MS),
+    `too slow, each answered within QUERY_TIMEOUT_MS + ${ANSWER_MARGIN_MS} ms: ${summary(slow)}`)
   proxy.heal()
-  const recovered = await timeUntil(async () => (await get(`${service.url}/projects?limit=5`)).status === 200, 15_000, 200)
+  const recovered = await timeUntil(async () => (await get(`${service.url}/projects?limit=5`)).status === 200,
+    15_000, 200)
   t.ok(recovered <= 10_000, `serving again ${recovered} ms after the delay was removed`)
 })

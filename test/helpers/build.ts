@@ -26,7 +26,10 @@ export interface BuildOptions {
  * The app as server.ts builds it (same server options), on a database name of its own,
  * closed and dropped when the test ends.
  */
-export async function build (t: Test, { config: overrides = {}, databaseUri, extend, onRoute, logLines, now }: BuildOptions = {}): Promise<FastifyInstance> {
+export async function build (
+  t: Test,
+  { config: overrides = {}, databaseUri, extend, onRoute, logLines, now }: BuildOptions = {}
+): Promise<FastifyInstance> {
   const uri = databaseUri ?? (await testDatabase()).uri
   // No metrics listener unless a test asks for one: test files run in parallel and would share its port.
   // SHIMS=none in the environment runs the whole suite on the driver's public path (.ci/run does once).
@@ -36,19 +39,35 @@ export async function build (t: Test, { config: overrides = {}, databaseUri, ext
   // No client replacement unless a test asks (test/faults/ does): the process's event loop also
   // runs the test's own work, and a stall there is not a stuck client (a test watching the
   // client's commands would lose them to its replacement).
-  // No key kept in a file (CURSOR_KEY_FILE): each app signs with a key of its own, as a test of a restart asks explicitly.
-  const config: Config = { ...readConfig({}), ...shims, CURSOR_KEY_FILE: 'off', LOG_LEVEL: 'silent', METRICS_PORT: 0, MONGODB_URI: uri, MONGODB_DB: uniqueDatabaseName(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0, DATABASE_STUCK_AFTER_MS: 60_000, ...overrides }
+  // No key kept in a file (CURSOR_KEY_FILE): each app signs with
+  // a key of its own, as a test of a restart asks explicitly.
+  const config: Config = {
+    ...readConfig({}),
+    ...shims,
+    CURSOR_KEY_FILE: 'off',
+    LOG_LEVEL: 'silent',
+    METRICS_PORT: 0,
+    MONGODB_URI: uri,
+    MONGODB_DB: uniqueDatabaseName(),
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0,
+    DATABASE_STUCK_AFTER_MS: 60_000,
+    ...overrides
+  }
   const options = serverOptions(logLines === undefined ? config : { ...config, LOG_LEVEL: 'info' })
   // A process's first build imports the whole app while other test processes run beside it:
   // Fastify's 10 s for a plugin to start bounds a service's start, and tap's timeout a test's.
   options.pluginTimeout = 60_000
-  if (logLines !== undefined) options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
+  if (logLines !== undefined) {
+    options.logger = { level: 'info', stream: { write: (line: string) => { logLines.push(JSON.parse(line)) } } }
+  }
   const fastify = Fastify(options)
   if (onRoute !== undefined) fastify.addHook('onRoute', onRoute)
   await fastify.register(app, now === undefined ? { config } : { config, now })
   extend?.(fastify)
   // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
-  fastify.after(() => { (fastify.database.client() as MongoClient & { monitorCommands: boolean }).monitorCommands = true })
+  fastify.after(() => {
+    (fastify.database.client() as MongoClient & { monitorCommands: boolean }).monitorCommands = true
+  })
   await fastify.ready()
   // The first ping, the pool's warm-up and the start-up indexes run in the background: done
   // before the test, so that it starts ready and sees only its own commands.

@@ -8,7 +8,9 @@ import type { FastifyInstance } from 'fastify'
  */
 export function watchCommands (fastify: FastifyInstance): { names: () => string[] } {
   const client = fastify.mongo.client
-  if ((client as typeof client & { monitorCommands?: boolean }).monitorCommands !== true) throw new Error('command monitoring is off: build the app with test/helpers/build.ts')
+  if ((client as typeof client & { monitorCommands?: boolean }).monitorCommands !== true) {
+    throw new Error('command monitoring is off: build the app with test/helpers/build.ts')
+  }
   const names: string[] = []
   client.on('commandStarted', (event) => { if (event.commandName !== 'ping') names.push(event.commandName) })
   return { names: () => names.splice(0) }

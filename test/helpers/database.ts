@@ -28,8 +28,12 @@ export function uniqueDatabaseName (prefix = 'test'): string {
  * A connected client of the test process's database and a database of the file's own (named
  * after `prefix`), dropped and closed when the file's tests end.
  */
-export async function clientOfTestDatabase (prefix: string, options: MongoClientOptions = {}): Promise<{ client: MongoClient, db: Db }> {
-  const client = await new MongoClient((await testDatabase()).uri, { serverSelectionTimeoutMS: 5000, ...options }).connect()
+export async function clientOfTestDatabase (
+  prefix: string,
+  options: MongoClientOptions = {}
+): Promise<{ client: MongoClient, db: Db }> {
+  const client = await new MongoClient((await testDatabase()).uri,
+    { serverSelectionTimeoutMS: 5000, ...options }).connect()
   const db = client.db(uniqueDatabaseName(prefix))
   tap.teardown(async () => {
     await db.dropDatabase()

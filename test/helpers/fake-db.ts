@@ -9,7 +9,10 @@ export interface FakeDbOptions {
   collection?: (name: string) => unknown
 }
 
-export function fakeDb (answer: (command: Document, call: number) => Document, { retryReads = true, collection = () => { throw new Error('no cursor should be needed') } }: FakeDbOptions = {}): { db: Db, sent: Document[] } {
+export function fakeDb (
+  answer: (command: Document, call: number) => Document,
+  { retryReads = true, collection = () => { throw new Error('no cursor should be needed') } }: FakeDbOptions = {}
+): { db: Db, sent: Document[] } {
   const sent: Document[] = []
   const fake = {
     readPreference: ReadPreference.primary,

@@ -22,7 +22,9 @@ export interface FakeMemoryServerOptions {
 }
 
 /** mongodb-memory-server as the choice of database uses it, without a mongod: what it is asked is noted. */
-export function fakeMemoryServer ({ binary, download, startFails }: FakeMemoryServerOptions): { memoryServer: MemoryServerModule, calls: MemoryServerCalls } {
+export function fakeMemoryServer (
+  { binary, download, startFails }: FakeMemoryServerOptions
+): { memoryServer: MemoryServerModule, calls: MemoryServerCalls } {
   const calls: MemoryServerCalls = { located: [], downloaded: [], created: [], started: 0, stopped: 0 }
   class MongoMemoryReplSet {
     constructor (options: ReplSetOptions) { calls.created.push(options) }
@@ -41,7 +43,14 @@ export function fakeMemoryServer ({ binary, download, startFails }: FakeMemorySe
   const memoryServer: MemoryServerModule = {
     MongoMemoryReplSet,
     DryMongoBinary: {
-      generateOptions: async (options) => ({ version: options?.version ?? '', downloadDir: '', os: { os: 'linux' }, platform: 'linux', arch: 'x64', systemBinary: '' }),
+      generateOptions: async (options) => ({
+        version: options?.version ?? '',
+        downloadDir: '',
+        os: { os: 'linux' },
+        platform: 'linux',
+        arch: 'x64',
+        systemBinary: ''
+      }),
       locateBinary: async (options) => {
         calls.located.push(options.version)
         return binary

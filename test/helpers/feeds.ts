@@ -12,11 +12,12 @@ const isMongos = (hello: Document): boolean => hello.msg === 'isdbgrid'
 export async function prepareFeeds (db: Db): Promise<void> {
   const sharded = isMongos(await db.admin().command({ hello: 1 }))
   for (const name of FEED_COLLECTIONS) {
-    await db.createCollection(name, { changeStreamPreAndPostImages: { enabled: true } }).catch(async (error: { code?: number }) => {
-      // Already there (created by an insert, say): images switched on in place.
-      if (error.code !== 48) throw error
-      await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } })
-    })
+    await db.createCollection(name, { changeStreamPreAndPostImages: { enabled: true } })
+      .catch(async (error: { code?: number }) => {
+        // Already there (created by an insert, say): images switched on in place.
+        if (error.code !== 48) throw error
+        await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } })
+      })
     // Spread over the shards as a sharded deployment's would be: by hashed _id, one project's
     // documents on every shard (the manual's "Hashed Sharding"; no enableSharding since 6.0).
     if (sharded) await db.admin().command({ shardCollection: `${db.databaseName}.${name}`, key: { _id: 'hashed' } })
@@ -64,7 +65,16 @@ export async function requireChangeStreams (t: Test): Promise<{ skip?: string }>
   return { skip: reason }
 }
 
-export interface FeedAnswer { events: Array<{ type: 'upsert' | 'remove', _id: string, document?: Document, reason?: 'deleted' | 'unmatched' | 'moved' }>, next: string, synced: boolean }
+export interface FeedAnswer {
+  events: Array<{
+    type: 'upsert' | 'remove'
+    _id: string
+    document?: Document
+    reason?: 'deleted' | 'unmatched' | 'moved'
+  }>
+  next: string
+  synced: boolean
+}
 
 type Get = (url: string) => Promise<{ statusCode: number, body: string, headers: Record<string, unknown> }>
 
@@ -91,7 +101,8 @@ export class FeedCopy {
   }
 
   url (extra = ''): string {
-    const parts = [this.query, this.next === undefined ? '' : `since=${this.next}`, extra].filter((part) => part.length > 0)
+    const parts = [this.query, this.next === undefined ? '' : `since=${this.next}`, extra]
+      .filter((part) => part.length > 0)
     return `${this.path}${parts.length > 0 ? `?${parts.join('&')}` : ''}`
   }
 

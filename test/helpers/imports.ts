@@ -16,7 +16,12 @@ export function importsIn (text: string): FoundImport[] {
     if (specifier !== undefined) found.push({ specifier, clause, typeOnly: typeOnly !== undefined })
     if (argument === undefined) continue
     const literal = /^(['"])([^'"]+)\1$|^`([^`$]+)`$/.exec(argument.trim())
-    found.push({ specifier: literal === null ? undefined : literal[2] ?? literal[3], clause: '*', typeOnly: false, call: token })
+    found.push({
+      specifier: literal === null ? undefined : literal[2] ?? literal[3],
+      clause: '*',
+      typeOnly: false,
+      call: token
+    })
   }
   return found
 }

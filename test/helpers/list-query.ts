@@ -10,7 +10,8 @@ export function compileFor (schema: TObject, query: string, { scoped = true } = 
 }
 
 /** `filter=<JSON>`, encoded as a client would send it. */
-export const jsonFilter = (filter: unknown): string => `filter=${encodeURIComponent(typeof filter === 'string' ? filter : JSON.stringify(filter))}`
+export const jsonFilter = (filter: unknown): string =>
+  `filter=${encodeURIComponent(typeof filter === 'string' ? filter : JSON.stringify(filter))}`
 
 export const ID = '665f1c2e9b1d4a3f5c7e8a90'
 export const ID2 = '665f1c2e9b1d4a3f5c7e8a91'

@@ -5,10 +5,11 @@ import { readdirSync } from 'node:fs'
  * list added there is in every test that goes over the lists, and fails them until it has its
  * indexes, its OpenAPI path, its access control and its feed.
  */
-export const NESTED_LISTS: readonly string[] = readdirSync(new URL('../../routes/projects/_projectId/', import.meta.url), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => entry.name)
-  .sort()
+export const NESTED_LISTS: readonly string[] =
+  readdirSync(new URL('../../routes/projects/_projectId/', import.meta.url), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort()
 
 /** Every list: the projects, then a project's lists. */
 export const ALL_LISTS: readonly string[] = ['projects', ...NESTED_LISTS]

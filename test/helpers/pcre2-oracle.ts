@@ -27,20 +27,26 @@ export function startPcre2Oracle (): Pcre2Oracle {
   const child = spawn('python3', [SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] })
   const waiting: Array<(answer: Record<string, unknown>) => void> = []
   createInterface({ input: child.stdout }).on('line', (line) => waiting.shift()?.(JSON.parse(line)))
-  const ask = async (request: Record<string, unknown>): Promise<Record<string, unknown>> => await new Promise((resolve) => {
-    waiting.push(resolve)
-    // ASCII only on the wire: python splits lines on more than \n (U+2028, \r…).
-    child.stdin.write(`${JSON.stringify(request).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`)
-  })
+  const ask = async (request: Record<string, unknown>): Promise<Record<string, unknown>> =>
+    await new Promise((resolve) => {
+      waiting.push(resolve)
+      // ASCII only on the wire: python splits lines on more than \n (U+2028, \r…).
+      child.stdin.write(`${JSON.stringify(request).replace(/[\u007f-\uffff]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`)
+    })
   return {
-    compile: async (pattern, flags = '') => await ask({ compile: pattern, flags }) as { ok: boolean, error: string | null },
+    compile: async (pattern, flags = '') =>
+      await ask({ compile: pattern, flags }) as { ok: boolean, error: string | null },
     match: async (pattern, flags, subject) => (await ask({ match: pattern, flags, subject })).match as boolean | null,
-    steps: async (pattern, flags, subject, cap) => (await ask({ steps: pattern, flags, subject, cap })).steps as number | null,
+    steps: async (pattern, flags, subject, cap) =>
+      (await ask({ steps: pattern, flags, subject, cap })).steps as number | null,
     close: () => child.stdin.end()
   }
 }
 
-/** The oracle for a test file, closed when it ends; undefined (the file skipped, with the reason) where it cannot run. */
+/**
+ * The oracle for a test file, closed when it ends; undefined (the file skipped, with the reason) where it cannot run.
+ */
 export function pcre2OracleOrSkip (t: Test, what: string): Pcre2Oracle | undefined {
   const unavailable = pcre2Unavailable()
   if (unavailable !== undefined) {

@@ -7,20 +7,36 @@ import { createSigner } from 'fast-jwt'
 export const ISSUER = 'https://idp.test'
 export const AUDIENCE = 'listing-api'
 
-export interface TestKey { kid: string, alg: 'RS256' | 'ES256', privatePem: string, publicPem: string, jwk: Record<string, unknown> }
+export interface TestKey {
+  kid: string
+  alg: 'RS256' | 'ES256'
+  privatePem: string
+  publicPem: string
+  jwk: Record<string, unknown>
+}
 
 export function makeKey (kid: string, alg: TestKey['alg']): TestKey {
   const { privateKey, publicKey } = alg === 'RS256'
     ? generateKeyPairSync('rsa', { modulusLength: 2048 })
     : generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const pem = (key: KeyObject, type: 'pkcs8' | 'spki') => key.export({ format: 'pem', type }).toString()
-  return { kid, alg, privatePem: pem(privateKey, 'pkcs8'), publicPem: pem(publicKey, 'spki'), jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' } }
+  return {
+    kid,
+    alg,
+    privatePem: pem(privateKey, 'pkcs8'),
+    publicPem: pem(publicKey, 'spki'),
+    jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' }
+  }
 }
 
 export interface Claims { projects?: unknown, iss?: string, aud?: string, sub?: string, [name: string]: unknown }
 
 /** A token signed by `key`: valid for an hour, issued by ISSUER for AUDIENCE, unless told otherwise. */
-export function mint (key: TestKey, claims: Claims = {}, { expiresIn = 3_600_000, notBefore }: { expiresIn?: number | null, notBefore?: number } = {}): string {
+export function mint (
+  key: TestKey,
+  claims: Claims = {},
+  { expiresIn = 3_600_000, notBefore }: { expiresIn?: number | null, notBefore?: number } = {}
+): string {
   const sign = createSigner({
     key: key.privatePem,
     algorithm: key.alg,
@@ -31,10 +47,19 @@ export function mint (key: TestKey, claims: Claims = {}, { expiresIn = 3_600_000
   return sign({ iss: ISSUER, aud: AUDIENCE, sub: 'client-1', ...claims })
 }
 
-/** How the JWKS endpoint misbehaves: drops the connection, never answers, trickles, sends 2 MiB, sends no JSON, or a 500. */
+/**
+ * How the JWKS endpoint misbehaves: drops the connection, never
+ * answers, trickles, sends 2 MiB, sends no JSON, or a 500.
+ */
 export type JwksMode = 'up' | 'refuse' | 'slow' | 'trickle' | 'oversized' | 'malformed' | 'error'
 
-export interface JwksServer { uri: string, keys: TestKey[], requests: () => number, down: (mode: JwksMode) => void, close: () => Promise<void> }
+export interface JwksServer {
+  uri: string
+  keys: TestKey[]
+  requests: () => number
+  down: (mode: JwksMode) => void
+  close: () => Promise<void>
+}
 
 /** A JWKS endpoint that serves `keys` (mutable, for rotation), or misbehaves as `down` says. */
 export async function startJwksServer (keys: TestKey[]): Promise<JwksServer> {

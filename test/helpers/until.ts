@@ -4,7 +4,11 @@ const sleep = async (ms: number): Promise<void> => await new Promise((resolve) =
  * Asks `condition` every `everyMs` while `withinMs` has not passed: how long it took to hold, or
  * Infinity. A test waits for what it expects to happen, not for a time in which it should have.
  */
-export async function timeUntil (condition: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<number> {
+export async function timeUntil (
+  condition: () => boolean | Promise<boolean>,
+  withinMs: number,
+  everyMs = 20
+): Promise<number> {
   const started = Date.now()
   while (Date.now() - started < withinMs) {
     if (await condition()) return Date.now() - started
@@ -14,7 +18,11 @@ export async function timeUntil (condition: () => boolean | Promise<boolean>, wi
 }
 
 /** Whether `condition` held within `withinMs` (asked every `everyMs`). */
-export async function until (condition: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<boolean> {
+export async function until (
+  condition: () => boolean | Promise<boolean>,
+  withinMs: number,
+  everyMs = 20
+): Promise<boolean> {
   return await timeUntil(condition, withinMs, everyMs) < Infinity
 }
 

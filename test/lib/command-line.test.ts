@@ -20,7 +20,9 @@ interface Run { status: number | null, stdout: string, stderr: string }
 
 async function run (script: string, args: string[]): Promise<Run> {
   return await new Promise((resolve) => {
-    const child = execFile(NODE, nodeArgs(['--import', 'tsx', script, ...args]), { cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' } }, (_error, stdout, stderr) => {
+    const child = execFile(NODE, nodeArgs(['--import', 'tsx', script, ...args]), {
+      cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' }
+    }, (_error, stdout, stderr) => {
       resolve({ status: child.exitCode, stdout, stderr })
     })
   })

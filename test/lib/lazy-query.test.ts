@@ -9,7 +9,8 @@ import { lazyQuery } from '../../lib/lazy-query.js'
 
 const text = fc.oneof(
   fc.string(),
-  fc.array(fc.tuple(fc.constantFrom('a', 'b', 'filter', '__proto__', 'constructor', 'x y', '%41', ''), fc.string()), { maxLength: 5 })
+  fc.array(fc.tuple(fc.constantFrom('a', 'b', 'filter', '__proto__', 'constructor', 'x y', '%41', ''), fc.string()),
+    { maxLength: 5 })
     .map((pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')),
   fc.constantFrom('a=1&a=2&a=3', 'a&b=&=c', 'x=%ZZ&y=%2', 'q=a+b%20c', '&&&', '=')
 )
@@ -34,7 +35,9 @@ t.test('reads as the default parser gives, and not before it is read', async (t)
   t.doesNotThrow(() => fc.assert(fc.property(text, (input) => {
     runs++
     const expected = input.length === 0 ? {} : querystring.parse(input)
-    if (!isDeepStrictEqual(observed(lazyQuery(input)), observed(expected))) throw new Error(`differs on ${JSON.stringify(input)}`)
+    if (!isDeepStrictEqual(observed(lazyQuery(input)), observed(expected))) {
+      throw new Error(`differs on ${JSON.stringify(input)}`)
+    }
   }), { numRuns: 2000, seed: 3 }))
   t.equal(runs, 2000)
 })
@@ -56,7 +59,15 @@ t.test('written, deleted and frozen as the parsed object would be', async (t) =>
 t.test('a route that validates its query string gets it parsed and checked', async (t) => {
   const fastify = Fastify({ routerOptions: { querystringParser: lazyQuery } })
   t.teardown(() => fastify.close())
-  fastify.get('/', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' }, tag: { type: 'array', items: { type: 'string' } } }, required: ['n'] } } }, async (request) => request.query)
+  fastify.get('/', {
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: { n: { type: 'integer' }, tag: { type: 'array', items: { type: 'string' } } },
+        required: ['n']
+      }
+    }
+  }, async (request) => request.query)
   const ok = await fastify.inject('/?n=5&tag=x&tag=y')
   t.equal(ok.statusCode, 200)
   t.same(ok.json(), { n: 5, tag: ['x', 'y'] }, "coerced by Fastify's validator, as a parsed query is")

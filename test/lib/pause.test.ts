@@ -8,7 +8,8 @@ t.test('within: the result in time, the error after it', async (t) => {
   mock.timers.enable({ apis: ['setTimeout'] })
   t.teardown(() => { mock.timers.reset() })
   t.equal(await within(Promise.resolve('answered'), 1000, () => new Error('late')), 'answered')
-  await t.rejects(within(Promise.reject(new Error('refused')), 1000, () => new Error('late')), { message: 'refused' }, 'a failure in time is the failure')
+  await t.rejects(within(Promise.reject(new Error('refused')), 1000, () => new Error('late')), { message: 'refused' },
+    'a failure in time is the failure')
 
   const never = new Promise<string>(() => {})
   let outcome: unknown
@@ -42,6 +43,8 @@ t.test('unlessAborted: the result before the abort, the reason after it or when 
   const pending = unlessAborted(new Promise<never>(() => {}), controller.signal)
   controller.abort(new Error('gone'))
   await t.rejects(pending, { message: 'gone' })
-  await t.rejects(unlessAborted(new Promise<never>(() => {}), AbortSignal.abort(new Error('before'))), { message: 'before' }, 'an aborted signal does not wait')
-  await t.rejects(unlessAborted(Promise.reject(new Error('failed')), new AbortController().signal), { message: 'failed' })
+  await t.rejects(unlessAborted(new Promise<never>(() => {}), AbortSignal.abort(new Error('before'))),
+    { message: 'before' }, 'an aborted signal does not wait')
+  await t.rejects(unlessAborted(Promise.reject(new Error('failed')), new AbortController().signal),
+    { message: 'failed' })
 })

@@ -11,11 +11,15 @@ t.test('the same schema (another object, the same JSON) on two routes: one seria
   const compile = sharedSerializers()({}, {})
   const first = compile(route('/projects/:projectId/sessions', '500', problem()))
   t.equal(compile(route('/projects/:projectId/teams', '500', problem())), first, 'reused')
-  t.not(compile(route('/projects', '500', { ...problem(), required: ['code'] })), first, 'a different schema is compiled')
+  t.not(compile(route('/projects', '500', { ...problem(), required: ['code'] })), first,
+    'a different schema is compiled')
 })
 
 t.test('what the shared serializer writes is what Fastify\'s own writes', async (t) => {
-  const schema = { type: 'object', properties: { code: { type: 'string' }, status: { type: 'integer' }, when: { type: 'string', format: 'date-time' } } }
+  const schema = {
+    type: 'object',
+    properties: { code: { type: 'string' }, status: { type: 'integer' }, when: { type: 'string', format: 'date-time' } }
+  }
   const value = { code: 'QUERY_TIMEOUT', status: 503, when: new Date(0), extra: 'left out' }
   const shared = sharedSerializers()({}, {})(route('/a', '503', schema))
   const stock = SerializerSelector()({}, {})(route('/a', '503', schema))
@@ -26,8 +30,12 @@ t.test('what the shared serializer writes is what Fastify\'s own writes', async 
 t.test('each set of shared schemas has serializers of its own', async (t) => {
   const factory = sharedSerializers()
   const schema = { $ref: 'Thing#' }
-  const asString = factory({ Thing: { $id: 'Thing', type: 'object', properties: { n: { type: 'string' } } } }, {})(route('/a', '200', schema))
-  const asNumber = factory({ Thing: { $id: 'Thing', type: 'object', properties: { n: { type: 'integer' } } } }, {})(route('/a', '200', schema))
+  const asString = factory({
+    Thing: { $id: 'Thing', type: 'object', properties: { n: { type: 'string' } } }
+  }, {})(route('/a', '200', schema))
+  const asNumber = factory({
+    Thing: { $id: 'Thing', type: 'object', properties: { n: { type: 'integer' } } }
+  }, {})(route('/a', '200', schema))
   t.equal(asString({ n: 1 }), '{"n":"1"}')
   t.equal(asNumber({ n: 1 }), '{"n":1}')
 })

@@ -30,11 +30,15 @@ const value = fc.oneof(
 const NAMES = ['_id', 'start', 'name', 'n', 'é']
 
 t.test('the sort keys copied from a document are the BSON that decoding and encoding them gave', async (t) => {
-  fc.assert(fc.property(fc.dictionary(fc.constantFrom(...NAMES), value), fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 3 }), (stored, names) => {
-    const doc = Buffer.from(BSON.serialize(stored))
-    const copied = topLevelValues(pageOf([doc]), 0, names)
-    return copied !== undefined && copied.equals(decodedThenEncoded(doc, names))
-  }), { numRuns: 1000 })
+  fc.assert(fc.property(
+    fc.dictionary(fc.constantFrom(...NAMES), value),
+    fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 3 }),
+    (stored, names) => {
+      const doc = Buffer.from(BSON.serialize(stored))
+      const copied = topLevelValues(pageOf([doc]), 0, names)
+      return copied !== undefined && copied.equals(decodedThenEncoded(doc, names))
+    }
+  ), { numRuns: 1000 })
   t.pass('1,000 documents and sorts agree')
 })
 

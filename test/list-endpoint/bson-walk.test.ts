@@ -6,7 +6,17 @@ import fc from 'fast-check'
 import t from 'tap'
 import { classifyDatabaseError } from '../../database/classify-error.js'
 import { bsonToJson } from '../../list-endpoint/bson-json.js'
-import { Elements, MalformedBson, decodeFields, firstBatch, innerPage, int32At, isDBRefLike, pageOf, valueSize } from '../../list-endpoint/bson-page.js'
+import {
+  Elements,
+  MalformedBson,
+  decodeFields,
+  firstBatch,
+  innerPage,
+  int32At,
+  isDBRefLike,
+  pageOf,
+  valueSize
+} from '../../list-endpoint/bson-page.js'
 import { EXACT_VALUES } from '../../list-endpoint/cursor.js'
 import { Registration } from '../../schemas/kinds.js'
 
@@ -17,7 +27,10 @@ const registration = {
   createdAt: new Date('2024-04-20T21:00:00Z'),
   project: new ObjectId(),
   role: 'volunteer',
-  sessionsSubscriptions: [{ session: new ObjectId(), subscribedAt: new Date('2024-05-01T00:00:00Z') }, { session: new ObjectId() }],
+  sessionsSubscriptions: [
+    { session: new ObjectId(), subscribedAt: new Date('2024-05-01T00:00:00Z') },
+    { session: new ObjectId() }
+  ],
   customFields: { ticket: 'weekend', nested: { a: [1, 'two', null] }, re: /a+/i, n: 1.5 }
 }
 const bytes = Buffer.from(BSON.serialize(registration))
@@ -45,12 +58,26 @@ function readAll (buf: Buffer): void {
   innerPage(page, 'customFields')
 }
 
-t.test('a document cut short, or with a length, type or NUL changed, is MalformedBson, never an out-of-range read', async (t) => {
+t.test('a document cut short, or with a length, type or NUL changed, is MalformedBson, ' +
+  'never an out-of-range read', async (t) => {
   let refused = 0
   fc.assert(fc.property(fc.oneof(
-    fc.nat({ max: bytes.length - 1 }).map((cut) => { const b = Buffer.from(bytes.subarray(0, cut)); if (b.length >= 4) b.writeInt32LE(bytes.length, 0); return b }),
-    fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, value]) => { const b = Buffer.from(bytes); b[at] = value; return b }),
-    fc.tuple(fc.nat({ max: bytes.length - 4 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })).map(([at, value]) => { const b = Buffer.from(bytes); b.writeInt32LE(value, at); return b })
+    fc.nat({ max: bytes.length - 1 }).map((cut) => {
+      const b = Buffer.from(bytes.subarray(0, cut))
+      if (b.length >= 4) b.writeInt32LE(bytes.length, 0)
+      return b
+    }),
+    fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, value]) => {
+      const b = Buffer.from(bytes)
+      b[at] = value
+      return b
+    }),
+    fc.tuple(fc.nat({ max: bytes.length - 4 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }))
+      .map(([at, value]) => {
+        const b = Buffer.from(bytes)
+        b.writeInt32LE(value, at)
+        return b
+      })
   ), (mutated) => {
     try {
       readAll(mutated)
@@ -64,7 +91,9 @@ t.test('a document cut short, or with a length, type or NUL changed, is Malforme
 })
 
 t.test('a cursor reply whose batch lies about its length is refused', async (t) => {
-  const reply = Buffer.from(BSON.serialize({ firstBatch: [{ a: 1 }, { a: 2 }], id: BSON.Long.fromNumber(0), ns: 'db.c' }))
+  const reply = Buffer.from(BSON.serialize({
+    firstBatch: [{ a: 1 }, { a: 2 }], id: BSON.Long.fromNumber(0), ns: 'db.c'
+  }))
   t.same(firstBatch(reply).page.starts.length, 2)
   const lying = Buffer.from(reply)
   lying.writeInt32LE(1000, 4 + 1 + 'firstBatch'.length + 1)
@@ -88,16 +117,23 @@ t.test('lengths are read as Buffer#readInt32LE reads them, and fixed sizes are c
   t.throws(() => valueSize(date, 0x20, 4), MalformedBson, 'an unknown type is malformed')
 })
 
-t.test('a malformed reply is a BSONError, as the driver\'s own decoding failures are: a database fault, not a 500', async (t) => {
+t.test('a malformed reply is a BSONError, as the driver\'s own decoding failures are: ' +
+  'a database fault, not a 500', async (t) => {
   const error = new MalformedBson('a value runs past its document')
   t.ok(BSON.BSONError.isBSONError(error))
   t.equal(error.name, 'MalformedBson')
   t.match(error.message, /^malformed BSON: a value runs past/)
   t.match(classifyDatabaseError(error), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
-  t.match(classifyDatabaseError(new BSON.BSONError('corrupt BSON message')), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
+  t.match(classifyDatabaseError(new BSON.BSONError('corrupt BSON message')),
+    { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
   // What the driver throws for a message that does not hold together (test/faults/garbled-replies.test.ts makes each).
-  for (const framing of [new MongoParseError('Message size cannot be negative: -5'), new MongoDecompressionError('Message body and message header must be the same length'), new RangeError('Attempt to access memory outside buffer bounds: buffer length: 10, offset: 8, length: 4')]) {
-    t.match(classifyDatabaseError(framing), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ }, framing.name)
+  for (const framing of [
+    new MongoParseError('Message size cannot be negative: -5'),
+    new MongoDecompressionError('Message body and message header must be the same length'),
+    new RangeError('Attempt to access memory outside buffer bounds: buffer length: 10, offset: 8, length: 4')
+  ]) {
+    t.match(classifyDatabaseError(framing), { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ },
+      framing.name)
   }
   t.equal(classifyDatabaseError(new Error('a bug')), undefined, 'anything else stays a 500')
   t.equal(classifyDatabaseError(new RangeError('Invalid array length')), undefined, 'a RangeError of another kind too')

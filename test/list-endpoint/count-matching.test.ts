@@ -1,7 +1,15 @@
 // count-matching.ts: a list's `total` and a counts page's are one `aggregate` through Db#command.
 // The number must be the driver's countDocuments' for the same filter and collation, sent as
 // countDocuments sends it; a first batch left empty with its cursor open is counted again.
-import { Long, MongoNetworkError, MongoServerError, ReadConcern, type CommandStartedEvent, type Db, type Document } from 'mongodb'
+import {
+  Long,
+  MongoNetworkError,
+  MongoServerError,
+  ReadConcern,
+  type CommandStartedEvent,
+  type Db,
+  type Document
+} from 'mongodb'
 import t from 'tap'
 import { countCommand, countMatching } from '../../list-endpoint/count-matching.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
@@ -9,15 +17,22 @@ import { fakeDb } from '../helpers/fake-db.js'
 
 const { client, db } = await clientOfTestDatabase('count_matching', { monitorCommands: true })
 interface Word { _id: number, n: number, word: string, tags: string[] }
-await db.collection<Word>('words').insertMany(Array.from({ length: 230 }, (_, i) => ({ _id: i, n: i % 7, word: ['apple', 'Apple', 'APPLE', 'pear'][i % 4] as string, tags: i % 3 === 0 ? ['a', 'b'] : [] })))
+await db.collection<Word>('words').insertMany(Array.from({ length: 230 }, (_, i) => ({
+  _id: i,
+  n: i % 7,
+  word: ['apple', 'Apple', 'APPLE', 'pear'][i % 4] as string,
+  tags: i % 3 === 0 ? ['a', 'b'] : []
+})))
 
 const options = { maxTimeMS: 5000, signal: new AbortController().signal }
 const EN = { locale: 'en', strength: 2 }
 
 /** What a command carries but the session, cluster time and database the driver adds to any. */
-const sentFields = (command: Document): Document => Object.fromEntries(Object.entries(command).filter(([key]) => !['lsid', '$clusterTime', '$db', '$readPreference', 'txnNumber'].includes(key)))
+const sentFields = (command: Document): Document => Object.fromEntries(Object.entries(command)
+  .filter(([key]) => !['lsid', '$clusterTime', '$db', '$readPreference', 'txnNumber'].includes(key)))
 
-t.test('the count is countDocuments\', for filters that match none, some or all, with and without a collation; one command', async (t) => {
+t.test('the count is countDocuments\', for filters that match none, some or all, with and without a collation; ' +
+  'one command', async (t) => {
   const started: CommandStartedEvent[] = []
   const listener = (event: CommandStartedEvent): void => { started.push(event) }
   client.on('commandStarted', listener)
@@ -37,10 +52,13 @@ t.test('the count is countDocuments\', for filters that match none, some or all,
     const theirs = started.map((event) => sentFields(event.command))
     started.length = 0
     const counted = await countMatching(db, 'words', where, { ...options, ...inCollation })
-    t.equal(counted, expected, `${JSON.stringify(where)}${collation === undefined ? '' : ' in en, strength 2'}: countDocuments' number`)
-    t.strictSame(started.map((event) => sentFields(event.command)), theirs, 'the very command countDocuments sends, and nothing more')
+    t.equal(counted, expected,
+      `${JSON.stringify(where)}${collation === undefined ? '' : ' in en, strength 2'}: countDocuments' number`)
+    t.strictSame(started.map((event) => sentFields(event.command)), theirs,
+      'the very command countDocuments sends, and nothing more')
   }
-  t.equal(await countMatching(db, 'no_such_collection', {}, options), 0, 'a collection that does not exist yet counts 0')
+  t.equal(await countMatching(db, 'no_such_collection', {}, options), 0,
+    'a collection that does not exist yet counts 0')
 })
 
 t.test('the command carries the database\'s read concern, as the driver\'s aggregate does', async (t) => {
@@ -54,11 +72,15 @@ t.test('the command carries the database\'s read concern, as the driver\'s aggre
   t.equal(started.length, 2)
   t.same(started[0]?.readConcern, { level: 'majority' }, 'the driver sends it')
   t.strictSame(started[1], started[0], 'and so does the count')
-  t.equal(countCommand(db, 'words', { n: 1 }, { maxTimeMS: 700 }).readConcern, undefined, 'none when the database has none')
+  t.equal(countCommand(db, 'words', { n: 1 }, { maxTimeMS: 700 }).readConcern, undefined,
+    'none when the database has none')
 })
 
 /** A fake Db (test/helpers/fake-db.ts) whose countDocuments counts `fallback`, recording what it was asked. */
-function countingDb (answer: (command: Document, call: number) => Document, fallback = 0): { db: Db, sent: Document[], fallbacks: Document[] } {
+function countingDb (
+  answer: (command: Document, call: number) => Document,
+  fallback = 0
+): { db: Db, sent: Document[], fallbacks: Document[] } {
   const fallbacks: Document[] = []
   const countDocuments = async (where: Document, countOptions: Document): Promise<number> => {
     fallbacks.push({ where, ...countOptions })
@@ -67,7 +89,8 @@ function countingDb (answer: (command: Document, call: number) => Document, fall
   return { ...fakeDb(answer, { collection: () => ({ countDocuments }) }), fallbacks }
 }
 
-const reply = (firstBatch: Document[], id: number | Long): Document => ({ cursor: { firstBatch, id, ns: 'x.words' }, ok: 1 })
+const reply = (firstBatch: Document[], id: number | Long): Document =>
+  ({ cursor: { firstBatch, id, ns: 'x.words' }, ok: 1 })
 
 t.test('a first batch left empty with its cursor open: the cursor is killed and countDocuments counts', async (t) => {
   const open = countingDb((command) => command.aggregate !== undefined ? reply([], Long.fromNumber(41)) : { ok: 1 }, 17)
@@ -80,12 +103,15 @@ t.test('a first batch left empty with its cursor open: the cursor is killed and 
   t.equal(open.fallbacks[0]?.signal, options.signal, 'and the request\'s deadline')
 
   const none = countingDb(() => reply([], 0), 17)
-  t.equal(await countMatching(none.db, 'words', { n: 2 }, options), 0, 'an empty batch of a closed cursor: nothing matched')
+  t.equal(await countMatching(none.db, 'words', { n: 2 }, options), 0,
+    'an empty batch of a closed cursor: nothing matched')
   t.same([none.sent.length, none.fallbacks.length], [1, 0], 'nothing more sent')
 
   const leftOpen = countingDb((command) => command.aggregate !== undefined ? reply([{ _id: 1, n: 9 }], 5) : { ok: 1 })
-  t.equal(await countMatching(leftOpen.db, 'words', {}, options), 9, 'a group returned with the cursor still open is the count')
-  t.strictSame(leftOpen.sent.map((command) => Object.keys(command)[0]), ['aggregate', 'killCursors'], 'and the cursor is killed')
+  t.equal(await countMatching(leftOpen.db, 'words', {}, options), 9,
+    'a group returned with the cursor still open is the count')
+  t.strictSame(leftOpen.sent.map((command) => Object.keys(command)[0]), ['aggregate', 'killCursors'],
+    'and the cursor is killed')
 
   const long = countingDb(() => reply([{ _id: 1, n: Long.fromNumber(3_000_000_000) }], 0))
   t.equal(await countMatching(long.db, 'words', {}, options), 3_000_000_000, 'a count past int32 (a Long) is a number')
@@ -101,12 +127,15 @@ t.test('a failover error is retried once, as the driver retries an aggregate; a 
   const twice = countingDb(() => { throw stepDown })
   await t.rejects(countMatching(twice.db, 'words', {}, options), stepDown)
   t.equal(twice.sent.length, 2, 'no third try')
-  const limited = countingDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
+  const limited = countingDb(() => {
+    throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' })
+  })
   await t.rejects(countMatching(limited.db, 'words', {}, options))
   t.equal(limited.sent.length, 1, 'a time limit is not retried')
 })
 
-t.test('a reply with no cursor document, or a group without its number, is damaged: MalformedBson, never a count of 0', async (t) => {
+t.test('a reply with no cursor document, or a group without its number, is damaged: ' +
+  'MalformedBson, never a count of 0', async (t) => {
   const damaged: Array<[string, Document]> = [
     ['no cursor', { ok: 1 }],
     ['a cursor without firstBatch', { cursor: { id: 0, ns: 'x.words' }, ok: 1 }],

@@ -1,7 +1,20 @@
 // find-page.ts: a list page is one `find` command through Db#command with `raw`. Its documents
 // must be exactly those the driver's own find gives for the same query, with nothing left open
 // on the server; the command carries what the driver's find would (read concern included).
-import { BSON, Long, MongoClient, MongoNetworkError, MongoServerError, ObjectId, ReadConcern, ReadPreference, type ClientSession, type CommandStartedEvent, type Db, type Document } from 'mongodb'
+import {
+  BSON,
+  Long,
+  MongoClient,
+  MongoNetworkError,
+  MongoServerError,
+  ObjectId,
+  ReadConcern,
+  ReadPreference,
+  type ClientSession,
+  type CommandStartedEvent,
+  type Db,
+  type Document
+} from 'mongodb'
 import t from 'tap'
 import { decodeAt } from '../../list-endpoint/bson-page.js'
 import { findCommand, findPage, findProjectPage, type PageQuery } from '../../list-endpoint/find-page.js'
@@ -15,9 +28,15 @@ interface Item { _id: number, project: ObjectId, n: number, name: string, secret
 /** A query of the tests below, before the projection each adds. */
 type Unprojected = Omit<PageQuery, 'projection'>
 
-await db.collection<Thing>('things').insertMany(Array.from({ length: 150 }, (_, i) => ({ _id: i, n: i % 7, name: `thing ${i}`, at: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000) })))
+await db.collection<Thing>('things').insertMany(Array.from({ length: 150 }, (_, i) => ({
+  _id: i,
+  n: i % 7,
+  name: `thing ${i}`,
+  at: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000)
+})))
 
-t.test('the documents are the driver find\'s, for skips, sorts and limits around the batch sizes, and no cursor stays open', async (t) => {
+t.test('the documents are the driver find\'s, for skips, sorts and limits around the batch sizes, ' +
+  'and no cursor stays open', async (t) => {
   const commands: string[] = []
   const listener = (event: CommandStartedEvent): void => { commands.push(event.commandName) }
   client.on('commandStarted', listener)
@@ -33,40 +52,61 @@ t.test('the documents are the driver find\'s, for skips, sorts and limits around
   for (const query of queries) {
     const expected = await db.collection<Thing>('things').find(query.filter, { ...query, projection }).toArray()
     commands.length = 0
-    const page = await findPage(db, 'things', { ...query, projection }, { maxTimeMS: 5000, signal: new AbortController().signal })
+    const page = await findPage(db, 'things', { ...query, projection },
+      { maxTimeMS: 5000, signal: new AbortController().signal })
     t.same(commands, ['find'], `${JSON.stringify(query)}: one find, no getMore, no killCursors`)
-    t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), expected, `${JSON.stringify(query)}: the driver's documents`)
+    t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), expected,
+      `${JSON.stringify(query)}: the driver's documents`)
   }
 })
 
-t.test('the command: find first, one more in the batch than the limit, and the read concern the driver would send', async (t) => {
+t.test('the command: find first, one more in the batch than the limit, ' +
+  'and the read concern the driver would send', async (t) => {
   const query: PageQuery = { filter: { n: 1 }, sort: { _id: 1 }, projection: { _id: 1 }, skip: 3, limit: 11 }
   const command = findCommand(db, 'things', query, 700)
   t.equal(Object.keys(command)[0], 'find')
-  t.strictSame(command, { find: 'things', filter: { n: 1 }, sort: { _id: 1 }, projection: { _id: 1 }, skip: 3, limit: 11, batchSize: 12, maxTimeMS: 700 })
+  t.strictSame(command, {
+    find: 'things',
+    filter: { n: 1 },
+    sort: { _id: 1 },
+    projection: { _id: 1 },
+    skip: 3,
+    limit: 11,
+    batchSize: 12,
+    maxTimeMS: 700
+  })
   const majority = new MongoClient('mongodb://127.0.0.1:1/?readConcernLevel=majority').db('x')
   t.strictSame(findCommand(majority, 'things', query, 700).readConcern, new ReadConcern('majority'))
   t.equal(command.readConcern, undefined, 'and none when the client has none')
 })
 
-const cursorReply = (docs: Document[], id: number): Document => ({ cursor: Buffer.from(BSON.serialize({ firstBatch: docs, id: Long.fromNumber(id), ns: 'x.things' })), ok: 1 })
+const cursorReply = (docs: Document[], id: number): Document => ({
+  cursor: Buffer.from(BSON.serialize({ firstBatch: docs, id: Long.fromNumber(id), ns: 'x.things' })),
+  ok: 1
+})
 const options = { maxTimeMS: 1000, signal: new AbortController().signal }
 const query: PageQuery = { filter: {}, sort: { _id: 1 }, projection: { _id: 1 }, skip: 0, limit: 2 }
 
 t.test('a cursor left open after the whole limit was returned is killed, and the page kept', async (t) => {
-  const { db, sent } = fakeDb((command) => command.find !== undefined ? cursorReply([{ _id: 1 }, { _id: 2 }], 77) : { ok: 1 })
+  const { db, sent } = fakeDb((command) => command.find !== undefined
+    ? cursorReply([{ _id: 1 }, { _id: 2 }], 77)
+    : { ok: 1 })
   const page = await findPage(db, 'things', query, options)
   t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), [{ _id: 1 }, { _id: 2 }])
   t.strictSame(sent.map((c) => Object.keys(c)[0]), ['find', 'killCursors'])
   t.strictSame(sent[1], { killCursors: 'things', cursors: [Long.fromNumber(77)] })
 })
 
-t.test('a failover error is retried once; a second one, or any error with retryReads=false, reaches the caller', async (t) => {
+t.test('a failover error is retried once; a second one, or any error with retryReads=false, ' +
+  'reaches the caller', async (t) => {
   const stepDown = new MongoServerError({ ok: 0, code: 189, codeName: 'PrimarySteppedDown', errmsg: 'stepped down' })
   const once = fakeDb((_, call) => { if (call === 1) throw stepDown; return cursorReply([{ _id: 1 }], 0) })
   t.equal((await findPage(once.db, 'things', query, options)).starts.length, 1)
   t.equal(once.sent.length, 2, 'sent twice')
-  const network = fakeDb((_, call) => { if (call === 1) throw new MongoNetworkError('reset'); return cursorReply([], 0) })
+  const network = fakeDb((_, call) => {
+    if (call === 1) throw new MongoNetworkError('reset')
+    return cursorReply([], 0)
+  })
   t.equal((await findPage(network.db, 'things', query, options)).starts.length, 0, 'a network error too')
   const twice = fakeDb(() => { throw stepDown })
   await t.rejects(findPage(twice.db, 'things', query, options), stepDown)
@@ -74,15 +114,20 @@ t.test('a failover error is retried once; a second one, or any error with retryR
   const off = fakeDb(() => { throw stepDown }, { retryReads: false })
   await t.rejects(findPage(off.db, 'things', query, options), stepDown)
   t.equal(off.sent.length, 1, 'retryReads=false: not retried')
-  const limited = fakeDb(() => { throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' }) })
+  const limited = fakeDb(() => {
+    throw new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'time' })
+  })
   await t.rejects(findPage(limited.db, 'things', query, options))
   t.equal(limited.sent.length, 1, 'a time limit is not retried')
 })
 
-t.test('a project not remembered: its page and its existence in one aggregate, the same documents as find', async (t) => {
+t.test('a project not remembered: its page and its existence in one aggregate, ' +
+  'the same documents as find', async (t) => {
   const projectId = new ObjectId()
   await db.collection('projects').insertOne({ _id: projectId, name: 'p' })
-  await db.collection<Item>('items').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: i, project: projectId, n: i % 5, name: `item ${i}`, secret: 'x' })))
+  await db.collection<Item>('items').insertMany(Array.from({ length: 40 }, (_, i) => ({
+    _id: i, project: projectId, n: i % 5, name: `item ${i}`, secret: 'x'
+  })))
   const commands: string[] = []
   const listener = (event: CommandStartedEvent): void => { commands.push(event.commandName) }
   client.on('commandStarted', listener)
@@ -99,13 +144,17 @@ t.test('a project not remembered: its page and its existence in one aggregate, t
     const { exists, page } = await findProjectPage(db, 'items', projectId, { ...query, projection }, options)
     t.same(commands, ['aggregate'], `${JSON.stringify(query.sort)}: one command`)
     t.equal(exists, true)
-    t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), expected, `${JSON.stringify(query.sort)} skip ${query.skip}: the find's documents, in its order, only the projected fields`)
+    t.strictSame(page.starts.map((_, i) => decodeAt(page, i)), expected,
+      `${JSON.stringify(query.sort)} skip ${query.skip}: the find's documents, in its order, only the projected fields`)
   }
-  const empty = await findProjectPage(db, 'items', projectId, { filter: { project: projectId, n: 99 }, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
+  const empty = await findProjectPage(db, 'items', projectId,
+    { filter: { project: projectId, n: 99 }, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
   t.same([empty.exists, empty.page.starts.length], [true, 0], 'an empty page of a project that exists')
-  const missing = await findProjectPage(db, 'items', new ObjectId(), { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
+  const missing = await findProjectPage(db, 'items', new ObjectId(),
+    { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
   t.same([missing.exists, missing.page.starts.length], [false, 0], 'no project: nothing, whatever the filter matches')
-  const noCollection = await findProjectPage(db, 'nothing_here', projectId, { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
+  const noCollection = await findProjectPage(db, 'nothing_here', projectId,
+    { filter: {}, sort: { _id: 1 }, projection, skip: 0, limit: 5 }, options)
   t.same([noCollection.exists, noCollection.page.starts.length], [true, 0], 'a collection that does not exist yet')
 })
 
@@ -113,31 +162,48 @@ t.test('a project not remembered: its page and its existence in one aggregate, t
  * A Db whose `command` replies with the cursor decoded although `raw` was asked for, and whose
  * collections' cursors give `docs` as raw BSON, recording what each read was sent.
  */
-function decodingDb (docs: Document[], cursorId = 0): { db: Db, sent: Document[], reads: Array<{ kind: string, collection: string, options: Document }> } {
+function decodingDb (
+  docs: Document[],
+  cursorId = 0
+): { db: Db, sent: Document[], reads: Array<{ kind: string, collection: string, options: Document }> } {
   const reads: Array<{ kind: string, collection: string, options: Document }> = []
   const raw = { toArray: async () => docs.map((doc) => BSON.serialize(doc)) }
-  const { db, sent } = fakeDb(() => ({ cursor: { firstBatch: docs, id: Long.fromNumber(cursorId), ns: 'x.things' }, ok: 1 }), {
+  const { db, sent } = fakeDb(() => ({
+    cursor: { firstBatch: docs, id: Long.fromNumber(cursorId), ns: 'x.things' }, ok: 1
+  }), {
     collection: (collection) => ({
       find: (_: Document, options: Document) => { reads.push({ kind: 'find', collection, options }); return raw },
-      aggregate: (_: Document[], options: Document) => { reads.push({ kind: 'aggregate', collection, options }); return raw }
+      aggregate: (_: Document[], options: Document) => {
+        reads.push({ kind: 'aggregate', collection, options })
+        return raw
+      }
     })
   })
   return { db, sent, reads }
 }
 
-const documentsOf = (page: { starts: number[] }): Document[] => page.starts.map((_, i) => decodeAt(page as Parameters<typeof decodeAt>[0], i))
+const documentsOf = (page: { starts: number[] }): Document[] =>
+  page.starts.map((_, i) => decodeAt(page as Parameters<typeof decodeAt>[0], i))
 
-t.test('a driver that decodes the raw reply: the page comes through its find cursor, with the same options, and the same documents', async (t) => {
+t.test('a driver that decodes the raw reply: the page comes through its find cursor, with the same options, ' +
+  'and the same documents', async (t) => {
   const docs = [{ _id: 1, name: 'a', at: new Date(0) }, { _id: 2, name: 'b', at: new Date(1) }]
   const expected = documentsOf(await findPage(fakeDb(() => cursorReply(docs, 0)).db, 'things', query, options))
   const { db, sent, reads } = decodingDb(docs, 41)
   const session = { id: 'a session' } as unknown as ClientSession
-  const feedOptions = { ...options, session, readConcern: { level: 'majority' as const }, readPreference: ReadPreference.secondaryPreferred }
+  const feedOptions = {
+    ...options, session, readConcern: { level: 'majority' as const }, readPreference: ReadPreference.secondaryPreferred
+  }
   const page = await findPage(db, 'things', query, feedOptions)
   t.strictSame(documentsOf(page), expected, 'the page the raw reply would have given')
-  t.strictSame(sent.map((c) => Object.keys(c)[0]), ['find', 'killCursors'], 'the decoded reply\'s open cursor is killed')
+  t.strictSame(sent.map((c) => Object.keys(c)[0]), ['find', 'killCursors'],
+    'the decoded reply\'s open cursor is killed')
   t.equal(reads.length, 1)
-  t.match(reads[0], { kind: 'find', collection: 'things', options: { raw: true, sort: query.sort, projection: query.projection, skip: 0, limit: 2, maxTimeMS: 1000 } })
+  t.match(reads[0], {
+    kind: 'find',
+    collection: 'things',
+    options: { raw: true, sort: query.sort, projection: query.projection, skip: 0, limit: 2, maxTimeMS: 1000 }
+  })
   t.equal(reads[0]?.options.session, session, 'the page\'s session')
   t.strictSame(reads[0]?.options.readConcern, { level: 'majority' }, 'its read concern')
   t.equal(reads[0]?.options.readPreference, ReadPreference.secondaryPreferred, 'its read preference')
@@ -146,7 +212,8 @@ t.test('a driver that decodes the raw reply: the page comes through its find cur
   t.equal(reads.length, 2)
 })
 
-t.test('a driver that decodes the raw reply: a project\'s page comes through its aggregate cursor, the same as the raw reply\'s', async (t) => {
+t.test('a driver that decodes the raw reply: a project\'s page comes through its aggregate cursor, ' +
+  'the same as the raw reply\'s', async (t) => {
   const projectId = new ObjectId()
   const docs = [{ _id: projectId, page: { _id: 1, name: 'a' } }, { _id: projectId, page: { _id: 2, name: 'b' } }]
   const expected = await findProjectPage(fakeDb(() => cursorReply(docs, 0)).db, 'items', projectId, query, options)
@@ -161,12 +228,18 @@ t.test('a driver that decodes the raw reply: a project\'s page comes through its
   t.same([missing.exists, missing.page.starts.length], [false, 0], 'no project: nothing')
 })
 
-t.test('a reply with no cursor document, or a cursor of another type, is damaged: MalformedBson, and the next page still comes raw', async (t) => {
-  for (const [what, cursor] of [['none', undefined], ['a string', 'x'], ['a document without firstBatch', { id: Long.fromNumber(0) }]] as const) {
+t.test('a reply with no cursor document, or a cursor of another type, is damaged: MalformedBson, ' +
+  'and the next page still comes raw', async (t) => {
+  for (const [what, cursor] of [
+    ['none', undefined], ['a string', 'x'], ['a document without firstBatch', { id: Long.fromNumber(0) }]
+  ] as const) {
     let damaged = true
-    const { db, sent } = fakeDb(() => damaged ? { ok: 1, ...(cursor === undefined ? {} : { cursor }) } : cursorReply([{ _id: 1 }], 0))
+    const { db, sent } = fakeDb(() => damaged
+      ? { ok: 1, ...(cursor === undefined ? {} : { cursor }) }
+      : cursorReply([{ _id: 1 }], 0))
     await t.rejects(findPage(db, 'things', query, options), { name: 'MalformedBson' }, `${what}: the page`)
-    await t.rejects(findProjectPage(db, 'items', new ObjectId(), query, options), { name: 'MalformedBson' }, `${what}: a project's page`)
+    await t.rejects(findProjectPage(db, 'items', new ObjectId(), query, options), { name: 'MalformedBson' },
+      `${what}: a project's page`)
     damaged = false
     sent.length = 0
     const page = await findPage(db, 'things', query, options)

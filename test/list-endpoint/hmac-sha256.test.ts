@@ -15,18 +15,23 @@ t.test('equal to createHmac for random keys and messages', async (t) => {
 })
 
 t.test('one key signing messages of every length in turn, longer and shorter than the last', async (t) => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), fc.array(fc.uint8Array({ maxLength: 700, size: 'max' }), { minLength: 2, maxLength: 12 }), (key, messages) => {
-    const signer = new HmacSha256(key)
-    return messages.every((message) => {
-      const expected = createHmac('sha256', key).update(message).digest()
-      return signer.signBase64url(message) === expected.toString('base64url') && signer.sign(message).equals(expected)
-    })
-  }), { numRuns: 300 })
+  fc.assert(fc.property(
+    fc.uint8Array({ maxLength: 100 }),
+    fc.array(fc.uint8Array({ maxLength: 700, size: 'max' }), { minLength: 2, maxLength: 12 }),
+    (key, messages) => {
+      const signer = new HmacSha256(key)
+      return messages.every((message) => {
+        const expected = createHmac('sha256', key).update(message).digest()
+        return signer.signBase64url(message) === expected.toString('base64url') && signer.sign(message).equals(expected)
+      })
+    }
+  ), { numRuns: 300 })
   const key = Buffer.from('a key')
   const lengths = new HmacSha256(key)
   for (const length of [0, 255, 256, 257, 600, 10, 1500, 3]) {
     const message = Buffer.alloc(length, length % 251)
-    t.equal(lengths.signBase64url(message), createHmac('sha256', key).update(message).digest('base64url'), `a message of ${length} bytes after the others`)
+    t.equal(lengths.signBase64url(message), createHmac('sha256', key).update(message).digest('base64url'),
+      `a message of ${length} bytes after the others`)
   }
   const signer = new HmacSha256(Buffer.from('k'))
   const first = signer.sign(Buffer.from('a'))
@@ -39,8 +44,10 @@ t.test('the block edges, and one key signing many messages', async (t) => {
   const message = Buffer.from('cursor bytes')
   for (const length of [0, 1, 63, 64, 65, 128]) {
     const key = Buffer.alloc(length, 7)
-    t.same(new HmacSha256(key).sign(message), createHmac('sha256', key).update(message).digest(), `a key of ${length} bytes`)
-    t.equal(new HmacSha256(key).signBase64url(message), createHmac('sha256', key).update(message).digest('base64url'), `as text, a key of ${length} bytes`)
+    t.same(new HmacSha256(key).sign(message), createHmac('sha256', key).update(message).digest(),
+      `a key of ${length} bytes`)
+    t.equal(new HmacSha256(key).signBase64url(message), createHmac('sha256', key).update(message).digest('base64url'),
+      `as text, a key of ${length} bytes`)
   }
   const signer = new HmacSha256(Buffer.from('k'))
   const first = signer.sign(Buffer.from('a'))

@@ -23,10 +23,17 @@ function writer (kept?: KeptDocuments, schema = Registration) {
   }
 }
 
-const registration = (id: ObjectId, name: string, extra: Document = {}): Document =>
-  ({ _id: id, project: new ObjectId('65cd7e3007370d3300000000'), name, email: `${name}@example.org`, createdAt: new Date('2024-06-14T09:30:00.123Z'), ...extra })
+const registration = (id: ObjectId, name: string, extra: Document = {}): Document => ({
+  _id: id,
+  project: new ObjectId('65cd7e3007370d3300000000'),
+  name,
+  email: `${name}@example.org`,
+  createdAt: new Date('2024-06-14T09:30:00.123Z'),
+  ...extra
+})
 
-t.test('an unchanged document is kept when written twice, then copied; its page is the page written without keeping', async (t) => {
+t.test('an unchanged document is kept when written twice, then copied; ' +
+  'its page is the page written without keeping', async (t) => {
   const kept = new KeptDocuments(1024 * 1024)
   const withKept = writer(kept)
   const without = writer()
@@ -79,7 +86,8 @@ t.test('a page that leaves fields out writes its own; other kinds keep their own
   t.same(writer(kept)(docs), writer()(docs))
   t.equal(kept.reused, 1, 'another transcoder of the kind copies it')
   const session = raw([{ _id: id, project: new ObjectId(), title: 's', start: new Date(0), end: new Date(1) }])
-  t.same(writer(kept, Session)(session), writer(undefined, Session)(session), 'a session with the same _id is its own document')
+  t.same(writer(kept, Session)(session), writer(undefined, Session)(session),
+    'a session with the same _id is its own document')
   t.equal(kept.reused, 1)
 })
 
@@ -92,12 +100,15 @@ t.test('documents whose first element is not an ObjectId _id are written every t
   t.equal(kept.reused + kept.written, 0, 'never looked for')
 })
 
-t.test('a walk through more documents than ids are remembered keeps none, though they were made in the same second', async (t) => {
+t.test('a walk through more documents than ids are remembered keeps none, ' +
+  'though they were made in the same second', async (t) => {
   const kept = new KeptDocuments(64 * 1024 * 1024)
   const withKept = writer(kept)
   // As a bulk insert makes them: one second, one process, counters that follow each other.
-  const ids = Array.from({ length: 2 * SEEN + 100 }, (_, i) => ObjectId.createFromHexString(`65cd7e30${'0a1b2c3d4e'}${i.toString(16).padStart(6, '0')}`))
-  const pages = Array.from({ length: ids.length / 100 }, (_, p) => raw(ids.slice(p * 100, p * 100 + 100).map((id) => registration(id, 'someone'))))
+  const ids = Array.from({ length: 2 * SEEN + 100 }, (_, i) =>
+    ObjectId.createFromHexString(`65cd7e30${'0a1b2c3d4e'}${i.toString(16).padStart(6, '0')}`))
+  const pages = Array.from({ length: ids.length / 100 }, (_, p) =>
+    raw(ids.slice(p * 100, p * 100 + 100).map((id) => registration(id, 'someone'))))
   for (let walk = 0; walk < 2; walk++) for (const page of pages) withKept(page)
   t.equal(kept.count, 0, 'no document kept: each was written once in its walk')
   t.equal(kept.reused, 0)
@@ -126,11 +137,14 @@ t.test('two ids whose keys meet: each page is still its own, and each document i
   const withKept = writer(kept)
   // The same name and length: only the ids tell the two documents apart.
   const pages = [raw([registration(a, 'same')]), raw([registration(b, 'same')])]
-  for (const page of [0, 0, 0, 1, 1, 0, 1, 1, 0]) t.same(withKept(pages[page] as Buffer[]), writer()(pages[page] as Buffer[]))
+  for (const page of [0, 0, 0, 1, 1, 0, 1, 1, 0]) {
+    t.same(withKept(pages[page] as Buffer[]), writer()(pages[page] as Buffer[]))
+  }
   t.ok(kept.reused > 0, `${kept.reused} copied`)
 })
 
-t.test('a copy needs the key, the kind and the bytes: the same key and bytes under another kind are not copied', async (t) => {
+t.test('a copy needs the key, the kind and the bytes: ' +
+  'the same key and bytes under another kind are not copied', async (t) => {
   const kept = new KeptDocuments(1024 * 1024)
   const [session, registration] = [kept.tagOf(Session), kept.tagOf(Registration)]
   t.not(session, registration)
@@ -171,7 +185,8 @@ t.test('any sequence of pages and changes: the same bytes as without keeping', a
   const ids = Array.from({ length: 4 }, () => new ObjectId())
   // Few versions, so that the same bytes come back often: a changed name, a name of the same
   // length, a date that is no date (a misfit).
-  const version = fc.constantFrom({ name: 'ann', createdAt: new Date(0) }, { name: 'amy', createdAt: new Date(0) }, { name: 'annabel', createdAt: new Date(1) }, { name: 'ann', createdAt: 'x' })
+  const version = fc.constantFrom({ name: 'ann', createdAt: new Date(0) }, { name: 'amy', createdAt: new Date(0) },
+    { name: 'annabel', createdAt: new Date(1) }, { name: 'ann', createdAt: 'x' })
   const page = fc.array(fc.tuple(fc.nat(3), version), { minLength: 1, maxLength: 4 })
   let runs = 0
   let reused = 0

@@ -17,7 +17,8 @@ t.test('a date and the _id: ranges first, then the array filters', async (t) => 
     { start: { $gt: start } }, { start: { $type: [17, 11, 127] } },
     { start: { $eq: start } }, { start: { $eq: start } }
   ], 'the ranges an index reads, and the equality of the tie')
-  t.match(branches(filter)[0], { $and: [{}, { $nor: [{ start: { $elemMatch: {} } }] }] }, 'beside a range, no array with an element at or before the date')
+  t.match(branches(filter)[0], { $and: [{}, { $nor: [{ start: { $elemMatch: {} } }] }] },
+    'beside a range, no array with an element at or before the date')
   t.match(branches(filter)[2], { $and: [{}, {}, { _id: { $gt: id } }] }, 'the tie continues by _id')
 })
 
@@ -25,11 +26,18 @@ t.test('the feed\'s _id order is the plain range it always was', async (t) => {
   t.same(keysetFilter({ _id: 1 }, [id]), { $or: [{ _id: { $gt: id } }, { _id: { $type: [8, 9, 17, 11, 127] } }] })
 })
 
-t.test('a cursor from an array: its smallest element ascending, its largest descending, strings in the collation', async (t) => {
+t.test('a cursor from an array: its smallest element ascending, its largest descending, ' +
+  'strings in the collation', async (t) => {
   const fr = { locale: 'fr' }
-  t.match(first(branches(keysetFilter({ name: 1, _id: 1 }, [['zoé', 'Émile', 'de la Tour'], id], fr))[0] as Document), { name: { $gt: 'de la Tour' } })
-  t.match(first(branches(keysetFilter({ name: -1, _id: 1 }, [['zoé', 'Émile', 'Zoé'], id], fr))[0] as Document), { name: { $lt: 'Zoé' } }, 'Zoé after zoé at strength 3')
-  t.match(first(branches(keysetFilter({ name: 1, _id: 1 }, [['b', 'a', 'B'], id]))[0] as Document), { name: { $gt: 'B' } }, 'binary order without a collation')
-  t.match(first(branches(keysetFilter({ name: 1, _id: 1 }, [[3, 'a', null], id]))[0] as Document), { name: { $type: [1, 16, 18, 19, 2, 14, 3, 4, 5, 7, 8, 9, 17, 11, 127] } }, 'null sorts before numbers and strings: every bracket after null')
-  t.same(branches(keysetFilter({ name: 1, _id: 1 }, [[], id]))[0], { name: { $not: { $size: 0 } } }, 'after an empty array, ascending: all but the empty ones')
+  t.match(first(branches(keysetFilter({ name: 1, _id: 1 }, [['zoé', 'Émile', 'de la Tour'], id], fr))[0] as Document),
+    { name: { $gt: 'de la Tour' } })
+  t.match(first(branches(keysetFilter({ name: -1, _id: 1 }, [['zoé', 'Émile', 'Zoé'], id], fr))[0] as Document),
+    { name: { $lt: 'Zoé' } }, 'Zoé after zoé at strength 3')
+  t.match(first(branches(keysetFilter({ name: 1, _id: 1 }, [['b', 'a', 'B'], id]))[0] as Document),
+    { name: { $gt: 'B' } }, 'binary order without a collation')
+  t.match(first(branches(keysetFilter({ name: 1, _id: 1 }, [[3, 'a', null], id]))[0] as Document),
+    { name: { $type: [1, 16, 18, 19, 2, 14, 3, 4, 5, 7, 8, 9, 17, 11, 127] } },
+    'null sorts before numbers and strings: every bracket after null')
+  t.same(branches(keysetFilter({ name: 1, _id: 1 }, [[], id]))[0], { name: { $not: { $size: 0 } } },
+    'after an empty array, ascending: all but the empty ones')
 })

@@ -23,7 +23,14 @@ const music = new ObjectId()
 await db.collection('activities').insertMany([
   { _id: 'yoga' as never, name: 'Yoga flow', tags: ['wellness', 'morning'], active: true, category: music },
   { _id: 'YOGA' as never, name: 'SUNRISE YOGA', tags: ['wellness'], active: false },
-  { _id: 'salsa' as never, name: 'Salsa', tags: ['dance', 'evening', 'music'], active: true, category: music, customFields: { level: 'beginner' } },
+  {
+    _id: 'salsa' as never,
+    name: 'Salsa',
+    tags: ['dance', 'evening', 'music'],
+    active: true,
+    category: music,
+    customFields: { level: 'beginner' }
+  },
   { _id: 'jazz' as never, name: 'Jazz jam', tags: [], customFields: { level: 'advanced' } },
   { _id: 'bare' as never }
 ])
@@ -86,7 +93,8 @@ for (const [query, expected] of activityCases) {
 }
 
 t.test('sort puts missing values first ascending, with _id breaking ties', async (t) => {
-  t.same(await ids(Activity, 'activities', 'sort=%2Bname'), ['bare', 'jazz', 'YOGA', 'salsa', 'yoga'], 'missing first, then binary order: Jazz, SUNRISE, Salsa, Yoga')
+  t.same(await ids(Activity, 'activities', 'sort=%2Bname'), ['bare', 'jazz', 'YOGA', 'salsa', 'yoga'],
+    'missing first, then binary order: Jazz, SUNRISE, Salsa, Yoga')
   t.same(await ids(Activity, 'activities', 'sort=-active'), ['salsa', 'yoga', 'YOGA', 'bare', 'jazz'])
 })
 

@@ -22,20 +22,32 @@ const TAGS = ['yoga', 'Yoga', 'éveil', 'Eveil', 'music', 'dance', 'zumba', 'dan
 const project = new ObjectId()
 const subscription = fc.record({
   session: fc.constantFrom(...SESSIONS).map((id) => new ObjectId(id)),
-  subscribedAt: fc.constantFrom(...DAYS).chain((day) => fc.integer({ min: 0, max: 47 }).map((half) => new Date(Date.parse(`${day}T00:00:00.000Z`) + half * 1_800_000)))
+  subscribedAt: fc.constantFrom(...DAYS).chain((day) => fc.integer({ min: 0, max: 47 })
+    .map((half) => new Date(Date.parse(`${day}T00:00:00.000Z`) + half * 1_800_000)))
 })
-const registrations = fc.sample(fc.record({ sessionsSubscriptions: fc.option(fc.array(subscription, { maxLength: 3 }), { nil: undefined }) }), { numRuns: 80, seed: 46 })
-const activities = fc.sample(fc.record({ tags: fc.option(fc.uniqueArray(fc.constantFrom(...TAGS), { maxLength: 3 }), { nil: undefined }) }), { numRuns: 60, seed: 47 })
+const registrations = fc.sample(fc.record({
+  sessionsSubscriptions: fc.option(fc.array(subscription, { maxLength: 3 }), { nil: undefined })
+}), { numRuns: 80, seed: 46 })
+const activities = fc.sample(fc.record({
+  tags: fc.option(fc.uniqueArray(fc.constantFrom(...TAGS), { maxLength: 3 }), { nil: undefined })
+}), { numRuns: 60, seed: 47 })
 
 await db.collection('projects').insertOne({ _id: project, name: 'elemMatch' })
 await db.collection('registrations').insertMany(registrations.map((r) => ({ project, ...r })))
 await db.collection('activities').insertMany(activities.map((a) => ({ project, ...a })))
 
 // Conditions on one subscription: its session and its time, as the API writes them.
-const sessionCondition = fc.oneof(fc.constantFrom(...SESSIONS), fc.record({ $in: fc.uniqueArray(fc.constantFrom(...SESSIONS), { minLength: 1, maxLength: 2 }) }), fc.record({ $ne: fc.constantFrom(...SESSIONS) }))
-const timeCondition = fc.tuple(fc.constantFrom('$gte', '$lt', '$eq', '$ne'), fc.constantFrom(...DAYS)).map(([op, day]) => ({ [op]: day }))
-const oneSubscription = fc.record({ session: sessionCondition, subscribedAt: timeCondition }, { requiredKeys: [] }).filter((c) => Object.keys(c).length > 0)
-const documentFilter = fc.oneof(oneSubscription, fc.array(oneSubscription, { minLength: 1, maxLength: 3 }).map(($or) => ({ $or })))
+const sessionCondition = fc.oneof(
+  fc.constantFrom(...SESSIONS),
+  fc.record({ $in: fc.uniqueArray(fc.constantFrom(...SESSIONS), { minLength: 1, maxLength: 2 }) }),
+  fc.record({ $ne: fc.constantFrom(...SESSIONS) })
+)
+const timeCondition = fc.tuple(fc.constantFrom('$gte', '$lt', '$eq', '$ne'), fc.constantFrom(...DAYS))
+  .map(([op, day]) => ({ [op]: day }))
+const oneSubscription = fc.record({ session: sessionCondition, subscribedAt: timeCondition }, { requiredKeys: [] })
+  .filter((c) => Object.keys(c).length > 0)
+const documentFilter = fc.oneof(oneSubscription,
+  fc.array(oneSubscription, { minLength: 1, maxLength: 3 }).map(($or) => ({ $or })))
 
 // Conditions on one tag: operators of a string, and $or/$and of them.
 const tagOperator = fc.oneof(
@@ -44,11 +56,16 @@ const tagOperator = fc.oneof(
   fc.tuple(fc.constant('$regex'), fc.constantFrom('^y', 'a$', 'an', '^[d-m]'))
 )
 const MERGEABLE = new Set(['$eq', '$ne', '$nin', '$regex'])
-const tagConditions = fc.uniqueArray(tagOperator, { minLength: 1, maxLength: 2, selector: ([op]) => op }).map((entries) => Object.fromEntries(entries) as Document)
-const scalarFilter = fc.oneof(tagConditions, fc.array(tagConditions, { minLength: 1, maxLength: 3 }).map(($or) => ({ $or })), fc.tuple(tagConditions, fc.array(tagConditions, { minLength: 1, maxLength: 2 }))
-  // A bound or $in given twice in one alternative is refused (docs/query-language.md): not asked here.
-  .filter(([own, $or]) => $or.every((branch) => Object.keys(branch).every((op) => !(op in own) || MERGEABLE.has(op))))
-  .map(([own, $or]) => ({ ...own, $or })))
+const tagConditions = fc.uniqueArray(tagOperator, { minLength: 1, maxLength: 2, selector: ([op]) => op })
+  .map((entries) => Object.fromEntries(entries) as Document)
+const scalarFilter = fc.oneof(
+  tagConditions,
+  fc.array(tagConditions, { minLength: 1, maxLength: 3 }).map(($or) => ({ $or })),
+  fc.tuple(tagConditions, fc.array(tagConditions, { minLength: 1, maxLength: 2 }))
+    // A bound or $in given twice in one alternative is refused (docs/query-language.md): not asked here.
+    .filter(([own, $or]) => $or.every((branch) => Object.keys(branch).every((op) => !(op in own) || MERGEABLE.has(op))))
+    .map(([own, $or]) => ({ ...own, $or }))
+)
 
 /** A tag's test, in the collation: what the filter asks of one element. */
 function holds (conditions: Document, tag: string): boolean {
@@ -75,12 +92,20 @@ function asMongo (condition: Document): Document {
   const out: Document = {}
   const { session, subscribedAt } = condition
   if (typeof session === 'string') out.session = new ObjectId(session)
-  else if (session !== undefined) out.session = Object.fromEntries(Object.entries(session as Document).map(([op, v]) => [op, Array.isArray(v) ? v.map((id: string) => new ObjectId(id)) : new ObjectId(v as string)]))
+  else if (session !== undefined) {
+    out.session = Object.fromEntries(Object.entries(session as Document)
+      .map(([op, v]) => [op, Array.isArray(v) ? v.map((id: string) => new ObjectId(id)) : new ObjectId(v as string)]))
+  }
   if (subscribedAt !== undefined) {
     const [[op, day]] = Object.entries(subscribedAt as Document) as [[string, string]]
     const start = new Date(`${day}T00:00:00.000Z`)
     const end = new Date(start.getTime() + 86_400_000)
-    const period: Record<string, Document> = { $gte: { $gte: start }, $lt: { $lt: start }, $eq: { $gte: start, $lt: end }, $ne: { $not: { $gte: start, $lt: end } } }
+    const period: Record<string, Document> = {
+      $gte: { $gte: start },
+      $lt: { $lt: start },
+      $eq: { $gte: start, $lt: end },
+      $ne: { $not: { $gte: start, $lt: end } }
+    }
     out.subscribedAt = period[op]
   }
   return out
@@ -89,19 +114,28 @@ function asMongo (condition: Document): Document {
 /** Brackets: `filter[f][$elemMatch][$or][0][x][$op]=v`; no value here holds a comma. */
 function asBrackets (value: unknown, prefix: string): string[] {
   if (Array.isArray(value)) {
-    if (prefix.endsWith('[$or]') || prefix.endsWith('[$and]')) return value.flatMap((branch, i) => asBrackets(branch, `${prefix}[${i}]`))
+    if (prefix.endsWith('[$or]') || prefix.endsWith('[$and]')) {
+      return value.flatMap((branch, i) => asBrackets(branch, `${prefix}[${i}]`))
+    }
     return [`${prefix}=${value.map((v) => encodeURIComponent(String(v))).join(',')}`]
   }
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, inner]) => asBrackets(inner, `${prefix}[${key}]`))
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, inner]) => asBrackets(inner, `${prefix}[${key}]`))
+  }
   return [`${prefix}=${encodeURIComponent(String(value))}`]
 }
 
-async function walk (collection: string, query: string, limit: number): Promise<{ ids: string[], total: number | undefined }> {
+async function walk (
+  collection: string,
+  query: string,
+  limit: number
+): Promise<{ ids: string[], total: number | undefined }> {
   const ids: string[] = []
   let total: number | undefined
   let after = ''
   for (let pages = 0; pages < 200; pages++) {
-    const res = await fastify.inject(`/projects/${String(project)}/${collection}?${query}&limit=${limit}&count=true${after}`)
+    const res = await fastify.inject(`/projects/${String(project)}/${collection}?${query}` +
+      `&limit=${limit}&count=true${after}`)
     if (res.statusCode !== 200) throw new Error(`${decodeURIComponent(query)}: ${res.statusCode} ${res.body}`)
     const body = res.json<{ data: Document[], next?: string, total?: number }>()
     total = body.total
@@ -115,17 +149,22 @@ async function walk (collection: string, query: string, limit: number): Promise<
 async function check (collection: string, filter: Document, expected: string[], limit: number): Promise<void> {
   const walked = await walk(collection, `filter=${encodeURIComponent(JSON.stringify(filter))}`, limit)
   if (JSON.stringify(walked.ids) !== JSON.stringify(expected) || walked.total !== expected.length) {
-    throw new Error(`${JSON.stringify(filter)}: the list walked ${walked.ids.length} (total ${String(walked.total)}), expected ${expected.length}`)
+    throw new Error(`${JSON.stringify(filter)}: the list walked ${walked.ids.length} ` +
+      `(total ${String(walked.total)}), expected ${expected.length}`)
   }
   const brackets = await walk(collection, asBrackets(filter, 'filter').join('&'), limit)
-  if (JSON.stringify(brackets.ids) !== JSON.stringify(expected)) throw new Error(`${JSON.stringify(filter)}: brackets differ from JSON`)
+  if (JSON.stringify(brackets.ids) !== JSON.stringify(expected)) {
+    throw new Error(`${JSON.stringify(filter)}: brackets differ from JSON`)
+  }
 }
 
 t.test('on sessionsSubscriptions: what MongoDB\'s own $elemMatch finds, page by page and counted', async (t) => {
   let matched = 0
   await fc.assert(fc.asyncProperty(documentFilter, fc.integer({ min: 1, max: 9 }), async (condition, limit) => {
     const filter = { sessionsSubscriptions: { $elemMatch: condition } }
-    const found = await db.collection('registrations').find({ project, sessionsSubscriptions: { $elemMatch: asMongo(condition) } }, { projection: { _id: 1 }, sort: { _id: 1 } }).toArray()
+    const found = await db.collection('registrations').find({
+      project, sessionsSubscriptions: { $elemMatch: asMongo(condition) }
+    }, { projection: { _id: 1 }, sort: { _id: 1 } }).toArray()
     const expected = found.map((d) => String(d._id))
     if (expected.length > 0) matched++
     await check('registrations', filter, expected, limit)
@@ -137,7 +176,8 @@ t.test('on tags: one tag satisfies every condition, in the collation, page by pa
   const stored = await db.collection('activities').find({ project }, { sort: { _id: 1 } }).toArray()
   let matched = 0
   await fc.assert(fc.asyncProperty(scalarFilter, fc.integer({ min: 1, max: 9 }), async (condition, limit) => {
-    const expected = stored.filter((a) => ((a.tags as string[] | undefined) ?? []).some((tag) => holds(condition, tag))).map((a) => String(a._id))
+    const expected = stored.filter((a) => ((a.tags as string[] | undefined) ?? []).some((tag) => holds(condition, tag)))
+      .map((a) => String(a._id))
     if (expected.length > 0) matched++
     await check('activities', { tags: { $elemMatch: condition } }, expected, limit)
   }), { numRuns: RUNS, seed: Number(process.env.ELEM_MATCH_SEED ?? 4747) })
