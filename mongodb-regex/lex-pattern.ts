@@ -110,6 +110,37 @@ function classText (members: Member[], written: string): string | undefined {
 }
 
 /**
+ * Refuses the escape at `i` (a backslash, then `next`) when MongoDB and JavaScript read it
+ * differently or PCRE2 does not know it; `\x` escapes are read before.
+ */
+function checkEscape (source: string, i: number, next: string, inClass: boolean): void {
+  if (next === 'u') refuse("\\u escapes do not exist in MongoDB's regex dialect (PCRE2): write \\x{hhhh}")
+  if (next === 'c') {
+    if (!/[A-Za-z]/.test(source[i + 2] ?? '')) {
+      if (/[\x20-\x7e]/.test(source[i + 2] ?? '')) {
+        own('\\c followed by anything but a letter is not accepted: write the control character as \\x{hh}')
+      }
+      refuse('\\c must be followed by a printable ASCII character')
+    }
+    return
+  }
+  if (next === '0' && /[0-9]/.test(source[i + 2] ?? '')) own('octal escapes are not accepted: write \\x{hh}')
+  if (/[1-9]/.test(next) && inClass) {
+    own(`\\${next} in a character class is an octal escape in PCRE2, not accepted: write \\x{hh}`)
+  }
+  if (/[A-Za-z]/.test(next) && !SAME_LETTER_ESCAPES.has(next)) {
+    if (UNKNOWN_TO_PCRE2.has(next)) refuse(`\\${next} is no escape PCRE2 knows`)
+    own(`\\${next} is not accepted, since it means something else (or nothing) in JavaScript: ` +
+      `${ESCAPE_HINTS[next] ?? 'write what it matches without it'}`)
+  }
+  if (next === 'B' && inClass) refuse('\\B is not allowed in a character class')
+  if (next === 'k' && source[i + 2] !== '<') {
+    if (source[i + 2] === "'" || source[i + 2] === '{') own("\\k'name' and \\k{name} are not accepted: write \\k<name>")
+    refuse('\\k must name a group: \\k<name>')
+  }
+}
+
+/**
  * Reads escapes and classes as PCRE2 does and rewrites the few PCRE2 spellings that JavaScript
  * lacks; refuses the escapes whose meaning differs (`\u`, `\z`, `\h`, octal, POSIX classes…).
  * The pieces rewritten are listed, for messages that quote the pattern as written.
@@ -140,34 +171,15 @@ export function lex (source: string): { text: string, edits: PlacedEdit[] } {
         i += 1 + length
         continue
       }
-      if (next === 'u') refuse("\\u escapes do not exist in MongoDB's regex dialect (PCRE2): write \\x{hhhh}")
+      checkEscape(source, i, next, inClass)
       if (next === 'c') {
-        if (!/[A-Za-z]/.test(source[i + 2] ?? '')) {
-          if (/[\x20-\x7e]/.test(source[i + 2] ?? '')) {
-            own('\\c followed by anything but a letter is not accepted: write the control character as \\x{hh}')
-          }
-          refuse('\\c must be followed by a printable ASCII character')
-        }
         put(source.slice(i, i + 3), i, i + 3, source.charCodeAt(i + 2) % 32)
         i += 2
         continue
       }
-      if (next === '0' && /[0-9]/.test(source[i + 2] ?? '')) own('octal escapes are not accepted: write \\x{hh}')
-      if (/[1-9]/.test(next) &&
-        inClass) own(`\\${next} in a character class is an octal escape in PCRE2, not accepted: write \\x{hh}`)
-      if (/[A-Za-z]/.test(next) && !SAME_LETTER_ESCAPES.has(next)) {
-        if (UNKNOWN_TO_PCRE2.has(next)) refuse(`\\${next} is no escape PCRE2 knows`)
-        own(`\\${next} is not accepted, since it means something else (or nothing) in JavaScript: ` +
-          `${ESCAPE_HINTS[next] ?? 'write what it matches without it'}`)
-      }
-      if (next === 'B' && inClass) refuse('\\B is not allowed in a character class')
-      if (next === 'k' && source[i + 2] !== '<') {
-        if (source[i + 2] === "'" ||
-          source[i + 2] === '{') own("\\k'name' and \\k{name} are not accepted: write \\k<name>")
-        refuse('\\k must name a group: \\k<name>')
-      }
       const escaped = characterAt(source, i + 1)
-      put(c + escaped, i, i + 1 + escaped.length, /[A-Za-z0-9]/.test(next) ? ESCAPED_CHARACTERS[next] : escaped.codePointAt(0))
+      const value = /[A-Za-z0-9]/.test(next) ? ESCAPED_CHARACTERS[next] : escaped.codePointAt(0)
+      put(c + escaped, i, i + 1 + escaped.length, value)
       i += escaped.length
       continue
     }
@@ -175,8 +187,9 @@ export function lex (source: string): { text: string, edits: PlacedEdit[] } {
       if (c === '[' && source[i + 1] === ':') {
         own('POSIX classes such as [[:alpha:]] are not accepted: write the characters, e.g. [a-zA-Z]')
       }
-      if (c === '[' &&
-        /[.=]/.test(source[i + 1] ?? '')) refuse('POSIX collating elements such as [[.a.]] are not supported by PCRE2')
+      if (c === '[' && /[.=]/.test(source[i + 1] ?? '')) {
+        refuse('POSIX collating elements such as [[.a.]] are not supported by PCRE2')
+      }
       if (c === ']') {
         const text = classText(members, source.slice(classStart, i + 1))
         if (text === undefined) for (const member of members) write(member.text, member.start, member.end)
