@@ -6,7 +6,7 @@
 import net from 'node:net'
 import { EJSON } from 'bson'
 import { encodeReply, MessageFramer, parseMessage, OP_MSG } from '../offline-mongodb/wire-protocol.js'
-import { helloReply } from '../offline-mongodb/commands.js'
+import { helloReply } from '../offline-mongodb/hello.js'
 import type { Doc } from '../offline-mongodb/storage.js'
 
 export interface ReplayDatabase {

@@ -22,16 +22,19 @@ export const PER_PROJECT = {
 const HOUR = 3600_000
 const DAY = 24 * HOUR
 
+/** A name and the e-mail address that goes with it. */
+function person (random: SeededRandom): { name: string, email: string } {
+  const first = random.pick(FIRST_NAMES)
+  const last = random.pick(LAST_NAMES)
+  return { name: `${first} ${last}`, email: `${first}.${last}${random.int(1, 99)}@example.org`.toLowerCase() }
+}
+
 export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData {
   const random = new SeededRandom(seed)
-  const data: DemoData = { projects: [], categories: [], activities: [], places: [], sessions: [], stewards: [], teams: [], registrations: [] }
-  const count = (kind: keyof typeof PER_PROJECT) => Math.max(1, Math.round(PER_PROJECT[kind] * scale))
-
-  const person = () => {
-    const first = random.pick(FIRST_NAMES)
-    const last = random.pick(LAST_NAMES)
-    return { name: `${first} ${last}`, email: `${first}.${last}${random.int(1, 99)}@example.org`.toLowerCase() }
+  const data: DemoData = {
+    projects: [], categories: [], activities: [], places: [], sessions: [], stewards: [], teams: [], registrations: []
   }
+  const count = (kind: keyof typeof PER_PROJECT) => Math.max(1, Math.round(PER_PROJECT[kind] * scale))
 
   for (const spec of PROJECTS) {
     const festivalStart = new Date(Date.UTC(spec.year, spec.month - 1, spec.day))
@@ -48,7 +51,12 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
       return doc
     }
 
-    const project = common({ name: spec.name, email: `contact@${spec.slug}.example.org`, public: spec.public, customFields: { city: spec.city, edition: spec.edition } })
+    const project = common({
+      name: spec.name,
+      email: `contact@${spec.slug}.example.org`,
+      public: spec.public,
+      customFields: { city: spec.city, edition: spec.edition }
+    })
     data.projects.push(project)
     const scoped = (extra: Document) => common({ project: project._id, ...extra })
 
@@ -60,7 +68,7 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
       return doc
     })
     const stewards = Array.from({ length: count('stewards') }, () =>
-      scoped({ ...person(), customFields: { shirtSize: random.pick(['S', 'M', 'L', 'XL']) } }))
+      scoped({ ...person(random), customFields: { shirtSize: random.pick(['S', 'M', 'L', 'XL']) } }))
     const activities = Array.from({ length: count('activities') }, (_, i) => {
       const [name, description] = random.pick(ACTIVITIES)
       const doc = scoped({
@@ -98,7 +106,7 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
     const registrations = Array.from({ length: count('registrations') }, (_, i) => {
       const subscribed = random.sample(sessions, random.int(0, 5))
       const doc = scoped({
-        ...person(),
+        ...person(random),
         user: users[i % users.length],
         role: random.pick(ROLES),
         sessionsSubscriptions: subscribed.map((session) => ({
@@ -112,13 +120,8 @@ export function generateDemoData ({ seed = 20240601, scale = 1 } = {}): DemoData
       return doc
     })
 
-    data.categories.push(...categories)
-    data.places.push(...places)
-    data.stewards.push(...stewards)
-    data.activities.push(...activities)
-    data.sessions.push(...sessions)
-    data.teams.push(...teams)
-    data.registrations.push(...registrations)
+    const made = { categories, places, stewards, activities, sessions, teams, registrations }
+    for (const [kind, docs] of Object.entries(made)) data[kind as keyof DemoData].push(...docs)
   }
   return data
 }

@@ -62,6 +62,8 @@ export async function start (options: OfflineMongoOptions = {}): Promise<Offline
   const opcounters = { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 }
   const member = { setName: replicaSet, me: '' }
   let connections = 0
+  // What every connection's state shares.
+  const shared = { storage, cursors, oplog, failPoints, opcounters, member, clock, sessionWrites, hazards }
 
   const server = net.createServer((socket) => {
     sockets.add(socket)
@@ -69,7 +71,8 @@ export async function start (options: OfflineMongoOptions = {}): Promise<Offline
     const closed = new AbortController()
     const connectionId = ++connections
     const dice = settings === undefined ? undefined : new ConnectionHazards(settings, connectionId)
-    const state: ServerState = { storage, cursors, oplog, failPoints, opcounters, connectionId, member, signal: AbortSignal.any([closed.signal, shutdown.signal]), clock, sessionWrites, hazards, connectionHazards: dice }
+    const signal = AbortSignal.any([closed.signal, shutdown.signal])
+    const state: ServerState = { ...shared, connectionId, signal, connectionHazards: dice }
     const framer = new MessageFramer()
     // mongod answers the commands of one connection one at a time, in order: while a command
     // waits (a change stream's getMore), the ones after it wait in this queue.

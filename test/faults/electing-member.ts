@@ -5,7 +5,7 @@
 // cursor, and, once stepped down, refused as a secondary refuses it.
 import net from 'node:net'
 import { Long } from 'bson'
-import { helloReply } from '../../offline-mongodb/commands.js'
+import { helloReply } from '../../offline-mongodb/hello.js'
 import { encodeReply, MessageFramer, parseMessage } from '../../offline-mongodb/wire-protocol.js'
 
 export interface ElectingMember {
