@@ -2,7 +2,8 @@
 // tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) it starts before the service is imported; when it
 // is off, none of its modules load. OTEL_SDK_DISABLED=true turns it off as in every OpenTelemetry SDK.
 import { readOptions } from './lib/command-line.js'
-import { ConfigError, configHelp, readConfig, type Config } from './plugins/config.js'
+import { ConfigError, readConfig } from './plugins/config.js'
+import { configHelp, type Config } from './schemas/config.js'
 import type { Tracing } from './telemetry/tracing.js'
 
 // `npm start -- --help` prints the configuration variables and exits; an unknown option is refused.

@@ -1,7 +1,8 @@
 // The benchmark's query mix: the URLs the load generator sends, and for each the driver call
 // that the service makes, written out by hand for the floor (no compiler, no framework).
 import { ObjectId, type CollationOptions, type Db, type Document, type Sort } from 'mongodb'
-import { DEFAULT_COLLATION, parseCollation } from '../database/collation.js'
+import { parseCollation } from '../database/collation.js'
+import { DEFAULT_COLLATION } from '../schemas/config.js'
 import { projectionOf } from '../list-endpoint/list-schema.js'
 import { Activity, Project, Registration, Session } from '../schemas/kinds.js'
 

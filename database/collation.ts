@@ -21,9 +21,6 @@ yi:search yo zu
     return [locale, variants === '' ? [] : variants.split('/')]
   }))
 
-/** The default: French as MongoDB's ICU has it, at strength 3 (case and accents order ties). */
-export const DEFAULT_COLLATION = 'fr'
-
 type Option = Exclude<keyof CollationOptions, 'locale'>
 const CHOICES: Record<Option, readonly unknown[]> = {
   strength: [1, 2, 3, 4, 5],

@@ -9,8 +9,8 @@
 // version turns it off, with one warning, until the tests are run on it and VERIFIED_DRIVER is
 // moved. SHIMS=none turns it off by hand.
 import { createRequire } from 'node:module'
+import { SHIMS } from '../schemas/config.js'
 
-export const SHIMS = ['slot-sessions'] as const
 export type Shim = typeof SHIMS[number]
 
 /** The driver's major.minor version the shims' tests last passed on. */
@@ -49,6 +49,3 @@ export function chooseShims (setting: string, version = driverVersion()): ShimCh
   }
   return { on: new Set(asked) }
 }
-
-/** What SHIMS takes: all, none, or shim names, comma-separated. */
-export const SHIMS_PATTERN = `^(all|none|(${SHIMS.join('|')})(,(${SHIMS.join('|')}))*)$`

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { CollationOptions, IndexDescription } from 'mongodb'
-import { DEFAULT_COLLATION, collationKey, parseCollation } from '../database/collation.js'
+import { collationKey, parseCollation } from '../database/collation.js'
+import { DEFAULT_COLLATION } from '../schemas/config.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,7 +3,8 @@ import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
-import { ConfigError, listenError, type Config } from '../plugins/config.js'
+import { ConfigError, listenError } from '../plugins/config.js'
+import type { Config } from '../schemas/config.js'
 import { CLIENT_MARGIN_MS } from '../plugins/mongodb.js'
 
 /** Human-readable logs when a person is watching: stdout a terminal, not production, pino-pretty installed. */

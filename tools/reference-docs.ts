@@ -7,7 +7,7 @@ import { replaceSection } from '../lib/generated-section.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-problems.js'
 import { expired, unavailable } from '../changes/feed-problems.js'
-import { OTHER_VARIABLES, configReference } from '../plugins/config.js'
+import { OTHER_VARIABLES, configReference } from '../schemas/config.js'
 import {
   ERRORS,
   ERROR_CODES,

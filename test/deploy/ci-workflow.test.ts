@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { parse } from 'yaml'
-import { allowedValues } from '../../plugins/config.js'
+import { allowedValues } from '../../schemas/config.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8')

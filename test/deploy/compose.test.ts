@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { parse } from 'yaml'
-import { ConfigSchema } from '../../plugins/config.js'
+import { ConfigSchema } from '../../schemas/config.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 const compose = parse(readFileSync(path.join(ROOT, 'compose.yaml'), 'utf8'))

@@ -133,7 +133,7 @@ t.test('the Deployment fits the service: probes, drain, hardening, metrics, sett
   t.equal(String(metrics.containerPort), config.METRICS_PORT, 'the metrics port is named and matches METRICS_PORT')
   t.same(container.envFrom.map((from: Manifest) => from.secretRef?.name ?? from.configMapRef?.name), ['listing-api', 'listing-api-secrets'])
   t.notOk('MONGODB_URI' in config || 'CURSOR_SECRET' in config, 'secrets are not in the ConfigMap')
-  const { ConfigSchema } = await import('../../plugins/config.js')
+  const { ConfigSchema } = await import('../../schemas/config.js')
   for (const key of Object.keys(config)) t.ok(key in ConfigSchema.properties, `${key} is a setting the service reads`)
   const hpa = base.find((m) => m.kind === 'HorizontalPodAutoscaler') as Manifest
   t.equal(hpa.spec.metrics[0].resource.name, 'cpu')

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { readSection } from '../../lib/generated-section.js'
 import { COMMAND, PAGES, renderPages } from '../../tools/reference-docs.js'
-import { ConfigSchema } from '../../plugins/config.js'
+import { ConfigSchema } from '../../schemas/config.js'
 import { ERROR_CODES } from '../../schemas/problem.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'
 

@@ -2,7 +2,8 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import type { MongoClient } from 'mongodb'
 import type { Test } from 'tap'
 import app, { serverOptions } from '../../app.js'
-import { readConfig, type Config } from '../../plugins/config.js'
+import { readConfig } from '../../plugins/config.js'
+import type { Config } from '../../schemas/config.js'
 import { testDatabase, uniqueDatabaseName } from './database.js'
 
 // Tests run the TypeScript sources through `--import=tsx`, which @fastify/autoload cannot detect by itself.

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
-import { ConfigError, ConfigSchema, configReference, readConfig } from '../../plugins/config.js'
+import { ConfigError, readConfig } from '../../plugins/config.js'
+import { ConfigSchema, configReference } from '../../schemas/config.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
 
 t.test('defaults are those of the configuration reference (docs/configuration.md)', async (t) => {

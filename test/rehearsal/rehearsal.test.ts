@@ -3,7 +3,7 @@
 import { MongoClient, ObjectId } from 'mongodb'
 import t from 'tap'
 import { KEY_SET_COOLDOWN_MS } from '../../access-control/verify-token.js'
-import { ConfigSchema } from '../../plugins/config.js'
+import { ConfigSchema } from '../../schemas/config.js'
 import { makeKey, mint } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
 import {
