@@ -38,10 +38,12 @@ async function sources (dir: string): Promise<string[]> {
  * `import('…')` with a literal, type-only ones too; none in a comment or inside another string.
  */
 function relativeImports (text: string): string[] {
-  return importsIn(text).map(({ specifier }) => specifier).filter((specifier): specifier is string => specifier !== undefined && /^\.{1,2}\//.test(specifier))
+  return importsIn(text).map(({ specifier }) => specifier)
+    .filter((specifier): specifier is string => specifier !== undefined && /^\.{1,2}\//.test(specifier))
 }
 
-t.test('the imports read: static, re-exported, side-effect and dynamic ones; none in a comment or a string', async (t) => {
+t.test('the imports read: static, re-exported, side-effect and dynamic ones; ' +
+  'none in a comment or a string', async (t) => {
   const text = [
     "import { a } from './a.js'", "import type { B } from '../b.js'", "export * from './c.js'", "import './d.js'",
     "const { e } = await import('./e.js')", 'const f = await import(`../f.js`)', "import {\n  g\n} from './g.js'",
@@ -53,7 +55,9 @@ t.test('the imports read: static, re-exported, side-effect and dynamic ones; non
 
 t.test('no import runs back up a floor', async (t) => {
   const files = [...FLOORS.flat().filter((room) => room.endsWith('.ts')).map((room) => path.join(ROOT, room))]
-  for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) files.push(...await sources(path.join(ROOT, room)))
+  for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) {
+    files.push(...await sources(path.join(ROOT, room)))
+  }
   let imports = 0
   for (const file of files) {
     const from = floorOf(roomOf(file))
@@ -70,7 +74,8 @@ t.test('no import runs back up a floor', async (t) => {
 
 /** The relative imports of `file` (type-only, side-effect and dynamic ones too), as the files they name. */
 async function importsOf (file: string): Promise<string[]> {
-  return relativeImports(await readFile(file, 'utf8')).map((specifier) => path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'))
+  return relativeImports(await readFile(file, 'utf8'))
+    .map((specifier) => path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'))
 }
 
 t.test('a list knows nothing of its feed: list-endpoint/ imports nothing from changes/', async (t) => {
@@ -87,7 +92,8 @@ async function repositorySources (): Promise<string[]> {
   const entries = await readdir(ROOT, { withFileTypes: true })
   const files = entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => path.join(ROOT, e.name))
   for (const dir of entries.filter((e) => e.isDirectory() && !/^(\.|node_modules$|dist$|coverage$)/.test(e.name))) {
-    files.push(...(await sources(path.join(ROOT, dir.name))).filter((file) => !file.split(path.sep).some((part) => part === 'node_modules' || part === 'dist')))
+    files.push(...(await sources(path.join(ROOT, dir.name)))
+      .filter((file) => !file.split(path.sep).some((part) => part === 'node_modules' || part === 'dist')))
   }
   return files
 }
@@ -111,14 +117,17 @@ t.test('no import circle in the repository, type-only imports included', async (
   }
   for (const file of files) visit(file, [])
   t.same(circles, [], `${files.length} files`)
-  t.ok(files.some((file) => file.includes(`${path.sep}offline-mongodb${path.sep}`)) && files.length > 300, 'the stand-in, tests and tools are among them')
+  t.ok(files.some((file) => file.includes(`${path.sep}offline-mongodb${path.sep}`)) && files.length > 300,
+    'the stand-in, tests and tools are among them')
 })
 
 t.test('npm test runs every test file once: in tap\'s run, in the run after it, or in one group', async (t) => {
   const all = (await Promise.all(['test', 'client/test'].map(async (dir) => await sources(path.join(ROOT, dir)))))
     .flat().map((file) => path.relative(ROOT, file)).filter(isTestFile)
   // What tap runs at once (its include and exclude), and the files tools/run-tests.ts runs after them.
-  const tapList = execFileSync(NODE, nodeArgs([path.join(ROOT, 'node_modules', '.bin', 'tap'), 'list'], { coverage: false }), { cwd: ROOT, encoding: 'utf8' })
+  const tapList = execFileSync(NODE, nodeArgs([
+    path.join(ROOT, 'node_modules', '.bin', 'tap'), 'list'
+  ], { coverage: false }), { cwd: ROOT, encoding: 'utf8' })
   const listed = tapList.split('\n').filter((line) => line !== '')
   const after = tapRuns([])[1]?.filter((word) => word.endsWith('.test.ts')) ?? []
   const grouped = Object.values(GROUPS).flatMap(filesOf)
@@ -128,7 +137,8 @@ t.test('npm test runs every test file once: in tap\'s run, in the run after it, 
   for (const file of all) t.equal(runs.get(file), 1, file)
   for (const file of runs.keys()) t.ok(all.includes(file), `${file} is a test file`)
   for (const file of groupFiles) t.ok(listed.includes(file), `the group ${file} is run`)
-  t.ok(grouped.length > 30 && after.length === 3, `${grouped.length} files in ${groupFiles.length} groups, ${after.length} after the others`)
+  t.ok(grouped.length > 30 && after.length === 3,
+    `${grouped.length} files in ${groupFiles.length} groups, ${after.length} after the others`)
 })
 
 /** Files a tool writes (npm run generate -w client), not a person. */
@@ -147,7 +157,10 @@ t.test(`no hand-written TypeScript file is longer than ${MAX_LINES} lines`, asyn
 
 const MAX_FUNCTION_LINES = 100
 
-/** Each function of `file` (declarations, methods, arrows, expressions, nested ones too) as its first line and its length in lines. */
+/**
+ * Each function of `file` (declarations, methods, arrows, expressions,
+ * nested ones too) as its first line and its length in lines.
+ */
 function functionsOf (file: string, text: string): Array<{ line: number, lines: number }> {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
   const found: Array<{ line: number, lines: number }> = []
@@ -165,7 +178,9 @@ function functionsOf (file: string, text: string): Array<{ line: number, lines: 
 
 t.test(`no function of the service is longer than ${MAX_FUNCTION_LINES} lines`, async (t) => {
   const files = [...FLOORS.flat().filter((room) => room.endsWith('.ts')).map((room) => path.join(ROOT, room))]
-  for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) files.push(...await sources(path.join(ROOT, room)))
+  for (const room of FLOORS.flat().filter((r) => !r.endsWith('.ts'))) {
+    files.push(...await sources(path.join(ROOT, room)))
+  }
   const long: string[] = []
   let count = 0
   for (const file of files) {
@@ -176,7 +191,12 @@ t.test(`no function of the service is longer than ${MAX_FUNCTION_LINES} lines`, 
   }
   t.ok(count > 500, `${count} functions read`)
   t.same(long, [], `${files.length} files`)
-  t.same(functionsOf('a.ts', 'function f () {\n  const g = () => {\n    return 1\n  }\n}\nclass C { m () { return 2 } }\n').map(({ line, lines }) => `${line}:${lines}`), ['1:5', '2:3', '6:1'], 'functions are found and measured')
+  t.same(
+    functionsOf('a.ts', 'function f () {\n  const g = () => {\n    return 1\n  }\n}\nclass C { m () { return 2 } }\n')
+      .map(({ line, lines }) => `${line}:${lines}`),
+    ['1:5', '2:3', '6:1'],
+    'functions are found and measured'
+  )
 })
 
 t.test('no test file hooks the root test: in a group, the hook would run around other files\' tests', async (t) => {

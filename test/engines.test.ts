@@ -11,7 +11,9 @@ const json = async (file: string) => JSON.parse(await readFile(path.join(ROOT, f
 t.test('no dependency excludes a Node version engines admits', async (t) => {
   const ours: string = (await json('package.json')).engines.node
   t.equal((await json('client/package.json')).engines.node, ours, 'the client says the same')
-  const lock = await json('package-lock.json') as { packages: Record<string, { engines?: { node?: string } | string[] }> }
+  const lock = await json('package-lock.json') as {
+    packages: Record<string, { engines?: { node?: string } | string[] }>
+  }
   let checked = 0
   for (const [name, entry] of Object.entries(lock.packages)) {
     const theirs = Array.isArray(entry.engines) ? undefined : entry.engines?.node
@@ -28,7 +30,9 @@ t.test('CI runs every major version engines admits, and only those', async (t) =
   const ci = await readFile(path.join(ROOT, '.ci/run'), 'utf8')
   t.same([...ci.matchAll(/^use_node (\d+)$/gm)].map((m) => Number(m[1])), majors, '.ci/run')
   const workflow = await readFile(path.join(ROOT, '.github/workflows/ci.yml'), 'utf8')
-  for (const [, list] of workflow.matchAll(/node: \[([^\]]*)\]/g)) t.same(list?.split(',').map(Number), majors, 'the GitHub workflow')
+  for (const [, list] of workflow.matchAll(/node: \[([^\]]*)\]/g)) {
+    t.same(list?.split(',').map(Number), majors, 'the GitHub workflow')
+  }
 })
 
 t.test('the types of Node are those of the oldest version engines admits', async (t) => {

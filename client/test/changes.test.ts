@@ -19,7 +19,9 @@ t.test('changes(): a copy kept from the events equals the list; a token resumes;
   const project = new ObjectId()
   await db.collection('projects').insertOne({ _id: project, name: 'P' })
   const registrations = db.collection('registrations')
-  await registrations.insertMany(Array.from({ length: 12 }, (_, i) => ({ project, role: i % 3 === 0 ? 'volunteer' : 'guest' })))
+  await registrations.insertMany(Array.from({ length: 12 }, (_, i) => ({
+    project, role: i % 3 === 0 ? 'volunteer' : 'guest'
+  })))
   const client = createClient({ baseUrl: `http://127.0.0.1:${(fastify.server.address() as AddressInfo).port}` })
   const projectId = project.toHexString()
   const copy = new Map<string, unknown>()
@@ -27,7 +29,8 @@ t.test('changes(): a copy kept from the events equals the list; a token resumes;
     if (event.type === 'upsert') copy.set(event._id, event.document)
     else copy.delete(event._id)
   }
-  const expected = async () => (await client.list('registrations', { projectId, filter: { role: 'volunteer' }, fields: ['role'], limit: 1000 })).data
+  const expected = async () => (await client.list('registrations',
+    { projectId, filter: { role: 'volunteer' }, fields: ['role'], limit: 1000 })).data
   let saved: string | undefined
   let synced = false
   let expiredCalls = 0
@@ -41,10 +44,20 @@ t.test('changes(): a copy kept from the events equals the list; a token resumes;
       synced = isSynced
       if (!isSynced) return
       const list = await expected()
-      equal = list.length === copy.size && list.every((doc) => JSON.stringify(copy.get(doc._id)) === JSON.stringify(doc))
+      equal = list.length === copy.size &&
+        list.every((doc) => JSON.stringify(copy.get(doc._id)) === JSON.stringify(doc))
       if (equal) stop.abort()
     }
-    const options = { projectId, filter: { role: 'volunteer' }, fields: ['role'] as const, limit: 3, wait: 1, since, onToken, onExpired: () => { expiredCalls++; copy.clear() } }
+    const options = {
+      projectId,
+      filter: { role: 'volunteer' },
+      fields: ['role'] as const,
+      limit: 3,
+      wait: 1,
+      since,
+      onToken,
+      onExpired: () => { expiredCalls++; copy.clear() }
+    }
     try {
       for await (const event of client.changes('registrations', options, { signal: stop.signal })) apply(event)
     } catch (error) {
@@ -76,7 +89,8 @@ t.test('changes(): a copy kept from the events equals the list; a token resumes;
   t.equal(copy.size, 1)
 })
 
-t.test('changes(): a token the service cannot read (a restart with another key) calls onExpired and lists again', async (t) => {
+t.test('changes(): a token the service cannot read (a restart with another key) ' +
+  'calls onExpired and lists again', async (t) => {
   const before = await build(t, { config: { CURSOR_SECRET: 'the-key-of-the-first-start-32-bytes!' } })
   const db = before.mongo.db as Db
   await prepareFeeds(db)
@@ -87,10 +101,13 @@ t.test('changes(): a token the service cannot read (a restart with another key) 
   const saved = (await before.inject(`/projects/${projectId}/registrations/changes?fields=role`)).json().next as string
 
   // The service again, on the same database, signing with another key.
-  const after = await build(t, { config: { CURSOR_SECRET: 'the-key-of-the-next-start-32-bytes!!', MONGODB_DB: before.config.MONGODB_DB } })
+  const after = await build(t,
+    { config: { CURSOR_SECRET: 'the-key-of-the-next-start-32-bytes!!', MONGODB_DB: before.config.MONGODB_DB } })
   await after.listen({ port: 0, host: '127.0.0.1' })
   const refused = (await after.inject(`/projects/${projectId}/registrations/changes?fields=role&since=${saved}`)).json()
-  t.match(refused, { status: 400, code: 'INVALID_CURSOR', errors: [{ param: 'since' }], detail: /start again without since/ }, 'the answer says what to do')
+  t.match(refused, {
+    status: 400, code: 'INVALID_CURSOR', errors: [{ param: 'since' }], detail: /start again without since/
+  }, 'the answer says what to do')
 
   const client = createClient({ baseUrl: `http://127.0.0.1:${(after.server.address() as AddressInfo).port}` })
   const copy = new Map<string, unknown>([['a document of the old copy', {}]])

@@ -12,7 +12,8 @@ t.test('a token provider that hangs: the caller\'s abort and the attempt\'s time
   let asked = 0
   const hanging = async (): Promise<string> => { asked++; return await new Promise<string>(() => {}) }
   const controller = new AbortController()
-  const call = client(s, { token: hanging, timeoutMs: 10_000 }).list('places', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
+  const call = client(s, { token: hanging, timeoutMs: 10_000 })
+    .list('places', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
   await settle()
   controller.abort(new Error('caller gave up'))
   t.match(await call, { message: 'caller gave up' }, 'ended by the abort, the clock never moved')
@@ -21,7 +22,8 @@ t.test('a token provider that hangs: the caller\'s abort and the attempt\'s time
   const retries = retryQueue()
   let n = 0
   const slowThenFine = async (): Promise<string> => ++n === 1 ? await new Promise<string>(() => {}) : 'token-2'
-  const retried = client(s, { token: slowThenFine, timeoutMs: 200, onRetry: retries.onRetry }).list('places', { projectId: PROJECT })
+  const retried = client(s, { token: slowThenFine, timeoutMs: 200, onRetry: retries.onRetry })
+    .list('places', { projectId: PROJECT })
   await settle()
   mock.timers.tick(199)
   await settle()
@@ -45,7 +47,8 @@ t.test('a token provider that fails: its error is the answer, not retried', asyn
 })
 
 t.test('a 200 that is not JSON (a proxy\'s sign-in page) is a ListingProblem at once, not ten attempts', async (t) => {
-  const s = script(new Response('<html>Sign in</html>', { status: 200, headers: { 'content-type': 'text/html', 'x-request-id': 'at-the-proxy' } }))
+  const s = script(new Response('<html>Sign in</html>',
+    { status: 200, headers: { 'content-type': 'text/html', 'x-request-id': 'at-the-proxy' } }))
   const error = await client(s).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
   t.ok(error instanceof ListingProblem)
   t.match(error, { status: 200, code: 'INVALID_RESPONSE', requestId: 'at-the-proxy', detail: /<html>Sign in/ })
@@ -57,7 +60,9 @@ t.test('Retry-After: only the HTTP-date forms are dates; anything else is not a 
   for (const date of ['Sun, 06 Nov 1994 08:49:37 GMT', 'Sunday, 06-Nov-94 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994']) {
     t.equal(retryAfterMs(date, now), 10_000, date)
   }
-  for (const odd of ['1.5', '-1', '2 x', '1e3', 'Nov 6 1994', '+5']) t.equal(retryAfterMs(odd, now), undefined, `"${odd}"`)
+  for (const odd of ['1.5', '-1', '2 x', '1e3', 'Nov 6 1994', '+5']) {
+    t.equal(retryAfterMs(odd, now), undefined, `"${odd}"`)
+  }
   t.equal(retryAfterMs(' 2 ', now), 2000, 'seconds with spaces around')
 })
 
@@ -65,7 +70,8 @@ t.test('a malformed Retry-After backs off as if there were none, instead of retr
   fakeTime(t)
   const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '1.5' }), page([]))
   const retries = retryQueue()
-  const result = client(s, { retry: { baseDelayMs: 250, maxDelayMs: 5000 }, onRetry: retries.onRetry }).list('teams', { projectId: PROJECT })
+  const result = client(s, { retry: { baseDelayMs: 250, maxDelayMs: 5000 }, onRetry: retries.onRetry })
+    .list('teams', { projectId: PROJECT })
   const { delayMs } = await retries.next()
   t.ok(delayMs <= 250, `the first backoff step (${delayMs} ms)`)
   mock.timers.tick(delayMs)
@@ -75,7 +81,8 @@ t.test('a malformed Retry-After backs off as if there were none, instead of retr
 t.test('a Retry-After longer than a timer can hold is not waited for, whatever the total time allows', async (t) => {
   fakeTime(t)
   const s = script(problem(429, 'RATE_LIMITED', { 'retry-after': '3000000' }), page([]))
-  const answer = client(s, { retry: { totalMs: Infinity } }).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
+  const answer = client(s, { retry: { totalMs: Infinity } }).list('teams', { projectId: PROJECT })
+    .catch((e: unknown) => e)
   const settled = watchSettled(answer)
   await settle()
   t.ok(settled(), 'answered at once')
@@ -84,7 +91,9 @@ t.test('a Retry-After longer than a timer can hold is not waited for, whatever t
 })
 
 t.test('revalidate: a 304 gives the page as the service sent it, not as a caller changed it', async (t) => {
-  const tagged = new Response(JSON.stringify({ data: [{ _id: '1', name: 'A' }, { _id: '2', name: 'B' }], limit: 100, skip: 0 }), { headers: { 'content-type': 'application/json', etag: 'W/"v1.a"' } })
+  const tagged = new Response(JSON.stringify({
+    data: [{ _id: '1', name: 'A' }, { _id: '2', name: 'B' }], limit: 100, skip: 0
+  }), { headers: { 'content-type': 'application/json', etag: 'W/"v1.a"' } })
   const s = script(tagged, new Response(null, { status: 304, headers: { etag: 'W/"v1.a"' } }))
   const c = client(s, { revalidate: true })
   const first = await c.list('teams', { projectId: PROJECT })
@@ -97,12 +106,18 @@ t.test('revalidate: a 304 gives the page as the service sent it, not as a caller
 })
 
 t.test('changes(): after the caller aborts, no event more and no token saved', async (t) => {
-  const answer = { events: [{ type: 'remove', _id: 'a', reason: 'moved' }, { type: 'upsert', _id: 'b', document: { _id: 'b' } }], next: 't2', synced: true }
+  const answer = {
+    events: [{ type: 'remove', _id: 'a', reason: 'moved' }, { type: 'upsert', _id: 'b', document: { _id: 'b' } }],
+    next: 't2',
+    synced: true
+  }
   const s = script(new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } }))
   const controller = new AbortController()
   const tokens: string[] = []
   const seen: string[] = []
-  const feed = client(s).changes('registrations', { projectId: PROJECT, since: 't1', onToken: (next) => { tokens.push(next) }, onExpired: () => {} }, { signal: controller.signal })
+  const feed = client(s).changes('registrations', {
+    projectId: PROJECT, since: 't1', onToken: (next) => { tokens.push(next) }, onExpired: () => {}
+  }, { signal: controller.signal })
   const error = await (async () => {
     for await (const event of feed) {
       seen.push(event._id)

@@ -10,7 +10,8 @@ import { BASE, PROJECT, client, fakeTime, page, problem, retryQueue, script, set
 t.test('503 and 429 are retried after Retry-After, with at most a quarter more', async (t) => {
   fakeTime(t)
   for (const status of [503, 429]) {
-    const s = script(problem(status, status === 503 ? 'DATABASE_UNAVAILABLE' : 'RATE_LIMITED', { 'retry-after': '1' }), page([{ _id: 'a' }]))
+    const s = script(problem(status, status === 503 ? 'DATABASE_UNAVAILABLE' : 'RATE_LIMITED', { 'retry-after': '1' }),
+      page([{ _id: 'a' }]))
     const retries = retryQueue()
     const result = client(s, { onRetry: retries.onRetry }).list('activities', { projectId: PROJECT })
     const { delayMs } = await retries.next()
@@ -25,35 +26,43 @@ t.test('503 and 429 are retried after Retry-After, with at most a quarter more',
 })
 
 t.test('other 4xx and 500 are not retried: a ListingProblem with status, code, errors and requestId', async (t) => {
-  for (const [status, code] of [[400, 'INVALID_SORT'], [401, 'UNAUTHENTICATED'], [404, 'PROJECT_NOT_FOUND'], [500, 'INTERNAL_ERROR']] as const) {
+  for (const [status, code] of [
+    [400, 'INVALID_SORT'], [401, 'UNAUTHENTICATED'], [404, 'PROJECT_NOT_FOUND'], [500, 'INTERNAL_ERROR']
+  ] as const) {
     const s = script(problem(status, code), page([]))
     const error = await client(s).list('sessions', { projectId: PROJECT }).catch((e: unknown) => e)
     t.ok(error instanceof ListingProblem, `${status} is a ListingProblem`)
     t.match(error, { status, code, requestId: 'req-from-body', detail: `${code} detail` })
     t.equal(s.calls.length, 1, `${status}: one request, no retry`)
-    if (code === 'INVALID_SORT') t.match((error as ListingProblem).errors, [{ param: 'sort', pointer: '/0', code: 'INVALID_SORT' }])
+    if (code === 'INVALID_SORT') {
+      t.match((error as ListingProblem).errors, [{ param: 'sort', pointer: '/0', code: 'INVALID_SORT' }])
+    }
   }
 })
 
 t.test('retries are bounded in number and in total time', async (t) => {
   const always = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '0' }))
-  const error = await client(always, { retry: { attempts: 3, baseDelayMs: 1 } }).list('places', { projectId: PROJECT }).catch((e: unknown) => e)
+  const error = await client(always, { retry: { attempts: 3, baseDelayMs: 1 } }).list('places', { projectId: PROJECT })
+    .catch((e: unknown) => e)
   t.match(error, { status: 503, code: 'DATABASE_UNAVAILABLE' })
   t.equal(always.calls.length, 3, 'three attempts in all')
 
   fakeTime(t)
   const slow = script(problem(429, 'RATE_LIMITED', { 'retry-after': '60' }), page([]))
-  const refusing = client(slow, { retry: { totalMs: 5000 } }).list('places', { projectId: PROJECT }).catch((e: unknown) => e)
+  const refusing = client(slow, { retry: { totalMs: 5000 } }).list('places', { projectId: PROJECT })
+    .catch((e: unknown) => e)
   const settled = watchSettled(refusing)
   await settle()
   t.ok(settled(), 'answered at once: the clock never moved')
-  t.match(await refusing, { status: 429, retryAfterMs: 60_000 }, 'a wait beyond the total time is not started: the 429 is the answer')
+  t.match(await refusing, { status: 429, retryAfterMs: 60_000 },
+    'a wait beyond the total time is not started: the 429 is the answer')
   t.equal(slow.calls.length, 1)
 })
 
 t.test('a refused connection, an ingress 502 page and a timed-out attempt are retried', async (t) => {
   fakeTime(t)
-  const s = script(new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') }), new Response('<html>Bad Gateway</html>', { status: 502 }), 'hang', page([{ _id: 'b' }]))
+  const s = script(new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') }),
+    new Response('<html>Bad Gateway</html>', { status: 502 }), 'hang', page([{ _id: 'b' }]))
   const retries = retryQueue()
   const result = client(s, { timeoutMs: 200, onRetry: retries.onRetry }).list('teams', { projectId: PROJECT })
   const reasons: string[] = []
@@ -73,7 +82,9 @@ t.test('a refused connection, an ingress 502 page and a timed-out attempt are re
 
   const hanging = script('hang')
   const hangingRetries = retryQueue()
-  const failing = client(hanging, { timeoutMs: 150, retry: { attempts: 2, baseDelayMs: 1 }, onRetry: hangingRetries.onRetry }).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
+  const failing = client(hanging, {
+    timeoutMs: 150, retry: { attempts: 2, baseDelayMs: 1 }, onRetry: hangingRetries.onRetry
+  }).list('teams', { projectId: PROJECT }).catch((e: unknown) => e)
   await settle()
   mock.timers.tick(149)
   await settle()
@@ -91,7 +102,8 @@ t.test("the caller's AbortSignal ends the call, even during a wait", async (t) =
   const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '5' }), page([]))
   const controller = new AbortController()
   const retries = retryQueue()
-  const call = client(s, { onRetry: retries.onRetry }).list('stewards', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
+  const call = client(s, { onRetry: retries.onRetry })
+    .list('stewards', { projectId: PROJECT }, { signal: controller.signal }).catch((e: unknown) => e)
   const { delayMs } = await retries.next()
   mock.timers.tick(delayMs - 1)
   controller.abort(new Error('caller gave up'))
@@ -117,7 +129,13 @@ t.test('each request: the query, a fresh token, the caller\'s request id', async
   })
   const [first, second] = s.calls
   t.equal(first?.url.pathname, `/api/projects/${PROJECT}/sessions`)
-  t.same(Object.fromEntries(first?.url.searchParams ?? []), { filter: '{"start":{"$gte":"2024-06-15"},"customFields.level":"easy"}', sort: '-start,+name', limit: '20', count: 'true', fields: 'name,start' })
+  t.same(Object.fromEntries(first?.url.searchParams ?? []), {
+    filter: '{"start":{"$gte":"2024-06-15"},"customFields.level":"easy"}',
+    sort: '-start,+name',
+    limit: '20',
+    count: 'true',
+    fields: 'name,start'
+  })
   t.equal(first?.headers.get('authorization'), 'Bearer token-1')
   t.equal(second?.headers.get('authorization'), 'Bearer token-2', 'the provider is asked again for the retry')
   t.equal(first?.headers.get('x-request-id'), 'from-context')
@@ -136,7 +154,8 @@ t.test('each request: the query, a fresh token, the caller\'s request id', async
 })
 
 t.test('walks follow next to the end and read nothing ahead', async (t) => {
-  const s = script(page([{ _id: '1' }, { _id: '2' }], 'c1'), page([{ _id: '3' }, { _id: '4' }], 'c2'), page([{ _id: '5' }]))
+  const s = script(page([{ _id: '1' }, { _id: '2' }], 'c1'), page([{ _id: '3' }, { _id: '4' }], 'c2'),
+    page([{ _id: '5' }]))
   const c = client(s)
   const documents = c.all('registrations', { projectId: PROJECT, pageSize: 2, skip: 4, count: true })
   t.same((await documents.next()).value, { _id: '1' })
@@ -170,19 +189,27 @@ t.test('Retry-After: seconds or an HTTP date', async (t) => {
 
 t.test('a walk through an outage asks again for the same page: nothing lost or repeated', async (t) => {
   const refused = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') })
-  const s = script(page([{ _id: '1' }, { _id: '2' }], 'c1'), problem(503, 'DATABASE_UNAVAILABLE'), refused, page([{ _id: '3' }, { _id: '4' }], 'c2'), page([{ _id: '5' }]))
+  const s = script(page([{ _id: '1' }, { _id: '2' }], 'c1'), problem(503, 'DATABASE_UNAVAILABLE'), refused,
+    page([{ _id: '3' }, { _id: '4' }], 'c2'), page([{ _id: '5' }]))
   const reasons: string[] = []
   const walked: unknown[] = []
-  for await (const document of client(s, { onRetry: (e) => reasons.push(e.reason) }).all('registrations', { projectId: PROJECT, pageSize: 2 })) walked.push(document)
+  for await (const document of client(s, { onRetry: (e) => reasons.push(e.reason) })
+    .all('registrations', { projectId: PROJECT, pageSize: 2 })) walked.push(document)
   t.same(walked, ['1', '2', '3', '4', '5'].map((_id) => ({ _id })))
-  t.same(s.calls.map((c) => c.url.searchParams.get('after')), [null, 'c1', 'c1', 'c1', 'c2'], 'each failed attempt is asked again with the same cursor')
+  t.same(s.calls.map((c) => c.url.searchParams.get('after')), [null, 'c1', 'c1', 'c1', 'c2'],
+    'each failed attempt is asked again with the same cursor')
   t.match(reasons, [/503/, /ECONNREFUSED/])
 })
 
-t.test('revalidate: the last answer per URL is kept with its ETag, sent as If-None-Match, and returned on 304', async (t) => {
-  const tagged = (data: unknown[], etag: string): Response => new Response(JSON.stringify({ data, limit: 100, skip: 0 }), { status: 200, headers: { 'content-type': 'application/json', etag } })
+t.test('revalidate: the last answer per URL is kept with its ETag, ' +
+  'sent as If-None-Match, and returned on 304', async (t) => {
+  const tagged = (data: unknown[], etag: string): Response =>
+    new Response(JSON.stringify({ data, limit: 100, skip: 0 }), {
+      status: 200, headers: { 'content-type': 'application/json', etag }
+    })
   const notModified = new Response(null, { status: 304, headers: { etag: 'W/"v1.b"' } })
-  const { calls, fetch } = script(tagged([{ _id: 'a' }], 'W/"v1.a"'), notModified, tagged([{ _id: 'b' }], 'W/"v1.c"'), tagged([{ _id: 'c' }], 'W/"v1.d"'))
+  const { calls, fetch } = script(tagged([{ _id: 'a' }], 'W/"v1.a"'), notModified, tagged([{ _id: 'b' }], 'W/"v1.c"'),
+    tagged([{ _id: 'c' }], 'W/"v1.d"'))
   const client = createClient({ baseUrl: BASE, fetch, revalidate: { maxKept: 1 } })
   const first = await client.list('teams', { projectId: PROJECT })
   t.equal(calls[0]?.headers.get('if-none-match'), null, 'nothing kept yet')

@@ -17,7 +17,8 @@ export function script (...answers: Answer[]): Script {
     calls.push({ url: new URL(String(input)), headers: new Headers(init?.headers) })
     const answer = answers[Math.min(calls.length, answers.length) - 1] as Answer
     if (answer === 'hang') {
-      return await new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)))
+      return await new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)))
     }
     if (answer instanceof Error) throw answer
     return answer.clone()
@@ -26,10 +27,19 @@ export function script (...answers: Answer[]): Script {
 }
 
 export const page = (data: unknown[], next?: string): Response =>
-  new Response(JSON.stringify({ data, limit: data.length, skip: 0, ...(next === undefined ? {} : { next }) }), { headers: { 'content-type': 'application/json' } })
+  new Response(JSON.stringify({ data, limit: data.length, skip: 0, ...(next === undefined ? {} : { next }) }),
+    { headers: { 'content-type': 'application/json' } })
 
 export const problem = (status: number, code: string, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify({ type: 'about:blank', title: 'x', status, code, detail: `${code} detail`, errors: code === 'INVALID_SORT' ? [{ param: 'sort', pointer: '/0', code, message: 'Unknown sort field' }] : [], requestId: 'req-from-body' }), {
+  new Response(JSON.stringify({
+    type: 'about:blank',
+    title: 'x',
+    status,
+    code,
+    detail: `${code} detail`,
+    errors: code === 'INVALID_SORT' ? [{ param: 'sort', pointer: '/0', code, message: 'Unknown sort field' }] : [],
+    requestId: 'req-from-body'
+  }), {
     status, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'req-from-header', ...headers }
   })
 
@@ -52,7 +62,8 @@ export function retryQueue () {
       if (take === undefined) events.push(event)
       else take(event)
     },
-    next: async (): Promise<RetryEvent> => events.shift() ?? await new Promise<RetryEvent>((resolve) => { takers.push(resolve) }),
+    next: async (): Promise<RetryEvent> => events.shift() ??
+      await new Promise<RetryEvent>((resolve) => { takers.push(resolve) }),
     /** Announced and not yet taken. */
     waiting: (): number => events.length
   }
@@ -66,4 +77,6 @@ export function watchSettled (promise: Promise<unknown>): () => boolean {
 }
 
 /** A client of the script, with short backoffs. */
-export const client = (s: Script, options: Partial<ClientOptions> = {}) => createClient({ baseUrl: BASE, fetch: s.fetch, retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...options })
+export const client = (s: Script, options: Partial<ClientOptions> = {}) => createClient({
+  baseUrl: BASE, fetch: s.fetch, retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...options
+})

@@ -11,6 +11,8 @@ const ROOT = path.join(import.meta.dirname, '..', '..')
 
 t.test('tsc accepts every typed call and refuses every marked one', async (t) => {
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-  const result = await promisify(execFile)(NODE, nodeArgs([tsc, '-p', path.join(import.meta.dirname, 'types')], { coverage: false })).then(() => ({ stdout: '', ok: true }), (error: { stdout: string }) => ({ stdout: error.stdout, ok: false }))
+  const result = await promisify(execFile)(
+    NODE, nodeArgs([tsc, '-p', path.join(import.meta.dirname, 'types')], { coverage: false })
+  ).then(() => ({ stdout: '', ok: true }), (error: { stdout: string }) => ({ stdout: error.stdout, ok: false }))
   t.ok(result.ok, result.stdout)
 })

@@ -38,7 +38,9 @@ const client = createClient({
   }
 })
 const { data: projects } = await client.list('projects', { sort: '+name', fields: ['name'] })
-const NESTED = ['activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations'] as const satisfies ListName[]
+const NESTED = [
+  'activities', 'categories', 'places', 'sessions', 'stewards', 'teams', 'registrations'
+] as const satisfies ListName[]
 
 t.test('a walk of each list, page by page, equals the unpaged list', async (t) => {
   t.same([...NESTED].sort(), NESTED_LISTS, 'every list of a project')
@@ -54,20 +56,33 @@ t.test('a walk of each list, page by page, equals the unpaged list', async (t) =
   }
   const publicProjects = []
   for await (const p of client.all('public-projects', { pageSize: 1 })) publicProjects.push(p._id)
-  t.same(publicProjects, (await client.list('public-projects', {})).data.map((p) => p._id), 'public-projects, one per page')
+  t.same(publicProjects, (await client.list('public-projects', {})).data.map((p) => p._id),
+    'public-projects, one per page')
 })
 
 t.test('a filtered, sorted walk of chosen fields', async (t) => {
   const projectId = projects[0]?._id as string
-  const query = { projectId, filter: { start: { $gte: '2024-06-15' }, places: { $size: 1 } }, sort: ['-start', '+name'], fields: ['name', 'start'] } as const
+  const query = {
+    projectId,
+    filter: { start: { $gte: '2024-06-15' }, places: { $size: 1 } },
+    sort: ['-start', '+name'],
+    fields: ['name', 'start']
+  } as const
   const whole = await client.list('sessions', { ...query, limit: 1000 })
   const walked = []
   for await (const session of client.all('sessions', { ...query, pageSize: 9 })) walked.push(session)
   t.ok(walked.length > 9, `${walked.length} sessions over several pages`)
   t.same(walked, whole.data)
-  t.ok(walked.every((s) => Object.keys(s).every((key) => ['_id', 'name', 'start'].includes(key))), 'only the fields asked for')
+  t.ok(walked.every((s) => Object.keys(s).every((key) => ['_id', 'name', 'start'].includes(key))),
+    'only the fields asked for')
   const problem = await client.list('sessions', { projectId, sort: '+nmae' as '+name' }).catch((e: unknown) => e)
-  t.match(problem, { name: 'ListingProblem', status: 400, code: 'INVALID_SORT', errors: [{ param: 'sort', code: 'INVALID_SORT' }], requestId: /.+/ })
+  t.match(problem, {
+    name: 'ListingProblem',
+    status: 400,
+    code: 'INVALID_SORT',
+    errors: [{ param: 'sort', code: 'INVALID_SORT' }],
+    requestId: /.+/
+  })
 })
 
 t.test('a walk through a database outage and a blackhole resumes and stays exact', async (t) => {
@@ -108,7 +123,9 @@ t.test('the sync job of examples/ copies a project\'s registrations', async (t) 
   const state = path.join(mkdtempSync(path.join(tmpdir(), 'sync-')), 'registrations.json')
   // The example imports the package as a user would: from its build. Child processes are awaited,
   // never run synchronously: the fault proxy in this process must keep forwarding meanwhile.
-  await run(NODE, nodeArgs([path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'client')], { coverage: false }))
+  await run(NODE, nodeArgs([
+    path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'client')
+  ], { coverage: false }))
   const sync = await run(NODE, nodeArgs(['--import', 'tsx', path.join(ROOT, 'examples', 'sync-registrations.ts')]), {
     env: { ...process.env, LISTING_API_URL: service.url, PROJECT_ID: projectId, STATE_FILE: state },
     timeout: 60_000

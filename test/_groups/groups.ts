@@ -32,8 +32,9 @@ const ROOT = path.join(import.meta.dirname, '..', '..')
  * The unit tier (package.json's `test:unit`): a process of their own, where a test may fake the
  * process's timers (node:test's mock.timers) without stopping the clients and apps of another file.
  */
-export const UNIT_FILES: string[] = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
-  .scripts['test:unit']?.split(' ').filter((word) => word.endsWith('.test.ts')) ?? []
+export const UNIT_FILES: string[] =
+  (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts['test:unit']?.split(' ').filter((word) => word.endsWith('.test.ts')) ?? []
 
 export const GROUPS: Record<string, Group> = {
   unit: { folders: [], files: UNIT_FILES },
@@ -42,7 +43,13 @@ export const GROUPS: Record<string, Group> = {
   routes: { folders: ['test/routes'] },
   'list-query': { folders: ['test/list-query'] },
   'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
-  'database-and-tooling': { folders: ['test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs', 'test/tools'], files: ['test/architecture.test.ts', 'test/dockerfile.test.ts'] },
+  'database-and-tooling': {
+    folders: [
+      'test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs',
+      'test/tools'
+    ],
+    files: ['test/architecture.test.ts', 'test/dockerfile.test.ts']
+  },
   // The typed client, and Swagger UI in a browser: the API as its clients see it.
   clients: { folders: ['client/test', 'test/browser'] },
   // The change feeds; named so that the two fault groups, which take longer, start before it.

@@ -8,11 +8,14 @@ import type { BuildOptions } from '../helpers/build.js'
 import { buildWithDemoData, list } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 
-/** The page's document, in the functions run in the browser (this program is typed for Node, without the DOM library). */
+/**
+ * The page's document, in the functions run in the browser (this program is typed for Node, without the DOM library).
+ */
 declare const document: { querySelector: (selector: string) => { textContent: string | null } | null }
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-// A browser rendering the whole OpenAPI document (nine lists and eight feeds) takes its time beside other test processes.
+// A browser rendering the whole OpenAPI document (nine lists
+// and eight feeds) takes its time beside other test processes.
 t.setTimeout(120_000)
 
 /** The app on demo data in Chromium, Swagger UI open. */
@@ -21,7 +24,10 @@ async function swaggerUi (t: Test, options: BuildOptions = {}) {
   const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'
+    ]
   })
   t.teardown(() => browser.close())
   const page = await browser.newPage()
@@ -54,9 +60,11 @@ if (!existsSync(CHROMIUM)) {
 } else {
   t.test('Try it out on the sessions list answers 200 with data', async (t) => {
     const { fastify, page, operation, projectId } = await sessionsInSwaggerUi(t)
-    // filter is JSON content (typed by SessionFilter): Swagger UI offers it as a JSON editor, pre-filled with the example.
+    // filter is JSON content (typed by SessionFilter): Swagger UI
+    // offers it as a JSON editor, pre-filled with the example.
     const editor = operation.locator('tr[data-param-name="filter"] textarea')
-    t.same(JSON.parse(await editor.inputValue()), { start: { $gte: '2024-06-14' }, end: { $lt: '2024-06-16' } }, 'the example filter, as JSON')
+    t.same(JSON.parse(await editor.inputValue()), { start: { $gte: '2024-06-14' }, end: { $lt: '2024-06-16' } },
+      'the example filter, as JSON')
     await editor.fill('{"start":{"$gte":"2024-06-15"}}')
     await operation.locator('button.execute').click()
 
@@ -78,22 +86,28 @@ if (!existsSync(CHROMIUM)) {
       const shown = document.querySelector('.live-responses-table .response-col_description pre')?.textContent ?? ''
       return /"limit":\s*2\b/.test(shown) && shown.includes('"next"')
     }, undefined, { timeout: 15_000 })
-    const firstPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
+    const firstPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre')
+      .first().innerText())
     t.equal(firstPage.data.length, 2)
-    t.ok(firstPage.data.every((s: Record<string, unknown>) => Object.keys(s).every((k) => ['_id', 'name', 'start'].includes(k))), 'only the fields asked for')
+    t.ok(firstPage.data.every((s: Record<string, unknown>) =>
+      Object.keys(s).every((k) => ['_id', 'name', 'start'].includes(k))), 'only the fields asked for')
     await operation.locator('tr[data-param-name="after"] input').fill(firstPage.next)
     await operation.locator('button.execute').click()
     await page.waitForFunction((previous) => {
       const text = document.querySelector('.live-responses-table .response-col_description pre')?.textContent ?? ''
       return text.includes('"data"') && !text.includes(previous)
     }, firstPage.next as string, { timeout: 15_000 })
-    const secondPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
+    const secondPage = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre')
+      .first().innerText())
     const sort = await operation.locator('tr[data-param-name="sort"] input').inputValue()
-    const bySkip = await list(fastify, `/projects/${projectId}/sessions?filter=${encodeURIComponent('{"start":{"$gte":"2024-06-15"}}')}&sort=${encodeURIComponent(sort)}&fields=name,start&limit=2&skip=2`)
+    const bySkip = await list(fastify,
+      `/projects/${projectId}/sessions?filter=${encodeURIComponent('{"start":{"$gte":"2024-06-15"}}')}` +
+      `&sort=${encodeURIComponent(sort)}&fields=name,start&limit=2&skip=2`)
     t.same(secondPage.data, bySkip.data, 'the cursor copied from the first answer gives the next page')
   })
 
-  t.test('Execute on every change feed, as the page comes (its example filter and project), answers 200 with events', async (t) => {
+  t.test('Execute on every change feed, as the page comes (its example filter and project), ' +
+    'answers 200 with events', async (t) => {
     const { fastify, page } = await swaggerUi(t)
     const document = (await fastify.inject('/docs/json')).json()
     const feeds = Object.keys(document.paths).filter((path) => path.endsWith('/changes'))
@@ -104,7 +118,8 @@ if (!existsSync(CHROMIUM)) {
       const status = operation.locator('.live-responses-table .response .response-col_status').first()
       await status.waitFor({ timeout: 15_000 })
       t.equal((await status.innerText()).trim(), '200', `${path}: 200`)
-      const body = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre').first().innerText())
+      const body = JSON.parse(await operation.locator('.live-responses-table .response-col_description pre')
+        .first().innerText())
       t.ok(body.events.length > 0, `${path}: the demo documents the example matches`)
       // Closed again: the page keeps rendering only what is open.
       await operation.locator('.opblock-summary').click()
@@ -113,7 +128,8 @@ if (!existsSync(CHROMIUM)) {
 
   t.test('with AUTH_MODE=jwt: Try it out is 401, then Authorize with a token and it is 200', async (t) => {
     const key = makeKey('browser', 'ES256')
-    const { page, operation, projectId } = await sessionsInSwaggerUi(t, { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+    const { page, operation, projectId } = await sessionsInSwaggerUi(t,
+      { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
     const status = operation.locator('.live-responses-table .response .response-col_status').first()
     await operation.locator('button.execute').click()
     await status.waitFor({ timeout: 15_000 })
@@ -124,7 +140,8 @@ if (!existsSync(CHROMIUM)) {
     await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click()
     await page.locator('.modal-ux button.btn-done').click()
     await operation.locator('button.execute').click()
-    await page.waitForFunction(() => document.querySelector('.live-responses-table .response .response-col_status')?.textContent?.trim() === '200', undefined, { timeout: 15_000 })
+    await page.waitForFunction(() => document.querySelector('.live-responses-table .response .response-col_status')
+      ?.textContent?.trim() === '200', undefined, { timeout: 15_000 })
     t.equal((await status.innerText()).trim(), '200', 'Try it out sends the token')
   })
 }

@@ -3,7 +3,13 @@
 // check runs within the budget of the request that asks (a feed poll), not one of its own.
 import type { Db } from 'mongodb'
 import t from 'tap'
-import { FEEDS_WIRE_VERSION, availabilityCheck, deploymentReason, olderThanFeeds, type CheckedDatabase } from '../../changes/availability.js'
+import {
+  FEEDS_WIRE_VERSION,
+  availabilityCheck,
+  deploymentReason,
+  olderThanFeeds,
+  type CheckedDatabase
+} from '../../changes/availability.js'
 
 const member = (maxWireVersion: number) => ({ isWritablePrimary: true, setName: 'rs0', maxWireVersion, ok: 1 })
 const mongos = (maxWireVersion: number) => ({ isWritablePrimary: true, msg: 'isdbgrid', maxWireVersion, ok: 1 })
@@ -19,13 +25,16 @@ t.test('a replica set or a sharded cluster of 6.0 or later gives feeds', async (
 
 t.test('a server older than 6.0 cannot, and the reason names its version', async (t) => {
   t.equal(olderThanFeeds(member(13)), true, 'asks buildInfo for the release')
-  t.match(deploymentReason(member(13), '5.0.14'), /MongoDB 5\.0\.14: change feeds need MongoDB 6\.0 or later/, 'named by buildInfo')
-  t.match(deploymentReason(mongos(16)), /MongoDB 5\.3 \(wire version 16\): change feeds need MongoDB 6\.0 or later/, 'named by its wire version when buildInfo is not known')
+  t.match(deploymentReason(member(13), '5.0.14'), /MongoDB 5\.0\.14: change feeds need MongoDB 6\.0 or later/,
+    'named by buildInfo')
+  t.match(deploymentReason(mongos(16)), /MongoDB 5\.3 \(wire version 16\): change feeds need MongoDB 6\.0 or later/,
+    'named by its wire version when buildInfo is not known')
   t.match(deploymentReason(member(11)), /a MongoDB release of wire version 11/, 'a development release')
 })
 
 t.test('a standalone server cannot, whatever its version', async (t) => {
-  t.match(deploymentReason({ isWritablePrimary: true, maxWireVersion: 25, ok: 1 }), /standalone server: change feeds need a replica set or a sharded cluster/)
+  t.match(deploymentReason({ isWritablePrimary: true, maxWireVersion: 25, ok: 1 }),
+    /standalone server: change feeds need a replica set or a sharded cluster/)
 })
 
 /**
@@ -40,7 +49,9 @@ function database (budgets: unknown[], signals: unknown[] = []): CheckedDatabase
       signals.push(options?.signal)
       return { setName: 'rs', maxWireVersion: 25, ok: 1 }
     },
-    listCollections: () => ({ toArray: async () => [{ name: 'sessions', options: { changeStreamPreAndPostImages: { enabled: true } } }] })
+    listCollections: () => ({
+      toArray: async () => [{ name: 'sessions', options: { changeStreamPreAndPostImages: { enabled: true } } }]
+    })
   } as unknown as Db
   return {
     db: () => db,

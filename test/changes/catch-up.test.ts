@@ -9,11 +9,17 @@ import { until } from '../helpers/until.js'
 
 /** A resume token at cluster time (t, i), as mongod writes them: 0x82, the time, then the rest. */
 const token = (seconds: number, increment: number, rest = '01'): Document =>
-  ({ _data: `82${seconds.toString(16).padStart(8, '0')}${increment.toString(16).padStart(8, '0')}${rest}`.toUpperCase() })
+  ({
+    _data: `82${seconds.toString(16).padStart(8, '0')}${increment.toString(16).padStart(8, '0')}${rest}`.toUpperCase()
+  })
 const highWaterMark = (seconds: number, increment = 0): Document => token(seconds, increment, '')
 const project = new ObjectId()
 const insert = (seconds: number, id = new ObjectId()): Document => ({
-  _id: token(seconds, 1), operationType: 'insert', documentKey: { _id: id }, clusterTime: new Timestamp({ t: seconds, i: 1 }), fullDocument: { project }
+  _id: token(seconds, 1),
+  operationType: 'insert',
+  documentKey: { _id: id },
+  clusterTime: new Timestamp({ t: seconds, i: 1 }),
+  fullDocument: { project }
 })
 
 interface Batch { events: Document[], postBatchResumeToken: Document }
@@ -41,7 +47,9 @@ function scriptedStream (batches: Batch[], onFirst: () => void, failWith?: unkno
           await new Promise((resolve) => setImmediate(resolve))
           if (endWith !== undefined) throw endWith
         }
-        const batch = batches.shift() ?? { events: [], postBatchResumeToken: last?.postBatchResumeToken ?? highWaterMark(1) }
+        const batch = batches.shift() ?? {
+          events: [], postBatchResumeToken: last?.postBatchResumeToken ?? highWaterMark(1)
+        }
         last = batch
         buffer = [...batch.events]
         if (buffer.length === 0) {
@@ -62,15 +70,35 @@ const quiet = (): void => {}
 const silent = { warn: quiet, info: quiet, error: quiet, debug: quiet } as unknown as FastifyBaseLogger
 
 /** A hub whose streams are made by `watch`, and whose sessions were answered at `operationTime`. */
-function hubOf (watch: (options: Document, session: { operationTime?: Timestamp }) => unknown, operationTime: Timestamp, extra: Partial<HubOptions> = {}): ChangeHub {
-  const collection = { collectionName: 'sessions', watch: (_pipeline: Document[], options: Document) => watch(options, options.session as { operationTime?: Timestamp }) }
-  const client = { startSession: () => ({ operationTime: undefined as Timestamp | undefined, endSession: async () => {}, _time: operationTime }) }
-  return new ChangeHub({ collection: () => collection as unknown as Collection<Document>, client: () => client as unknown as MongoClient, maxTimeMS: 1000, scoped: true, capacity: 100, log: silent, ...extra })
+function hubOf (
+  watch: (options: Document, session: { operationTime?: Timestamp }) => unknown, operationTime: Timestamp,
+  extra: Partial<HubOptions> = {}
+): ChangeHub {
+  const collection = {
+    collectionName: 'sessions',
+    watch: (_pipeline: Document[], options: Document) =>
+      watch(options, options.session as { operationTime?: Timestamp })
+  }
+  const client = {
+    startSession: () => ({
+      operationTime: undefined as Timestamp | undefined, endSession: async () => {}, _time: operationTime
+    })
+  }
+  return new ChangeHub({
+    collection: () => collection as unknown as Collection<Document>,
+    client: () => client as unknown as MongoClient,
+    maxTimeMS: 1000,
+    scoped: true,
+    capacity: 100,
+    log: silent,
+    ...extra
+  })
 }
 
 const all = (): boolean => true
 
-t.test('through mongos, empty batches are not "caught up" until the stream reaches the time the read began at', async (t) => {
+t.test('through mongos, empty batches are not "caught up" until the stream reaches ' +
+  'the time the read began at', async (t) => {
   const late = new ObjectId()
   const answeredAt = new Timestamp({ t: 100, i: 1 })
   let opened: Document | undefined
@@ -84,7 +112,8 @@ t.test('through mongos, empty batches are not "caught up" until the stream reach
       { events: [], postBatchResumeToken: highWaterMark(100, 1) }
     ], () => { session.operationTime = answeredAt })
   }, answeredAt)
-  const gathered = await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all, new AbortController().signal)
+  const gathered = await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all,
+    new AbortController().signal)
   if (gathered.lost) throw new Error('lost')
   t.same(gathered.ids.map(String), [String(late)], 'the change committed before the read is in its answer')
   t.same(gathered.point.resumeToken, highWaterMark(100, 1), 'its point is the stream\'s postBatchResumeToken')
@@ -110,7 +139,8 @@ t.test('a read that cannot catch up before its request ends says so, never "noth
   let settled = false
   reading.then(() => { settled = true }, () => { settled = true })
   // Empty batches at an old time until the request's budget ends: the read keeps asking, and does not answer.
-  t.ok(await until(() => emptyBatches > 3, 5000), 'the stream is read again after empty batches behind the read\'s time')
+  t.ok(await until(() => emptyBatches > 3, 5000),
+    'the stream is read again after empty batches behind the read\'s time')
   t.notOk(settled, 'and the read has not answered')
   controller.abort(new DOMException('budget spent', 'TimeoutError'))
   await t.rejects(reading, { name: 'TimeoutError' })
@@ -118,23 +148,32 @@ t.test('a read that cannot catch up before its request ends says so, never "noth
 
 t.test('an empty batch at the time the read began is caught up at once', async (t) => {
   const answeredAt = new Timestamp({ t: 100, i: 1 })
-  const hub = hubOf((_options, session) => scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(100, 1) }], () => { session.operationTime = answeredAt }), answeredAt)
-  const gathered = await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all, new AbortController().signal)
+  const hub = hubOf((_options, session) => scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(100, 1) }],
+    () => { session.operationTime = answeredAt }), answeredAt)
+  const gathered = await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all,
+    new AbortController().signal)
   t.same(gathered.lost ? 'lost' : gathered.ids, [], 'no change, and it is current')
 })
 
 t.test('an event no stream can read: the shared stream moves past it, once, and says so', async (t) => {
   const unreadable: unknown[] = []
   const errors: string[] = []
-  const log = { ...silent, error: (_context: unknown, message: string) => { errors.push(message) } } as unknown as FastifyBaseLogger
+  const log = {
+    ...silent, error: (_context: unknown, message: string) => { errors.push(message) }
+  } as unknown as FastifyBaseLogger
   const resumed: Array<Document | undefined> = []
   let opened = 0
   const hub = hubOf((options) => {
     opened++
     resumed.push(options.resumeAfter as Document | undefined)
     // The first stream follows; after one event, resuming meets the event over 16 MiB.
-    if (opened === 1) return scriptedStream([{ events: [insert(50)], postBatchResumeToken: token(50, 1) }], quiet, undefined, Object.assign(new Error('connection reset'), { code: 'ECONNRESET' }))
-    if (options.resumeAfter !== undefined) return scriptedStream([], quiet, Object.assign(new Error('BSONObjectTooLarge'), { code: 10334 }))
+    if (opened === 1) {
+      return scriptedStream([{ events: [insert(50)], postBatchResumeToken: token(50, 1) }], quiet, undefined,
+        Object.assign(new Error('connection reset'), { code: 'ECONNRESET' }))
+    }
+    if (options.resumeAfter !== undefined) {
+      return scriptedStream([], quiet, Object.assign(new Error('BSONObjectTooLarge'), { code: 10334 }))
+    }
     return scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(70) }], quiet)
   }, new Timestamp({ t: 70, i: 0 }), { log, onUnreadable: (error) => { unreadable.push(error) } })
   t.teardown(async () => await hub.stop())
@@ -149,18 +188,23 @@ t.test('an event no stream can read: the shared stream moves past it, once, and 
   t.equal(unreadable.length, 1, 'the unreadable change is counted once')
   t.equal(errors.length, 1, 'and logged once')
   t.equal(resumed[2], undefined, 'the new stream starts from now, past the change')
-  t.equal(hub.locate(before), undefined, 'points before it are no longer among the recent changes (their feeds read on their own, and meet it)')
+  t.equal(hub.locate(before), undefined,
+    'points before it are no longer among the recent changes (their feeds read on their own, and meet it)')
 })
 
 t.test('an event type the feed does not know is passed over, counted, and wakes nobody', async (t) => {
   const skipped: string[] = []
-  const future = { _id: token(60, 1), operationType: 'reshardBlockingWrites', clusterTime: new Timestamp({ t: 60, i: 1 }) }
+  const future = {
+    _id: token(60, 1), operationType: 'reshardBlockingWrites', clusterTime: new Timestamp({ t: 60, i: 1 })
+  }
   const known = insert(61)
-  const hub = hubOf(() => scriptedStream([{ events: [future, known], postBatchResumeToken: token(61, 1) }], quiet), new Timestamp({ t: 61, i: 1 }), { onSkipped: (type) => { skipped.push(type) } })
+  const hub = hubOf(() => scriptedStream([{ events: [future, known], postBatchResumeToken: token(61, 1) }], quiet),
+    new Timestamp({ t: 61, i: 1 }), { onSkipped: (type) => { skipped.push(type) } })
   t.teardown(async () => await hub.stop())
   await hub.ready()
   t.ok(await until(() => (hub.position().seq ?? 0) >= 2, 5000))
   t.same(skipped, ['reshardBlockingWrites'])
   const gathered = hub.gather(0, project.toHexString(), 10, all)
-  t.same(gathered.lost ? 'lost' : gathered.ids.map(String), [String((known.documentKey as Document)._id)], 'only the known change is gathered, and nothing is lost')
+  t.same(gathered.lost ? 'lost' : gathered.ids.map(String), [String((known.documentKey as Document)._id)],
+    'only the known change is gathered, and nothing is lost')
 })

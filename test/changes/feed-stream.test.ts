@@ -10,7 +10,9 @@ import type { FeedStep } from '../../changes/feed-steps.js'
 import { CHECKPOINT_MS, streamFeed } from '../../changes/feed-stream.js'
 import { Waiters } from '../../changes/waiters.js'
 
-const change: Change = { token: { _data: 'k' }, key: 'k', type: 'update', id: 'd', projects: ['a'], lost: false, committedAt: 0 }
+const change: Change = {
+  token: { _data: 'k' }, key: 'k', type: 'update', id: 'd', projects: ['a'], lost: false, committedAt: 0
+}
 
 /** Lets what a timer or a wake set off run to its next wait (setImmediate: no fake timer holds it back). */
 const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
@@ -28,16 +30,37 @@ function openStream (streamSeconds: number) {
   const raw = Object.assign(new EventEmitter(), {
     ended: false,
     writeHead: () => {},
-    write: (chunk: string, written?: () => void) => { lines.push(JSON.parse(chunk) as Record<string, unknown>); written?.(); return true },
+    write: (chunk: string, written?: () => void) => {
+      lines.push(JSON.parse(chunk) as Record<string, unknown>)
+      written?.()
+      return true
+    },
     end: () => { raw.ended = true }
   })
-  const fastify = { lifecycle: { exempt: () => () => {} }, config: { CHANGES_STREAM_SECONDS: streamSeconds }, changes } as unknown as FastifyInstance
+  const fastify = {
+    lifecycle: { exempt: () => () => {} }, config: { CHANGES_STREAM_SECONDS: streamSeconds }, changes
+  } as unknown as FastifyInstance
   const reply = { raw, hijack: () => {}, getHeaders: () => ({}) } as unknown as FastifyReply
   const request = { id: 'r', log: { warn: () => {} } } as unknown as FastifyRequest
-  const hub = { isRunning: true, nextWake: waiters.nextWake.bind(waiters), mark: () => 0, movedSince: () => false } as unknown as ChangeHub
+  const hub = {
+    isRunning: true, nextWake: waiters.nextWake.bind(waiters), mark: () => 0, movedSince: () => false
+  } as unknown as ChangeHub
   const point = { resumeToken: { _data: 'p' } }
-  const next = async (): Promise<FeedStep> => ({ events: ready.splice(0), position: { phase: 'following', point }, synced: true, committedAt: [] })
-  const done = streamFeed({ fastify, request, reply, hub, project: 'a', limit: 10, first: { phase: 'following', point }, next, encode: () => 'token', delivered: () => {} })
+  const next = async (): Promise<FeedStep> => ({
+    events: ready.splice(0), position: { phase: 'following', point }, synced: true, committedAt: []
+  })
+  const done = streamFeed({
+    fastify,
+    request,
+    reply,
+    hub,
+    project: 'a',
+    limit: 10,
+    first: { phase: 'following', point },
+    next,
+    encode: () => 'token',
+    delivered: () => {}
+  })
   return {
     lines,
     raw,
@@ -56,7 +79,8 @@ function fakeTimers (t: Test): void {
   t.teardown(() => { mock.timers.reset() })
 }
 
-t.test('a quiet stream writes a checkpoint every CHECKPOINT_MS, not before, and a last one when its time is up', async (t) => {
+t.test('a quiet stream writes a checkpoint every CHECKPOINT_MS, not before, ' +
+  'and a last one when its time is up', async (t) => {
   fakeTimers(t)
   const stream = openStream(40)
   await settle()
@@ -90,7 +114,8 @@ t.test('a change is written at once, with a checkpoint; the quiet checkpoints co
   mock.timers.tick(5000)
   stream.change('{"type":"upsert","_id":"d"}')
   await settle()
-  t.same(stream.lines.slice(1), [{ type: 'upsert', _id: 'd' }, { next: 'token', synced: true }], 'the event and its checkpoint, the clock unmoved')
+  t.same(stream.lines.slice(1), [{ type: 'upsert', _id: 'd' }, { next: 'token', synced: true }],
+    'the event and its checkpoint, the clock unmoved')
   mock.timers.tick(CHECKPOINT_MS - 1)
   await settle()
   t.equal(stream.checkpoints(), 2, 'no quiet checkpoint before CHECKPOINT_MS after the last one')

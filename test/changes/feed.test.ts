@@ -24,7 +24,9 @@ async function setUp (t: Test) {
 t.test('listing, then changes: the copy equals the list, and removes are exact', feeds, async (t) => {
   const { db, project, other, get } = await setUp(t)
   const registrations = db.collection('registrations')
-  await registrations.insertMany(Array.from({ length: 7 }, (_, i) => ({ project, role: i % 2 === 0 ? 'volunteer' : 'guest', createdAt: new Date(Date.UTC(2024, 0, i + 1)) })))
+  await registrations.insertMany(Array.from({ length: 7 }, (_, i) => ({
+    project, role: i % 2 === 0 ? 'volunteer' : 'guest', createdAt: new Date(Date.UTC(2024, 0, i + 1))
+  })))
   await registrations.insertMany([{ project: other, role: 'volunteer' }])
   const path = `/projects/${String(project)}/registrations/changes`
   const query = `filter=${encodeURIComponent('{"role":"volunteer"}')}`
@@ -35,22 +37,28 @@ t.test('listing, then changes: the copy equals the list, and removes are exact',
   const answer = JSON.parse(first.body) as FeedAnswer
   t.equal(answer.events.length, 2, 'the listing comes limit by limit')
   t.equal(answer.synced, false, 'not synced while the listing goes on')
-  t.match(String(first.headers.link), /^<http:\/\/[^>]+\/registrations\/changes\?filter=[^&]+&limit=2&since=[^>]+>; rel="next"$/)
+  t.match(String(first.headers.link),
+    /^<http:\/\/[^>]+\/registrations\/changes\?filter=[^&]+&limit=2&since=[^>]+>; rel="next"$/)
   copy.apply(answer)
   await copy.catchUp(get, 2)
   t.ok(copy.synced)
-  t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/registrations`, query), 'after the listing, the copy is the list')
+  t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/registrations`, query),
+    'after the listing, the copy is the list')
 
-  const ids = (await registrations.find({ project, role: 'volunteer' }).sort({ _id: 1 }).toArray()).map((doc) => doc._id)
+  const ids = (await registrations.find({ project, role: 'volunteer' }).sort({ _id: 1 }).toArray())
+    .map((doc) => doc._id)
   const inserted = (await registrations.insertOne({ project, role: 'volunteer', createdAt: new Date() })).insertedId
   await registrations.updateOne({ _id: ids[0] }, { $set: { role: 'guest' } }) // leaves the filter
   await registrations.deleteOne({ _id: ids[1] }) // deleted
   await registrations.updateOne({ _id: ids[2] }, { $set: { project: other } }) // moved to another project
-  await registrations.updateOne({ project: other, role: 'volunteer', _id: { $ne: ids[2] } }, { $set: { createdAt: new Date() } }) // another project's
+  await registrations.updateOne({ project: other, role: 'volunteer', _id: { $ne: ids[2] } },
+    { $set: { createdAt: new Date() } }) // another project's
   await registrations.insertOne({ project: other, role: 'volunteer' }) // another project's
-  await registrations.updateOne({ project, role: 'guest', _id: { $ne: ids[0] } }, { $set: { role: 'volunteer' } }) // enters the filter
+  await registrations.updateOne({ project, role: 'guest', _id: { $ne: ids[0] } },
+    { $set: { role: 'volunteer' } }) // enters the filter
   await copy.catchUp(get, 2)
-  t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/registrations`, query), 'after the changes, the copy is the list')
+  t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/registrations`, query),
+    'after the changes, the copy is the list')
   t.notOk(copy.documents.has(ids[0]?.toHexString() as string), 'a document that left the filter is removed')
   t.notOk(copy.documents.has(ids[1]?.toHexString() as string), 'a deleted document is removed')
   t.notOk(copy.documents.has(ids[2]?.toHexString() as string), 'a document moved to another project is removed')
@@ -60,10 +68,13 @@ t.test('listing, then changes: the copy equals the list, and removes are exact',
   t.same(foreign, [], 'no event named a document of another project (but the one that left)')
 })
 
-t.test('documents that leave the filter while the listing is read: the answer that ends it is not "nothing left"', feeds, async (t) => {
+t.test('documents that leave the filter while the listing is read: ' +
+  'the answer that ends it is not "nothing left"', feeds, async (t) => {
   const { db, project, get } = await setUp(t)
   const registrations = db.collection('registrations')
-  const { insertedIds } = await registrations.insertMany([0, 1].map((i) => ({ project, role: 'volunteer', createdAt: new Date(Date.UTC(2024, 0, i + 1)) })))
+  const { insertedIds } = await registrations.insertMany([0, 1].map((i) => ({
+    project, role: 'volunteer', createdAt: new Date(Date.UTC(2024, 0, i + 1))
+  })))
   const path = `/projects/${String(project)}/registrations/changes`
   const query = `filter=${encodeURIComponent('{"role":"volunteer"}')}`
   const copy = new FeedCopy(path, query)
@@ -75,7 +86,8 @@ t.test('documents that leave the filter while the listing is read: the answer th
   const last = JSON.parse((await get(copy.url('limit=1'))).body) as FeedAnswer
   t.equal(last.synced, true, 'the listing is complete')
   // One of the two changes (limit 1), in the order the update made them.
-  t.match(last.events, [{ type: 'remove', _id: /^/, reason: 'unmatched' }], 'and the answer that ends it carries a change made meanwhile')
+  t.match(last.events, [{ type: 'remove', _id: /^/, reason: 'unmatched' }],
+    'and the answer that ends it carries a change made meanwhile')
   t.ok([String(insertedIds[0]), String(insertedIds[1])].includes(String(last.events[0]?._id)), 'of one of the two')
   copy.apply(last)
   await copy.catchUp(get, 1)
@@ -86,13 +98,18 @@ t.test('documents that leave the filter while the listing is read: the answer th
 t.test('a feed with $or and $and follows the list of the same filter, in both notations', feeds, async (t) => {
   const { db, project, other, get } = await setUp(t)
   const registrations = db.collection('registrations')
-  await registrations.insertMany(Array.from({ length: 9 }, (_, i) => ({ project, role: ['volunteer', 'guest', 'staff'][i % 3], name: `R${i}`, createdAt: new Date(Date.UTC(2024, i, 1)) })))
+  await registrations.insertMany(Array.from({ length: 9 }, (_, i) => ({
+    project, role: ['volunteer', 'guest', 'staff'][i % 3], name: `R${i}`, createdAt: new Date(Date.UTC(2024, i, 1))
+  })))
   await registrations.insertMany([{ project: other, role: 'volunteer', name: 'R0' }])
   const path = `/projects/${String(project)}/registrations/changes`
   const list = `/projects/${String(project)}/registrations`
-  const filter = { $or: [{ role: 'volunteer' }, { $and: [{ role: 'staff' }, { createdAt: { $gte: '2024-05-01' } }] }, { name: 'R1' }] }
+  const filter = {
+    $or: [{ role: 'volunteer' }, { $and: [{ role: 'staff' }, { createdAt: { $gte: '2024-05-01' } }] }, { name: 'R1' }]
+  }
   const json = `filter=${encodeURIComponent(JSON.stringify(filter))}`
-  const brackets = 'filter[$or][0][role]=volunteer&filter[$or][1][$and][0][role]=staff&filter[$or][1][$and][1][createdAt][$gte]=2024-05-01&filter[$or][2][name]=R1'
+  const brackets = 'filter[$or][0][role]=volunteer&filter[$or][1][$and][0][role]=staff' +
+    '&filter[$or][1][$and][1][createdAt][$gte]=2024-05-01&filter[$or][2][name]=R1'
   for (const query of [json, brackets]) {
     const copy = new FeedCopy(path, query)
     await copy.catchUp(get, 2)
@@ -102,7 +119,9 @@ t.test('a feed with $or and $and follows the list of the same filter, in both no
     const [first] = await registrations.find({ project, role: 'volunteer' }).sort({ _id: 1 }).limit(1).toArray()
     await registrations.updateOne({ _id: first?._id }, { $set: { role: 'guest' } }) // leaves every branch
     await registrations.updateOne({ project, name: 'R4' }, { $set: { name: 'R1' } }) // enters through the third branch
-    await registrations.insertOne({ project, role: 'staff', createdAt: new Date('2024-12-24T00:00:00Z') }) // enters through the nested $and
+    await registrations.insertOne({
+      project, role: 'staff', createdAt: new Date('2024-12-24T00:00:00Z')
+    }) // enters through the nested $and
     await copy.catchUp(get, 2)
     t.same(copy.sorted(), await listAll(get, list, query), 'after the changes, the copy is the list')
     t.notOk(copy.documents.has(String(first?._id)), 'a document that left every branch is removed')
@@ -128,23 +147,36 @@ t.test('tokens are bound to the path, the filter and the fields, and signed', fe
   const path = `/projects/${String(project)}/registrations/changes`
   const res = await get(`${path}?fields=role`)
   const { next } = JSON.parse(res.body) as FeedAnswer
-  const problem = async (url: string) => JSON.parse((await get(url)).body) as { status: number, code: string, errors: Array<{ param: string }> }
-  t.match(await problem(`${path}?fields=role&since=${next}x`), { status: 400, code: 'INVALID_CURSOR', errors: [{ param: 'since' }] })
+  const problem = async (url: string) =>
+    JSON.parse((await get(url)).body) as { status: number, code: string, errors: Array<{ param: string }> }
+  t.match(await problem(`${path}?fields=role&since=${next}x`),
+    { status: 400, code: 'INVALID_CURSOR', errors: [{ param: 'since' }] })
   const flipped = `${next.slice(0, 10)}${next[10] === 'A' ? 'B' : 'A'}${next.slice(11)}`
   t.match(await problem(`${path}?fields=role&since=${flipped}`), { status: 400, code: 'INVALID_CURSOR' })
   t.match(await problem(`${path}?since=${next}`), { status: 400, code: 'CURSOR_MISMATCH' }, 'other fields')
-  t.match(await problem(`${path}?fields=role&filter=${encodeURIComponent('{"role":"x"}')}&since=${next}`), { status: 400, code: 'CURSOR_MISMATCH' }, 'another filter')
-  t.match(await problem(`/projects/${String(other)}/registrations/changes?fields=role&since=${next}`), { status: 400, code: 'CURSOR_MISMATCH' }, 'another project')
-  t.match(await problem(`/projects/${String(project)}/sessions/changes?fields=name&since=${next}`), { status: 400 }, 'another kind')
-  const list = JSON.parse((await get(`/projects/${String(project)}/registrations?limit=1&fields=role`)).body) as { next?: string }
-  if (list.next !== undefined) t.match(await problem(`${path}?fields=role&since=${list.next}`), { status: 400, code: 'INVALID_CURSOR' }, 'a list cursor is no token')
+  t.match(await problem(`${path}?fields=role&filter=${encodeURIComponent('{"role":"x"}')}&since=${next}`),
+    { status: 400, code: 'CURSOR_MISMATCH' }, 'another filter')
+  t.match(await problem(`/projects/${String(other)}/registrations/changes?fields=role&since=${next}`),
+    { status: 400, code: 'CURSOR_MISMATCH' }, 'another project')
+  t.match(await problem(`/projects/${String(project)}/sessions/changes?fields=name&since=${next}`), { status: 400 },
+    'another kind')
+  const list = JSON.parse((await get(`/projects/${String(project)}/registrations?limit=1&fields=role`)).body) as {
+    next?: string
+  }
+  if (list.next !== undefined) {
+    t.match(await problem(`${path}?fields=role&since=${list.next}`), { status: 400, code: 'INVALID_CURSOR' },
+      'a list cursor is no token')
+  }
 })
 
 t.test('the feed takes the list\'s filter rules and its own parameters only', feeds, async (t) => {
   const { project, get } = await setUp(t)
   const path = `/projects/${String(project)}/registrations/changes`
-  const problem = async (url: string) => JSON.parse((await get(url)).body) as { status: number, code: string, errors: Array<{ param: string, code: string, pointer: string }> }
-  t.match(await problem(`${path}?filter=${encodeURIComponent('{"nmae":"x"}')}`), { status: 400, code: 'UNKNOWN_FIELD', errors: [{ param: 'filter', pointer: '/nmae' }] })
+  const problem = async (url: string) => JSON.parse((await get(url)).body) as {
+    status: number, code: string, errors: Array<{ param: string, code: string, pointer: string }>
+  }
+  t.match(await problem(`${path}?filter=${encodeURIComponent('{"nmae":"x"}')}`),
+    { status: 400, code: 'UNKNOWN_FIELD', errors: [{ param: 'filter', pointer: '/nmae' }] })
   for (const param of ['sort=name', 'skip=1', 'count=true', 'after=x', 'page=2']) {
     t.match(await problem(`${path}?${param}`), { status: 400, code: 'UNKNOWN_PARAMETER' }, param)
   }
@@ -152,7 +184,8 @@ t.test('the feed takes the list\'s filter rules and its own parameters only', fe
   t.match(await problem(`${path}?limit=1001`), { status: 400, code: 'INVALID_LIMIT' })
   t.match(await problem(`${path}?wait=61`), { status: 400, code: 'INVALID_VALUE', errors: [{ param: 'wait' }] })
   t.match(await problem(`${path}?fields=nope`), { status: 400, code: 'INVALID_FIELDS' })
-  t.match(await problem(`/projects/${String(new ObjectId())}/registrations/changes`), { status: 404, code: 'PROJECT_NOT_FOUND' })
+  t.match(await problem(`/projects/${String(new ObjectId())}/registrations/changes`),
+    { status: 404, code: 'PROJECT_NOT_FOUND' })
   t.match(await problem('/projects/nope/registrations/changes'), { status: 400, code: 'INVALID_PROJECT_ID' })
   t.equal((await get('/projects/public/changes')).statusCode, 404, '/projects/public has no feed')
   const post = await (await setUp(t)).fastify.inject({ method: 'POST', url: path })
@@ -160,7 +193,8 @@ t.test('the feed takes the list\'s filter rules and its own parameters only', fe
   t.equal(post.headers.allow, 'GET, HEAD')
 })
 
-t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE naming it; lists and /ready unaffected', feeds, async (t) => {
+t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE naming it; ' +
+  'lists and /ready unaffected', feeds, async (t) => {
   // The database is prepared before the service starts, as an operator would have left it.
   const { uniqueDatabaseName, testDatabase } = await import('../helpers/database.js')
   const { MongoClient } = await import('mongodb')
@@ -182,10 +216,12 @@ t.test('a collection without pre- and post-images: 503 CHANGES_UNAVAILABLE namin
   t.match(body.detail, /teams.*pre- and post-images.*collMod/)
   t.ok(Number(res.headers['retry-after']) > 0)
   t.equal((await get(`/projects/${String(project)}/teams`)).statusCode, 200, 'the list answers')
-  t.equal((await get(`/projects/${String(project)}/sessions/changes`)).statusCode, 200, 'the feeds of other collections answer')
+  t.equal((await get(`/projects/${String(project)}/sessions/changes`)).statusCode, 200,
+    'the feeds of other collections answer')
   t.equal((await get('/ready')).statusCode, 200, '/ready answers 200')
   await db.command({ collMod: 'teams', changeStreamPreAndPostImages: { enabled: true } })
-  t.equal((await get(`/projects/${String(project)}/teams/changes`)).statusCode, 200, 'once enabled, the feed answers at once')
+  t.equal((await get(`/projects/${String(project)}/teams/changes`)).statusCode, 200,
+    'once enabled, the feed answers at once')
 })
 
 t.test('HEAD on a feed answers its headers without a body', feeds, async (t) => {
@@ -204,7 +240,8 @@ t.test('HEAD of a stream answers the headers a stream begins with, and holds not
   const res = await fastify.inject({ method: 'HEAD', url, headers: accept })
   t.equal(res.statusCode, 200)
   t.equal(res.body, '')
-  t.match(res.headers, { 'content-type': /^application\/x-ndjson/, 'cache-control': 'no-store', 'x-accel-buffering': 'no' })
+  t.match(res.headers,
+    { 'content-type': /^application\/x-ndjson/, 'cache-control': 'no-store', 'x-accel-buffering': 'no' })
   t.notOk('content-length' in res.headers, 'no length: a stream has none')
   t.equal(res.headers['transfer-encoding'], 'chunked', 'the framing of a stream, as GET says it')
   const refused = await fastify.inject({ method: 'HEAD', url: `${url}?since=nonsense`, headers: accept })

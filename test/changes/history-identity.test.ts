@@ -33,5 +33,6 @@ t.test('a token of a replaced database is 410 at once', feeds, async (t) => {
   t.equal((res.json() as { code: string }).code, 'CHANGES_EXPIRED')
   const fresh = new FeedCopy(path)
   await fresh.catchUp(async (url) => await replacement.inject(url))
-  t.same([...fresh.documents.values()].map((doc) => doc.name), ['replacement\'s session'], 'listing again gives the new history')
+  t.same([...fresh.documents.values()].map((doc) => doc.name), ['replacement\'s session'],
+    'listing again gives the new history')
 })

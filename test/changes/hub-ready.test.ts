@@ -15,7 +15,9 @@ t.test('the hub is ready once its stream has opened, while the first getMore sti
   const { client, dbName } = await standIn(t, { clock })
   const db = client.db(dbName())
   const sessions = await db.createCollection('sessions', { changeStreamPreAndPostImages: { enabled: true } })
-  const hub = new ChangeHub({ collection: () => sessions, client: () => client, maxTimeMS: 5000, scoped: true, capacity: 8, log: silent })
+  const hub = new ChangeHub({
+    collection: () => sessions, client: () => client, maxTimeMS: 5000, scoped: true, capacity: 8, log: silent
+  })
   t.teardown(async () => await hub.stop())
   const ready = hub.ready()
   const getMore = await clock.next('the shared stream\'s first getMore')
@@ -25,5 +27,6 @@ t.test('the hub is ready once its stream has opened, while the first getMore sti
   t.ok(hub.position().resumeToken !== undefined, 'at the position the opening batch gave')
   // A change still comes through the same stream: it ends the waiting getMore.
   await sessions.insertOne({ name: 'a' })
-  t.equal(await within(getMore.ended, 5000, 'the getMore answered'), 'cancelled', 'the write answered the getMore before its time')
+  t.equal(await within(getMore.ended, 5000, 'the getMore answered'), 'cancelled',
+    'the write answered the getMore before its time')
 })

@@ -27,5 +27,6 @@ t.test('a feed test file on a standalone server: one failure that says why, its 
   t.same(failures, ['the database gives change streams'], 'once')
   t.match(output, need, 'saying what it needs')
   const skipped = output.match(/^ok \d+ - .* # SKIP .*$/gm) ?? []
-  t.ok(skipped.length > 3 && skipped.every((line) => line.endsWith(need)), `${skipped.length} feed tests skipped, each naming why`)
+  t.ok(skipped.length > 3 && skipped.every((line) => line.endsWith(need)),
+    `${skipped.length} feed tests skipped, each naming why`)
 })

@@ -16,14 +16,17 @@ function scriptedReads () {
       signal.addEventListener('abort', () => { resolve() }, { once: true })
     })
   }
-  const reads = new QuietReads(async (point) => await new Promise<Gathered>((resolve, reject) => { started.push({ point, answer: resolve, fail: reject }) }), wait)
+  const reads = new QuietReads(async (point) => await new Promise<Gathered>((resolve, reject) => {
+    started.push({ point, answer: resolve, fail: reject })
+  }), wait)
   return { reads, started, waits }
 }
 
 const quiet = (point: StreamPoint): Gathered => ({ lost: false, ids: [], point, committedAt: [] })
 const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
-t.test('a burst on one point is one read; a step that arrives while it runs waits for the next, which is one read too', async (t) => {
+t.test('a burst on one point is one read; ' +
+  'a step that arrives while it runs waits for the next, which is one read too', async (t) => {
   const { reads, started } = scriptedReads()
   const point = pointAt('A')
   const first = Array.from({ length: 100 }, async () => await reads.confirm(point, new AbortController().signal))
@@ -34,7 +37,8 @@ t.test('a burst on one point is one read; a step that arrives while it runs wait
   t.equal(started.length, 1, 'the steps that came during it do not share the running read')
   const moved = pointAt('A2')
   started[0]?.answer(quiet(moved))
-  t.same((await Promise.all(first)).map((found) => found?.point), Array(100).fill(moved), 'each of the first answers from its point, its token moved to where the read reached')
+  t.same((await Promise.all(first)).map((found) => found?.point), Array(100).fill(moved),
+    'each of the first answers from its point, its token moved to where the read reached')
   await settle()
   t.equal(started.length, 2, 'then one read for the 50 that came during it')
   started[1]?.answer(quiet(moved))
@@ -42,7 +46,8 @@ t.test('a burst on one point is one read; a step that arrives while it runs wait
   t.equal(reads.size, 0, 'nothing kept once the reads have ended')
 })
 
-t.test('while a read is slow, the steps that arrive share one begun JOIN_MS after the first of them, not two reads in a row', async (t) => {
+t.test('while a read is slow, the steps that arrive share one begun JOIN_MS after the first of them, ' +
+  'not two reads in a row', async (t) => {
   const { reads, started, waits } = scriptedReads()
   const point = pointAt('A')
   const first = reads.confirm(point, new AbortController().signal)
@@ -50,7 +55,8 @@ t.test('while a read is slow, the steps that arrive share one begun JOIN_MS afte
   t.equal(waits.length, 0, 'no read running: the first begins at once')
   const during = Array.from({ length: 30 }, async () => await reads.confirm(point, new AbortController().signal))
   await settle()
-  t.same(waits.map((wait) => wait.ms), [JOIN_MS], 'the steps that came during it wait for its end or JOIN_MS, one timer for all')
+  t.same(waits.map((wait) => wait.ms), [JOIN_MS],
+    'the steps that came during it wait for its end or JOIN_MS, one timer for all')
   t.equal(started.length, 1)
   waits[0]?.pass()
   await settle()
@@ -75,7 +81,8 @@ t.test('while a read is slow, the steps that arrive share one begun JOIN_MS afte
   t.same(await again, quiet(point))
 })
 
-t.test('a change found, any project\'s, leaves each step to read for itself; an error is each step\'s; points do not share', async (t) => {
+t.test('a change found, any project\'s, leaves each step to read for itself; ' +
+  'an error is each step\'s; points do not share', async (t) => {
   const { reads, started } = scriptedReads()
   const a = reads.confirm(pointAt('A'), new AbortController().signal)
   const b = reads.confirm(pointAt('B'), new AbortController().signal)
@@ -96,7 +103,9 @@ t.test('a change found, any project\'s, leaves each step to read for itself; an 
   const kept = reads.confirm({ resumeToken: { _data: 'E' }, after: 'e0', seq: 7 }, new AbortController().signal)
   await settle()
   started[4]?.answer({ lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0' }, committedAt: [] })
-  t.same(await kept, { lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0', seq: 7 }, committedAt: [] }, 'nothing read: its own point, the token moved on')
+  t.same(await kept, {
+    lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0', seq: 7 }, committedAt: []
+  }, 'nothing read: its own point, the token moved on')
 })
 
 t.test('a step whose time ends first leaves with its signal\'s reason; the read goes on for the others', async (t) => {
@@ -110,6 +119,7 @@ t.test('a step whose time ends first leaves with its signal\'s reason; the read 
   await t.rejects(early, { message: 'its budget' })
   started[0]?.answer(quiet(point))
   t.same(await staying, quiet(point))
-  await t.rejects(reads.confirm(point, AbortSignal.abort(new Error('already'))), { message: 'already' }, 'an aborted step does not wait')
+  await t.rejects(reads.confirm(point, AbortSignal.abort(new Error('already'))), { message: 'already' },
+    'an aborted step does not wait')
   t.equal(started.length, 1, 'nor starts a read')
 })

@@ -9,7 +9,12 @@ t.test('a read under way serves only those who came before it; the next serves e
   const started: Array<(value: Gathered) => void> = []
   const read = async (): Promise<Gathered> => await new Promise((resolve) => { started.push(resolve) })
   const idsOf = (gathered: Gathered): unknown[] => gathered.lost ? [] : gathered.ids
-  const answer = (n: number): Gathered => ({ lost: false, ids: Array.from({ length: n }, (_, i) => i), point: { resumeToken: { _data: String(n) } }, committedAt: [] })
+  const answer = (n: number): Gathered => ({
+    lost: false,
+    ids: Array.from({ length: n }, (_, i) => i),
+    point: { resumeToken: { _data: String(n) } },
+    committedAt: []
+  })
   const first = probes.run('k', read)
   const second = probes.run('k', read)
   const third = probes.run('k', read)

@@ -8,14 +8,24 @@ import { readFrom, type StreamSource } from '../../changes/stream-read.js'
 
 const TARGET = 100
 /** A resume token at cluster time (100, i), `tail` naming an event; a high-water mark without. */
-const tokenAt = (i: number, tail = ''): Document => ({ _data: `82${(TARGET).toString(16).padStart(8, '0')}${i.toString(16).padStart(8, '0')}${tail}` })
+const tokenAt = (i: number, tail = ''): Document => ({
+  _data: `82${(TARGET).toString(16).padStart(8, '0')}${i.toString(16).padStart(8, '0')}${tail}`
+})
 const quiet = new ObjectId()
 const busy = new ObjectId()
 /** An insert into project `busy` at (100, i). */
-const insertAt = (i: number): Document => ({ _id: tokenAt(i, `e${i}`), operationType: 'insert', clusterTime: new Timestamp({ t: TARGET, i }), documentKey: { _id: new ObjectId() }, fullDocument: { project: busy } })
+const insertAt = (i: number): Document => ({
+  _id: tokenAt(i, `e${i}`),
+  operationType: 'insert',
+  clusterTime: new Timestamp({ t: TARGET, i }),
+  documentKey: { _id: new ObjectId() },
+  fullDocument: { project: busy }
+})
 
 /** Batches in order: each its events and the postBatchResumeToken the driver caches once they are taken. */
-function scripted (batches: Array<{ events: Document[], postBatch: Document }>, operationTime: number): { source: StreamSource, closed: () => boolean } {
+function scripted (
+  batches: Array<{ events: Document[], postBatch: Document }>, operationTime: number
+): { source: StreamSource, closed: () => boolean } {
   let closed = false
   let buffer: Document[] = []
   let resumeToken: Document | undefined
@@ -48,9 +58,11 @@ function scripted (batches: Array<{ events: Document[], postBatch: Document }>, 
 }
 
 const read = async (source: StreamSource, project: ObjectId): Promise<Gathered> =>
-  await readFrom(source, new RecentChanges(10), { resumeToken: tokenAt(1) }, project.toHexString(), 10, () => true, AbortSignal.timeout(5000))
+  await readFrom(source, new RecentChanges(10), { resumeToken: tokenAt(1) }, project.toHexString(), 10, () => true,
+    AbortSignal.timeout(5000))
 
-t.test('a busy collection: batches never empty, and the read has caught up once a batch ends past its start', async (t) => {
+t.test('a busy collection: batches never empty, ' +
+  'and the read has caught up once a batch ends past its start', async (t) => {
   // Another project's inserts, a batch after a batch; the read began at (100, 5).
   const { source, closed } = scripted([
     { events: [insertAt(2), insertAt(3)], postBatch: tokenAt(3, 'e3') },
@@ -59,16 +71,19 @@ t.test('a busy collection: batches never empty, and the read has caught up once 
   ], 5)
   const found = await read(source, quiet)
   t.match(found, { lost: false, ids: [] }, 'nothing of the quiet project')
-  t.same((found as { point: { resumeToken: Document } }).point.resumeToken, tokenAt(5), 'and it stands at the batch\'s high-water mark, the start reached')
+  t.same((found as { point: { resumeToken: Document } }).point.resumeToken, tokenAt(5),
+    'and it stands at the batch\'s high-water mark, the start reached')
   t.ok(closed(), 'its stream closed')
 })
 
-t.test('a batch ending on an event\'s own token at the start time has not caught up: more may share that time', async (t) => {
+t.test('a batch ending on an event\'s own token at the start time has not caught up: ' +
+  'more may share that time', async (t) => {
   const { source } = scripted([
     { events: [insertAt(5)], postBatch: tokenAt(5, 'e5') },
     { events: [], postBatch: tokenAt(5) }
   ], 5)
-  t.match(await read(source, quiet), { lost: false, ids: [], point: { resumeToken: tokenAt(5) } }, 'it read on to the empty batch that stands at the start')
+  t.match(await read(source, quiet), { lost: false, ids: [], point: { resumeToken: tokenAt(5) } },
+    'it read on to the empty batch that stands at the start')
 })
 
 t.test('the quiet project\'s own change is found among the others', async (t) => {

@@ -15,7 +15,11 @@ t.test('a batch wakes the waiters of its projects and those of any change, once'
     { name: 'a change of project a', batch: [change(['a'])], woken: ['a', '*'] },
     { name: 'a document moved from a to b', batch: [change(['a', 'b'])], woken: ['a', 'b', '*'] },
     { name: 'a change outside every waiting project', batch: [change(['c'])], woken: ['*'] },
-    { name: 'a change that lost the history wakes everyone', batch: [change(['c']), change([], true)], woken: ['a', 'b', '*'] }
+    {
+      name: 'a change that lost the history wakes everyone',
+      batch: [change(['c']), change([], true)],
+      woken: ['a', 'b', '*']
+    }
   ]
   for (const { name, batch, woken } of cases) {
     const waiters = new Waiters()
@@ -85,10 +89,13 @@ function stopSwitch () {
 }
 
 /** A wait of `waiters`, with the response and stop switch it listens to, and whether it has ended. */
-function startWait (waiters: Waiters, project: string | undefined, until: number, stopping = stopSwitch(), closed = false) {
+function startWait (
+  waiters: Waiters, project: string | undefined, until: number, stopping = stopSwitch(), closed = false
+) {
   const response = Object.assign(new EventEmitter(), { closed })
   const wait = { response, stopping, ended: false }
-  waiters.nextWake(project, until, stopping.onStop, response as unknown as ServerResponse).then(() => { wait.ended = true }, () => {})
+  waiters.nextWake(project, until, stopping.onStop, response as unknown as ServerResponse)
+    .then(() => { wait.ended = true }, () => {})
   return wait
 }
 
@@ -112,7 +119,8 @@ t.test('a wait with no change ends at its deadline, not a millisecond before, an
   t.equal(wait.stopping.listening(), 0, 'nor on the stop')
 })
 
-t.test('a change, the client leaving or the service stopping ends a wait before its deadline; its timer is cancelled', async (t) => {
+t.test('a change, the client leaving or the service stopping ends a wait before its deadline; ' +
+  'its timer is cancelled', async (t) => {
   const ends: Record<string, (waiters: Waiters, wait: ReturnType<typeof startWait>) => void> = {
     'a change of its project': (waiters) => { waiters.wakeFor([change(['a'])]) },
     'the client leaving': (_waiters, wait) => { wait.response.emit('close') },
@@ -135,7 +143,8 @@ t.test('a change, the client leaving or the service stopping ends a wait before 
   }
 })
 
-t.test('a deadline already past ends the wait at the next turn; a wait begun after the stop ends at once', async (t) => {
+t.test('a deadline already past ends the wait at the next turn; ' +
+  'a wait begun after the stop ends at once', async (t) => {
   const clock = manualClock()
   const waiters = new Waiters(clock)
   const late = startWait(waiters, 'a', clock.now() - 5000)
@@ -154,7 +163,8 @@ t.test('a deadline already past ends the wait at the next turn; a wait begun aft
   t.equal(after.response.listenerCount('close'), 0, 'no listener left on the response')
 })
 
-t.test('a client that left before its wait began (its close already past) ends the wait at once, holding no place', async (t) => {
+t.test('a client that left before its wait began (its close already past) ' +
+  'ends the wait at once, holding no place', async (t) => {
   const clock = manualClock()
   const waiters = new Waiters(clock)
   const stopping = stopSwitch()

@@ -11,10 +11,15 @@ import { freePort } from '../faults/service-process.js'
 import { until } from '../helpers/until.js'
 
 const quiet = () => {}
-const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log } as unknown as FastifyBaseLogger
+const log = {
+  info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log
+} as unknown as FastifyBaseLogger
 const STUCK_AFTER_MS = 800
 
-/** Readiness checks and a client replacement on `uri`, noting when it replaces its client and how often it chose to keep it. */
+/**
+ * Readiness checks and a client replacement on `uri`, noting
+ * when it replaces its client and how often it chose to keep it.
+ */
 function watch (uri: string) {
   const options = { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 }
   const replacedAt: number[] = []
@@ -24,7 +29,10 @@ function watch (uri: string) {
   const replacement = new ClientReplacement({
     client,
     readiness: checks,
-    log: { ...log, debug: (message: string) => { if (/no member of the database accepts connections: kept/.test(message)) kept++ } } as unknown as FastifyBaseLogger,
+    log: {
+      ...log,
+      debug: (message: string) => { if (/no member of the database accepts connections: kept/.test(message)) kept++ }
+    } as unknown as FastifyBaseLogger,
     stuckAfterMs: STUCK_AFTER_MS,
     connectTimeoutMs: 1000,
     createClient: () => new MongoClient(uri, options),
@@ -70,7 +78,8 @@ t.test('an unreachable database: no replacement, and ready when it comes', async
   t.ok(await until(() => checks.ready, 6000), 'ready')
 })
 
-t.test('a replica set whose first seed member is gone: judged by every member the driver knows, and replaced', async (t) => {
+t.test('a replica set whose first seed member is gone: ' +
+  'judged by every member the driver knows, and replaced', async (t) => {
   const gone = await freePort()
   // The second member accepts connections and never answers (a stuck process); the third is gone too.
   const database = await start()
@@ -84,14 +93,16 @@ t.test('a replica set whose first seed member is gone: judged by every member th
   t.teardown(stop)
   checks.start()
   await checks.started()
-  t.same(checks.knownHosts().sort(), [`127.0.0.1:${gone}`, `127.0.0.1:${stuck.port}`, `127.0.0.1:${alsoGone}`].sort(), 'the three members')
+  t.same(checks.knownHosts().sort(), [`127.0.0.1:${gone}`, `127.0.0.1:${stuck.port}`, `127.0.0.1:${alsoGone}`].sort(),
+    'the three members')
   t.ok(await until(() => replacedAt.length >= 1, 5000), 'replaced: a member accepts connections')
   t.equal(checks.readiness().ready, false, 'not ready')
 })
 
 t.test('a replica set with every member gone: no replacement', async (t) => {
   const ports = [await freePort(), await freePort(), await freePort()]
-  const { checks, replacedAt, kept, stop } = watch(`mongodb://${ports.map((port) => `127.0.0.1:${port}`).join(',')}/?replicaSet=rs0`)
+  const { checks, replacedAt, kept, stop } =
+    watch(`mongodb://${ports.map((port) => `127.0.0.1:${port}`).join(',')}/?replicaSet=rs0`)
   t.teardown(stop)
   checks.start()
   await checks.started()

@@ -7,9 +7,19 @@ t.test('the forms of COLLATION, as the collation document MongoDB is sent', asyn
   t.equal(parseCollation('simple'), undefined, 'binary order sends no collation')
   t.equal(parseCollation('{"locale":"simple"}'), undefined, 'also as JSON')
   t.same(parseCollation('fr_CA'), { locale: 'fr_CA' })
-  t.same(parseCollation('de@collation=phonebook, strength=2'), { locale: 'de@collation=phonebook', strength: 2 }, 'a variant, an option')
-  t.same(parseCollation('en,numericOrdering=true,caseFirst=upper,alternate=shifted,maxVariable=space,backwards=false,caseLevel=true,normalization=true'),
-    { locale: 'en', numericOrdering: true, caseFirst: 'upper', alternate: 'shifted', maxVariable: 'space', backwards: false, caseLevel: true, normalization: true })
+  t.same(parseCollation('de@collation=phonebook, strength=2'), { locale: 'de@collation=phonebook', strength: 2 },
+    'a variant, an option')
+  t.same(parseCollation('en,numericOrdering=true,caseFirst=upper,alternate=shifted,maxVariable=space,' +
+    'backwards=false,caseLevel=true,normalization=true'), {
+    locale: 'en',
+    numericOrdering: true,
+    caseFirst: 'upper',
+    alternate: 'shifted',
+    maxVariable: 'space',
+    backwards: false,
+    caseLevel: true,
+    normalization: true
+  })
   t.same(parseCollation('{"locale":"fr","strength":1}'), { locale: 'fr', strength: 1 }, 'JSON')
 })
 
@@ -33,7 +43,8 @@ t.test('what is refused, and why', async (t) => {
 })
 
 t.test('one identity per collation, whatever order its options were written in', async (t) => {
-  t.equal(collationKey(parseCollation('fr,strength=2,numericOrdering=true')), collationKey(parseCollation('{"numericOrdering":true,"locale":"fr","strength":2}')))
+  t.equal(collationKey(parseCollation('fr,strength=2,numericOrdering=true')),
+    collationKey(parseCollation('{"numericOrdering":true,"locale":"fr","strength":2}')))
   t.not(collationKey(parseCollation('fr')), collationKey(parseCollation('fr,strength=2')))
   t.equal(collationKey(undefined), 'simple')
 })

@@ -17,7 +17,9 @@ t.test('the driver aborts every kind of wait with the signal\'s reason, at once'
   await db.collection('things').insertMany([{ n: 1 }, { n: 2 }])
 
   /** Starts an operation, waits until it is `waiting` (what shows it is in the wait tested), then aborts it. */
-  const abortedWait = async (what: string, waiting: Promise<unknown>, start: (signal: AbortSignal) => Promise<unknown>): Promise<void> => {
+  const abortedWait = async (
+    what: string, waiting: Promise<unknown>, start: (signal: AbortSignal) => Promise<unknown>
+  ): Promise<void> => {
     const deadline = new AbortController()
     // Not a TimeoutError: the driver would translate that into its own timeout error.
     const reason = new Error(`${what}: the request's deadline passed`)
@@ -40,11 +42,13 @@ t.test('the driver aborts every kind of wait with the signal\'s reason, at once'
   const holding = proxy.holdReply((command) => command.ping !== undefined)
   const held = db.command({ ping: 1 }).catch(() => {})
   t.ok(await resolvesWithin(holding.held, 10_000), 'the only connection is held')
-  await abortedWait('a connection', once(client, 'connectionCheckOutStarted'), async (signal) => await db.collection('things').findOne({}, { signal }))
+  await abortedWait('a connection', once(client, 'connectionCheckOutStarted'),
+    async (signal) => await db.collection('things').findOne({}, { signal }))
   holding.release()
   await held
   // A server: none can be selected where nothing listens, as the monitor's first check finds.
   const nowhere = new MongoClient(`mongodb://127.0.0.1:${await freePort()}/`, { serverSelectionTimeoutMS: 5000 })
   t.teardown(async () => await nowhere.close())
-  await abortedWait('a server', once(nowhere, 'serverHeartbeatFailed'), async (signal) => await nowhere.db('admin').command({ ping: 1 }, { signal }))
+  await abortedWait('a server', once(nowhere, 'serverHeartbeatFailed'),
+    async (signal) => await nowhere.db('admin').command({ ping: 1 }, { signal }))
 })

@@ -10,7 +10,9 @@ import { startFaultProxy } from '../faults/fault-proxy.js'
 import { resolvesWithin, until } from '../helpers/until.js'
 
 const quiet = () => {}
-const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log } as unknown as FastifyBaseLogger
+const log = {
+  info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet, fatal: quiet, child: () => log
+} as unknown as FastifyBaseLogger
 
 t.test('a ping that opens its connection: the handshake is an answer, so silence counts from it', async (t) => {
   const database = await start()
@@ -22,7 +24,9 @@ t.test('a ping that opens its connection: the handshake is an answer, so silence
   const client = new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 3000, maxIdleTimeMS: 100 })
   // Silence is measured on a clock the test moves; the ping's own limit is far off in real time.
   const clock = { time: 0 }
-  const checks = new DatabaseReadiness({ client, log, pingTimeoutMs: 60_000, silentAfterMs: 1000, now: () => clock.time })
+  const checks = new DatabaseReadiness({
+    client, log, pingTimeoutMs: 60_000, silentAfterMs: 1000, now: () => clock.time
+  })
   t.teardown(async () => { checks.stop(); await client.close(true) })
   checks.start()
   await checks.started()
@@ -35,9 +39,11 @@ t.test('a ping that opens its connection: the handshake is an answer, so silence
   t.ok(await resolvesWithin(reply.held, 10_000), 'the ping is sent over it, and its answer held')
   t.same(checks.readiness(), { ready: true }, 'just after the handshake')
   clock.time += 999
-  t.same(checks.readiness(), { ready: true }, 'longer than silentAfterMs since the ping was sent, but not since the handshake: not silent')
+  t.same(checks.readiness(), { ready: true },
+    'longer than silentAfterMs since the ping was sent, but not since the handshake: not silent')
   clock.time += 2
-  t.same(checks.readiness(), { ready: false, reason: 'the database has not answered a ping for 1000 ms' }, 'longer than silentAfterMs since the handshake: silent')
+  t.same(checks.readiness(), { ready: false, reason: 'the database has not answered a ping for 1000 ms' },
+    'longer than silentAfterMs since the handshake: silent')
   reply.release()
   t.ok(await until(() => checks.readiness().ready, 10_000), 'ready again once the ping is answered')
 })
@@ -49,7 +55,11 @@ t.test('stopped before its client closes: a ping cut short by the close is not t
   t.teardown(proxy.close)
   const client = new MongoClient(proxy.uri, { serverSelectionTimeoutMS: 3000 })
   const warnings: string[] = []
-  const checks = new DatabaseReadiness({ client, log: { ...log, warn: (message: string) => { warnings.push(message) } } as unknown as FastifyBaseLogger, pingTimeoutMs: 3000 })
+  const checks = new DatabaseReadiness({
+    client,
+    log: { ...log, warn: (message: string) => { warnings.push(message) } } as unknown as FastifyBaseLogger,
+    pingTimeoutMs: 3000
+  })
   checks.start()
   await checks.started()
   t.equal(checks.ready, true, 'ready')

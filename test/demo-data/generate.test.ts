@@ -22,19 +22,25 @@ t.test('each project has the documented counts', async (t) => {
 })
 
 t.test('references point at documents of the same project', async (t) => {
-  const ids = (kind: keyof typeof data) => new Map(data[kind].map((d) => [d._id.toHexString(), d.project?.toHexString()]))
+  const ids = (kind: keyof typeof data) =>
+    new Map(data[kind].map((d) => [d._id.toHexString(), d.project?.toHexString()]))
   const activities = ids('activities')
   const categories = ids('categories')
   const sessions = ids('sessions')
   const stewards = ids('stewards')
   const places = ids('places')
-  const sameProject = (map: Map<string, string>, ref: { toHexString: () => string }, project: string) => map.get(ref.toHexString()) === project
+  const sameProject = (map: Map<string, string>, ref: { toHexString: () => string }, project: string) =>
+    map.get(ref.toHexString()) === project
   t.ok(data.activities.every((a) => sameProject(categories, a.category, a.project.toHexString())), 'activity.category')
   t.ok(data.sessions.every((s) => sameProject(activities, s.activity, s.project.toHexString())), 'session.activity')
-  t.ok(data.sessions.every((s) => s.places.every((p: never) => sameProject(places, p, s.project.toHexString()))), 'session.places')
-  t.ok(data.sessions.every((s) => s.stewards.every((p: never) => sameProject(stewards, p, s.project.toHexString()))), 'session.stewards')
-  t.ok(data.registrations.every((r) => r.sessionsSubscriptions.every((s: { session: never }) => sameProject(sessions, s.session, r.project.toHexString()))), 'registration.sessionsSubscriptions.session')
-  t.ok(data.registrations.filter((r) => r.steward).every((r) => sameProject(stewards, r.steward, r.project.toHexString())), 'registration.steward')
+  t.ok(data.sessions.every((s) => s.places.every((p: never) => sameProject(places, p, s.project.toHexString()))),
+    'session.places')
+  t.ok(data.sessions.every((s) => s.stewards.every((p: never) => sameProject(stewards, p, s.project.toHexString()))),
+    'session.stewards')
+  t.ok(data.registrations.every((r) => r.sessionsSubscriptions.every((s: { session: never }) =>
+    sameProject(sessions, s.session, r.project.toHexString()))), 'registration.sessionsSubscriptions.session')
+  t.ok(data.registrations.filter((r) => r.steward)
+    .every((r) => sameProject(stewards, r.steward, r.project.toHexString())), 'registration.steward')
 })
 
 t.test('optional fields are sometimes missing, as in real data', async (t) => {
@@ -50,7 +56,8 @@ t.test('sessions end after they start, and `_id` order follows createdAt', async
   t.ok(data.sessions.every((s) => s.end > s.start))
   for (const kind of ['activities', 'registrations'] as const) {
     const docs = data[kind]
-    t.ok(docs.every((d, i) => i === 0 || d.project !== docs[i - 1]?.project || d._id.toHexString() > (docs[i - 1]?._id.toHexString() ?? '')), kind)
+    t.ok(docs.every((d, i) => i === 0 || d.project !== docs[i - 1]?.project ||
+      d._id.toHexString() > (docs[i - 1]?._id.toHexString() ?? '')), kind)
   }
 })
 

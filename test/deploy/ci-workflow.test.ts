@@ -54,10 +54,12 @@ t.test('the feed tests through a sharded cluster: config servers, two shards, mo
 
 t.test('every feed test file runs in the sharded job', async (t) => {
   const command = jobs.sharded?.steps.map((step) => step.run ?? '').find((run) => run.startsWith('npx tap ')) ?? ''
-  const patterns = command.split(/\s+/).slice(2).map((arg) => new RegExp(`^${arg.replaceAll('.', '\\.').replaceAll('*', '[^/]*')}$`))
-  const feedFiles = ['test', 'client/test'].flatMap((dir) => readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-    .map((file) => path.join(dir, file))
-    .filter((file) => file.endsWith('.test.ts') && /^\s*await prepareFeeds\(/m.test(read(file))))
+  const patterns = command.split(/\s+/).slice(2)
+    .map((arg) => new RegExp(`^${arg.replaceAll('.', '\\.').replaceAll('*', '[^/]*')}$`))
+  const feedFiles = ['test', 'client/test'].flatMap((dir) =>
+    readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+      .map((file) => path.join(dir, file))
+      .filter((file) => file.endsWith('.test.ts') && /^\s*await prepareFeeds\(/m.test(read(file))))
   t.ok(feedFiles.length >= 6, `${feedFiles.length} files prepare feeds`)
   for (const file of feedFiles) t.ok(patterns.some((pattern) => pattern.test(file)), `${file} is run`)
 })

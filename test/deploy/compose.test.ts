@@ -24,7 +24,8 @@ t.test('the seed job: the build stage, a script it compiles, after MongoDB is he
   t.equal(seed.build.target, 'build')
   t.match(dockerfile, /^FROM \S+ AS build$/m, 'the Dockerfile has that stage')
   const script = seed.command.at(-1) as string
-  t.ok(existsSync(path.join(ROOT, script.replace(/^dist\//, '').replace(/\.js$/, '.ts'))), `${script} is compiled from a source file`)
+  t.ok(existsSync(path.join(ROOT, script.replace(/^dist\//, '').replace(/\.js$/, '.ts'))),
+    `${script} is compiled from a source file`)
   t.equal(seed.depends_on.mongodb.condition, 'service_healthy')
 })
 

@@ -39,7 +39,8 @@ function merge (base: unknown, patch: unknown): unknown {
     }
     return out
   }
-  if (typeof base === 'object' && base !== null && !Array.isArray(base) && typeof patch === 'object' && patch !== null && !Array.isArray(patch)) {
+  if (typeof base === 'object' && base !== null && !Array.isArray(base) &&
+    typeof patch === 'object' && patch !== null && !Array.isArray(patch)) {
     const out: Manifest = { ...base }
     for (const [key, value] of Object.entries(patch)) out[key] = key in out ? merge(out[key], value) : value
     return out
@@ -68,11 +69,17 @@ async function build (dir: string): Promise<Manifest[]> {
   for (const image of kustomization.images ?? []) {
     for (const m of out) {
       for (const container of m.spec?.template?.spec?.containers ?? []) {
-        if ((container.image as string).split(':')[0] === image.name) container.image = `${image.newName ?? image.name}:${image.newTag}`
+        if ((container.image as string).split(':')[0] === image.name) {
+          container.image = `${image.newName ?? image.name}:${image.newTag}`
+        }
       }
     }
   }
-  if (kustomization.namespace !== undefined) out = out.map((m) => m.kind === 'Namespace' ? m : { ...m, metadata: { ...m.metadata, namespace: kustomization.namespace } })
+  if (kustomization.namespace !== undefined) {
+    out = out.map((m) => m.kind === 'Namespace'
+      ? m
+      : { ...m, metadata: { ...m.metadata, namespace: kustomization.namespace } })
+  }
   return out
 }
 
@@ -92,7 +99,10 @@ t.test('every resource file of the base validates against its OpenAPI schema', a
 
 t.test('the base and the example overlay, rendered, validate', async (t) => {
   for (const [name, rendered] of [['base', base], ['overlay', overlay]] as const) {
-    t.same(rendered.map((m) => m.kind).sort(), [...(name === 'overlay' ? ['Namespace'] : []), 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'].sort(), `${name}: every resource`)
+    t.same(rendered.map((m) => m.kind).sort(), [
+      ...(name === 'overlay' ? ['Namespace'] : []), 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler',
+      'PodDisruptionBudget', 'Service'
+    ].sort(), `${name}: every resource`)
     for (const manifest of rendered) await t.resolves(validate(manifest), `${name}: ${manifest.kind}`)
   }
   const deployment = overlay.find((m) => m.kind === 'Deployment') as Manifest
@@ -105,7 +115,11 @@ t.test('control: a broken manifest fails the validation', async (t) => {
   const deployment = base.find((m) => m.kind === 'Deployment') as Manifest
   const broken = [
     merge(deployment, { spec: { replicas: 'two' } }),
-    merge(deployment, { spec: { template: { spec: { containers: [{ name: 'listing-api', ports: [{ name: 'http', containerPort: 'web' }] }] } } } }),
+    merge(deployment, {
+      spec: {
+        template: { spec: { containers: [{ name: 'listing-api', ports: [{ name: 'http', containerPort: 'web' }] }] } }
+      }
+    }),
     { ...deployment, spec: { ...deployment.spec, selector: undefined } }
   ]
   for (const manifest of broken) await t.rejects(validate(manifest as Manifest))
@@ -119,11 +133,14 @@ t.test('the Deployment fits the service: probes, drain, hardening, metrics, sett
   t.equal(container.readinessProbe.httpGet.path, '/ready')
   t.equal(container.livenessProbe.httpGet.path, '/health')
   t.equal(container.startupProbe.httpGet.path, '/health')
-  t.ok(container.readinessProbe.timeoutSeconds <= 2, 'a short readiness probe: /ready answers at once from what the service knows')
-  t.ok(container.readinessProbe.timeoutSeconds * 1000 < Number(config.QUERY_TIMEOUT_MS), 'shorter than a query: the probe learns of a silent database, it does not wait on it')
+  t.ok(container.readinessProbe.timeoutSeconds <= 2,
+    'a short readiness probe: /ready answers at once from what the service knows')
+  t.ok(container.readinessProbe.timeoutSeconds * 1000 < Number(config.QUERY_TIMEOUT_MS),
+    'shorter than a query: the probe learns of a silent database, it does not wait on it')
   // process/service.ts: serving SHUTDOWN_DELAY_MS more, then in-flight requests (QUERY_TIMEOUT_MS), then 4 s to close.
   const drainSeconds = (Number(config.SHUTDOWN_DELAY_MS) + Number(config.QUERY_TIMEOUT_MS) + 4000) / 1000
-  t.ok(pod.terminationGracePeriodSeconds > drainSeconds, `grace ${pod.terminationGracePeriodSeconds} s > drain ${drainSeconds} s`)
+  t.ok(pod.terminationGracePeriodSeconds > drainSeconds,
+    `grace ${pod.terminationGracePeriodSeconds} s > drain ${drainSeconds} s`)
   t.equal(pod.securityContext.runAsNonRoot, true)
   t.equal(container.securityContext.readOnlyRootFilesystem, true)
   t.equal(container.securityContext.allowPrivilegeEscalation, false)
@@ -131,7 +148,8 @@ t.test('the Deployment fits the service: probes, drain, hardening, metrics, sett
   t.ok(container.resources.requests.cpu !== undefined && container.resources.limits.memory !== undefined)
   const metrics = container.ports.find((p: Manifest) => p.name === 'metrics')
   t.equal(String(metrics.containerPort), config.METRICS_PORT, 'the metrics port is named and matches METRICS_PORT')
-  t.same(container.envFrom.map((from: Manifest) => from.secretRef?.name ?? from.configMapRef?.name), ['listing-api', 'listing-api-secrets'])
+  t.same(container.envFrom.map((from: Manifest) => from.secretRef?.name ?? from.configMapRef?.name),
+    ['listing-api', 'listing-api-secrets'])
   t.notOk('MONGODB_URI' in config || 'CURSOR_SECRET' in config, 'secrets are not in the ConfigMap')
   const { ConfigSchema } = await import('../../schemas/config.js')
   for (const key of Object.keys(config)) t.ok(key in ConfigSchema.properties, `${key} is a setting the service reads`)

@@ -53,7 +53,13 @@ function items (markdown: string): Item[] {
     if (fence === undefined) {
       const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(line)
       if (open !== null) {
-        fence = { marker: open[2] as string, indent: (open[1] as string).length, lang: (open[3] as string).toLowerCase(), line: index + 1, body: [] }
+        fence = {
+          marker: open[2] as string,
+          indent: (open[1] as string).length,
+          lang: (open[3] as string).toLowerCase(),
+          line: index + 1,
+          body: []
+        }
         prose.push('')
       } else prose.push(line)
       continue
@@ -68,7 +74,13 @@ function items (markdown: string): Item[] {
   const text = prose.join('\n')
   for (const match of text.matchAll(/`((?:[^`\n]|\n(?!\s*\n))+)`/g)) {
     const line = text.slice(0, match.index).split('\n').length
-    found.push({ kind: 'span', lang: '', text: (match[1] as string).replace(/\s*\n\s*/g, ' ').replaceAll('\\|', '|'), line, end: line })
+    found.push({
+      kind: 'span',
+      lang: '',
+      text: (match[1] as string).replace(/\s*\n\s*/g, ' ').replaceAll('\\|', '|'),
+      line,
+      end: line
+    })
   }
   return found.sort((a, b) => a.line - b.line)
 }
@@ -148,8 +160,12 @@ function tokenSetup (options: string): string {
   const projects = value('--projects')
   if (projects === undefined) throw new Error(`npm run token without --projects: ${options}`)
   const ttl = /^(\d+)([smhd]?)$/.exec(value('--ttl') ?? '1h')
-  const seconds = ttl === null ? 3600 : Number(ttl[1]) * ({ '': 1, s: 1, m: 60, h: 3600, d: 86400 }[ttl[2] as string] ?? 1)
-  const token = mint(key, { projects: projects === '*' ? '*' : projects.split(','), sub: value('--sub') ?? 'developer' }, { expiresIn: seconds * 1000 })
+  const seconds = ttl === null
+    ? 3600
+    : Number(ttl[1]) * ({ '': 1, s: 1, m: 60, h: 3600, d: 86400 }[ttl[2] as string] ?? 1)
+  const token = mint(key, {
+    projects: projects === '*' ? '*' : projects.split(','), sub: value('--sub') ?? 'developer'
+  }, { expiresIn: seconds * 1000 })
   return `export TOKEN='${token}'   # npm run token -- ${options}`
 }
 
@@ -158,7 +174,9 @@ function shownAnswer (json: string, from: string): Expectation | undefined {
   try {
     const body = JSON.parse(json) as { status?: unknown, code?: unknown, errors?: unknown }
     if (typeof body.status !== 'number') return undefined
-    const errors = Array.isArray(body.errors) ? (body.errors as Array<Record<string, unknown>>).map(({ param, pointer, code }) => ({ param, pointer, code })) : undefined
+    const errors = Array.isArray(body.errors)
+      ? (body.errors as Array<Record<string, unknown>>).map(({ param, pointer, code }) => ({ param, pointer, code }))
+      : undefined
     return { status: body.status, code: typeof body.code === 'string' ? body.code : undefined, errors, from }
   } catch {
     const status = /"status"\s*:\s*(\d{3})/.exec(json)
@@ -167,7 +185,9 @@ function shownAnswer (json: string, from: string): Expectation | undefined {
   }
 }
 
-/** Its output is the body: one curl, no pipe, list, redirection or substitution, no option that prints something else. */
+/**
+ * Its output is the body: one curl, no pipe, list, redirection or substitution, no option that prints something else.
+ */
 function printsBody (text: string): boolean {
   const code = unquoted(text)
   if (/[|;&<>`]|\$\(/.test(code) || COMPOUND.test(code)) return false
@@ -176,7 +196,8 @@ function printsBody (text: string): boolean {
 
 const isEndless = (text: string): boolean => {
   const code = unquoted(text)
-  return /(?:^|\s)-[a-zA-Z]*N[a-zA-Z]*(?=\s|$)|--no-buffer/.test(code) || /\bwhile\s+(?::|true)\s*;/.test(code) || /application\/x-ndjson/.test(text)
+  return /(?:^|\s)-[a-zA-Z]*N[a-zA-Z]*(?=\s|$)|--no-buffer/.test(code) || /\bwhile\s+(?::|true)\s*;/.test(code) ||
+    /application\/x-ndjson/.test(text)
 }
 
 export function extract (doc: string, markdown: string): Example[] {
@@ -184,7 +205,8 @@ export function extract (doc: string, markdown: string): Example[] {
   const shell = (item: Item) => item.kind === 'block' && ['sh', 'bash', 'shell'].includes(item.lang)
   const isExampleSpan = (item: Item) => item.kind === 'span' && /^curl\s/.test(item.text) && /\$|:\/\//.test(item.text)
   // Variables that examples use: a `NAME=value` span of the prose is a definition only for these.
-  const used = new Set(found.filter((item) => shell(item) || isExampleSpan(item)).flatMap((item) => [...item.text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((match) => match[1] as string)))
+  const used = new Set(found.filter((item) => shell(item) || isExampleSpan(item))
+    .flatMap((item) => [...item.text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((match) => match[1] as string)))
   const lines = markdown.split('\n')
   const env: string[] = []
   let auth = false
@@ -194,7 +216,16 @@ export function extract (doc: string, markdown: string): Example[] {
       const assignment = /^([A-Za-z_]\w*)=\S+$/.exec(item.text)
       if (assignment !== null && used.has(assignment[1] as string)) env.push(item.text)
       if (isExampleSpan(item)) {
-        examples.push({ doc, line: item.line, text: item.text, setup: [...env], expect: { from: 'any 2xx' }, endless: isEndless(item.text), auth, printsBody: printsBody(item.text) })
+        examples.push({
+          doc,
+          line: item.line,
+          text: item.text,
+          setup: [...env],
+          expect: { from: 'any 2xx' },
+          endless: isEndless(item.text),
+          auth,
+          printsBody: printsBody(item.text)
+        })
       }
       continue
     }
@@ -216,7 +247,17 @@ export function extract (doc: string, markdown: string): Example[] {
       : undefined
     if (commands.some(({ text }) => COMPOUND.test(text))) {
       // A script: run whole; its top-level assignments hold for the rest of the doc.
-      examples.push({ doc, line: item.line + 1, text: item.text, setup: [...env], expect: { from: 'any 2xx' }, endless: isEndless(item.text), auth, printsBody: false, prints })
+      examples.push({
+        doc,
+        line: item.line + 1,
+        text: item.text,
+        setup: [...env],
+        expect: { from: 'any 2xx' },
+        endless: isEndless(item.text),
+        auth,
+        printsBody: false,
+        prints
+      })
       env.push(...commands.filter(({ text }) => ASSIGNMENT.test(text)).map(({ text }) => text))
       continue
     }
@@ -231,7 +272,11 @@ export function extract (doc: string, markdown: string): Example[] {
       } else if (hasCurl(text)) {
         const comment = STATUS_COMMENT.exec(text)
         const expect: Expectation = comment !== null
-          ? { status: Number(comment[1]), code: comment[2], from: `its comment '#${comment[1]}${comment[2] === undefined ? '' : ` ${comment[2]}`}'` }
+          ? {
+              status: Number(comment[1]),
+              code: comment[2],
+              from: `its comment '#${comment[1]}${comment[2] === undefined ? '' : ` ${comment[2]}`}'`
+            }
           : shown !== undefined && curls.length === 1 ? shown : { from: 'any 2xx' }
         examples.push({ doc, line, text, setup: [...env], expect, endless: isEndless(text), auth, printsBody: printsBody(text), prints: curls.length === 1 ? prints : undefined })
         if (ASSIGNMENT.test(text)) env.push(text)
@@ -246,6 +291,7 @@ export function extract (doc: string, markdown: string): Example[] {
 }
 
 export async function documents (): Promise<string[]> {
-  const pages = (await readdir(path.join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)
+  const pages = (await readdir(path.join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).sort()
+    .map((name) => `docs/${name}`)
   return ['README.md', 'client/README.md', ...pages]
 }

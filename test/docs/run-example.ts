@@ -36,7 +36,14 @@ curl () {
 
 /** One curl: its exit status (null: stopped by this test) and answer (status null: none). */
 export interface Answer { exit: number | null, status: number | null, url: string, type: string }
-export interface Outcome { exit: number | null, stdout: string, stderr: string, answers: Answer[], ms: number, cut: boolean }
+export interface Outcome {
+  exit: number | null
+  stdout: string
+  stderr: string
+  answers: Answer[]
+  ms: number
+  cut: boolean
+}
 
 function answers (stderr: string): Answer[] {
   const result: Answer[] = []
@@ -44,7 +51,9 @@ function answers (stderr: string): Answer[] {
   const finish = (exit: number | null): void => {
     if (current === undefined) return
     const { status, url, type, host, path } = current
-    result.push({ exit, status: status === 0 ? null : status, url: url !== '' || path === '' ? url : `http://${host}${path}`, type })
+    result.push({
+      exit, status: status === 0 ? null : status, url: url !== '' || path === '' ? url : `http://${host}${path}`, type
+    })
     current = undefined
   }
   for (const line of stderr.split('\n').map((text) => text.trimEnd())) {
@@ -80,14 +89,24 @@ function answers (stderr: string): Answer[] {
  * shows what `shown` waits for (a line, unless told), or, when `done` is given, as soon as `done`
  * says that what the test waits for has happened (looked at every 20 ms, within the example's time).
  */
-export async function run (example: Example, origin: string, cwd: string, shown = (stdout: string): boolean => stdout.includes('\n'), done?: (stdout: string) => boolean): Promise<Outcome> {
+export async function run (
+  example: Example, origin: string, cwd: string, shown = (stdout: string): boolean => stdout.includes('\n'),
+  done?: (stdout: string) => boolean
+): Promise<Outcome> {
   const script = [PRELUDE, ...example.setup, example.text].join('\n').replace(DOCS_ORIGIN, origin)
   const seconds = example.endless ? ENDLESS_S : EXAMPLE_S
   const started = Date.now()
-  // `timeout` ends the whole process group (bash, curl, jq), even if this process dies; the kill below is the last resort.
+  // `timeout` ends the whole process group (bash, curl, jq), even
+  // if this process dies; the kill below is the last resort.
   const child = spawn('timeout', ['-k', '1', String(seconds), 'bash', '--noprofile', '--norc', '-c', script], {
     cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: cwd, EXAMPLE_CURL_MAX_TIME: String(CURL_MAX_TIME_S), EXAMPLE_VERBOSE: example.endless ? '1' : '' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      LANG: 'C.UTF-8',
+      HOME: cwd,
+      EXAMPLE_CURL_MAX_TIME: String(CURL_MAX_TIME_S),
+      EXAMPLE_VERBOSE: example.endless ? '1' : ''
+    },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
@@ -96,7 +115,8 @@ export async function run (example: Example, origin: string, cwd: string, shown 
   let stopping: NodeJS.Timeout | undefined
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk
-    // An endless example has shown that it works once it prints a line: stopped shortly after (timeout passes SIGTERM on to the group).
+    // An endless example has shown that it works once it prints a line:
+    // stopped shortly after (timeout passes SIGTERM on to the group).
     if (example.endless && stopping === undefined && shown(stdout)) {
       stopping = setTimeout(() => { cut = true; child.kill('SIGTERM') }, ENDLESS_AFTER_OUTPUT_MS)
     }
@@ -115,7 +135,14 @@ export async function run (example: Example, origin: string, cwd: string, shown 
   clearTimeout(kill)
   clearTimeout(stopping)
   clearInterval(watching)
-  return { exit, stdout, stderr, answers: answers(stderr), ms: Date.now() - started, cut: cut || (example.endless && exit === 124) }
+  return {
+    exit,
+    stdout,
+    stderr,
+    answers: answers(stderr),
+    ms: Date.now() - started,
+    cut: cut || (example.endless && exit === 124)
+  }
 }
 
 export async function pool<T, R> (list: T[], size: number, work: (item: T) => Promise<R>): Promise<R[]> {

@@ -71,16 +71,24 @@ const AT_LEAST: Record<string, number> = {
 // What a reader would notice
 
 function check (t: Test, example: Example, outcome: Outcome, origin: string): void {
-  const shown = `exit ${String(outcome.exit)}${outcome.cut ? ' (stopped)' : ''}, ${outcome.ms} ms\n--- stdout\n${outcome.stdout.slice(0, 2000)}\n--- stderr\n${outcome.stderr.slice(0, 3000)}`
+  const shown = `exit ${String(outcome.exit)}${outcome.cut ? ' (stopped)' : ''}, ${outcome.ms} ms\n--- stdout\n` +
+    `${outcome.stdout.slice(0, 2000)}\n--- stderr\n${outcome.stderr.slice(0, 3000)}`
   if (!outcome.cut) t.equal(outcome.exit, 0, `the example exits 0 (${shown})`)
   const exits = outcome.answers.map((answer) => String(answer.exit)).join(', ')
-  const hint = outcome.answers.some((answer) => answer.exit === 3) ? ' (3: a malformed URL, e.g. unencoded characters)' : ''
-  if (!t.ok(outcome.answers.some((answer) => answer.status !== null), `it gets an answer (curl exits: ${exits}${hint}; ${shown})`)) return
+  const hint = outcome.answers.some((answer) => answer.exit === 3)
+    ? ' (3: a malformed URL, e.g. unencoded characters)'
+    : ''
+  if (!t.ok(outcome.answers.some((answer) => answer.status !== null),
+    `it gets an answer (curl exits: ${exits}${hint}; ${shown})`)) return
   for (const answer of outcome.answers) {
-    const what = `${answer.url === '' ? '(no URL)' : answer.url} → ${String(answer.status)}, curl exit ${String(answer.exit)}`
+    const what = `${answer.url === '' ? '(no URL)' : answer.url} → ${String(answer.status)}, ` +
+      `curl exit ${String(answer.exit)}`
     // Only an endless example is stopped, and only its last curl can be (a stream, or a long poll still waiting).
     const stopped = answer.exit === null && outcome.cut
-    if (!stopped) t.equal(answer.exit, 0, `curl exits 0: ${what}${answer.exit === 3 ? ' (3: a malformed URL, e.g. unencoded characters)' : ''}\n${shown}`)
+    if (!stopped) {
+      t.equal(answer.exit, 0,
+        `curl exits 0: ${what}${answer.exit === 3 ? ' (3: a malformed URL, e.g. unencoded characters)' : ''}\n${shown}`)
+    }
     if (answer.status === null) {
       t.ok(stopped, `an answer: ${what}`)
       continue
@@ -88,15 +96,19 @@ function check (t: Test, example: Example, outcome: Outcome, origin: string): vo
     t.ok(answer.url.startsWith(`${origin}/`), `asks the started service only: ${answer.url}`)
     t.ok(answer.status < 500, `never a 5xx: ${what}`)
     // A documented status is the example's last answer's: the curls before it fetch what it needs (an ETag).
-    if (example.expect.status !== undefined && answer === outcome.answers.at(-1)) t.equal(answer.status, example.expect.status, `the status of ${example.expect.from}: ${what}`)
-    else t.ok(answer.status >= 200 && answer.status < 300, `a 2xx: ${what}\n${shown}`)
+    if (example.expect.status !== undefined && answer === outcome.answers.at(-1)) {
+      t.equal(answer.status, example.expect.status, `the status of ${example.expect.from}: ${what}`)
+    } else t.ok(answer.status >= 200 && answer.status < 300, `a 2xx: ${what}\n${shown}`)
   }
   t.ok(outcome.stdout.trim() !== '', 'it prints something')
-  if (example.prints !== undefined) t.ok(outcome.stdout.includes(example.prints), `it prints what the doc says: ${example.prints}`)
+  if (example.prints !== undefined) {
+    t.ok(outcome.stdout.includes(example.prints), `it prints what the doc says: ${example.prints}`)
+  }
   if (!example.printsBody) return
   const type = outcome.answers.at(-1)?.type ?? ''
   if (type.startsWith('application/x-ndjson')) {
-    const complete = outcome.stdout.slice(0, outcome.stdout.lastIndexOf('\n') + 1).split('\n').filter((line) => line !== '')
+    const complete = outcome.stdout.slice(0, outcome.stdout.lastIndexOf('\n') + 1).split('\n')
+      .filter((line) => line !== '')
     t.ok(complete.length > 0, 'NDJSON: at least one line')
     const bad = complete.find((line) => { try { return typeof JSON.parse(line) !== 'object' } catch { return true } })
     t.equal(bad, undefined, 'NDJSON: every line is a JSON object')
@@ -112,7 +124,9 @@ function check (t: Test, example: Example, outcome: Outcome, origin: string): vo
   }
   if (example.expect.code !== undefined) t.equal(body.code, example.expect.code, `the code of ${example.expect.from}`)
   if (example.expect.errors !== undefined) {
-    const errors = Array.isArray(body.errors) ? (body.errors as Array<Record<string, unknown>>).map(({ param, pointer, code }) => ({ param, pointer, code })) : body.errors
+    const errors = Array.isArray(body.errors)
+      ? (body.errors as Array<Record<string, unknown>>).map(({ param, pointer, code }) => ({ param, pointer, code }))
+      : body.errors
     t.same(errors, example.expect.errors, `the errors (param, pointer, code) of ${example.expect.from}`)
   }
 }
@@ -125,8 +139,12 @@ for (const file of files) found.set(file, extract(file, await readFile(path.join
 
 t.test('the docs hold their shell examples (read from the Markdown)', async (t) => {
   for (const [file, examples] of found) {
-    t.comment(`${file}: ${examples.length} curl examples (${examples.filter((example) => example.expect.status !== undefined).length} with a documented error status, ${examples.filter((example) => example.endless).length} endless, ${examples.filter((example) => example.auth).length} with AUTH_MODE=jwt)`)
-    t.ok(examples.length >= (AT_LEAST[file] ?? 0), `${file}: at least ${AT_LEAST[file] ?? 0} examples, found ${examples.length}`)
+    t.comment(`${file}: ${examples.length} curl examples ` +
+      `(${examples.filter((example) => example.expect.status !== undefined).length} with a documented error status, ` +
+      `${examples.filter((example) => example.endless).length} endless, ` +
+      `${examples.filter((example) => example.auth).length} with AUTH_MODE=jwt)`)
+    t.ok(examples.length >= (AT_LEAST[file] ?? 0),
+      `${file}: at least ${AT_LEAST[file] ?? 0} examples, found ${examples.length}`)
   }
   for (const file of Object.keys(AT_LEAST)) t.ok(found.has(file), `${file} is read`)
 })
@@ -170,7 +188,8 @@ t.test('every example works against the service as npm start runs it', async (t)
   const origin = (await open).url
   const listening = Date.now() - begun
   // The endless ones first: their time passes while the others run.
-  const plain = all.filter((example) => !example.auth && runnable(example)).sort((a, b) => Number(b.endless) - Number(a.endless))
+  const plain = all.filter((example) => !example.auth && runnable(example))
+    .sort((a, b) => Number(b.endless) - Number(a.endless))
   const outcomes = new Map<Example, { outcome: Outcome, origin: string }>()
   const results = await pool(plain, CONCURRENCY, async (example) => await run(example, origin, cwd))
   plain.forEach((example, index) => outcomes.set(example, { outcome: results[index] as Outcome, origin }))
@@ -181,8 +200,10 @@ t.test('every example works against the service as npm start runs it', async (t)
       outcomes.set(example, { outcome: await run(example, authOrigin, cwd), origin: authOrigin })
     }
   }
-  const slowest = [...outcomes].sort((a, b) => b[1].outcome.ms - a[1].outcome.ms).slice(0, 3).map(([example, { outcome }]) => `${example.doc}:${example.line} ${outcome.ms} ms`)
-  t.comment(`services ready in ${listening} ms; ${outcomes.size} examples ran in ${Date.now() - begun - listening} ms more (slowest: ${slowest.join(', ')})`)
+  const slowest = [...outcomes].sort((a, b) => b[1].outcome.ms - a[1].outcome.ms).slice(0, 3)
+    .map(([example, { outcome }]) => `${example.doc}:${example.line} ${outcome.ms} ms`)
+  t.comment(`services ready in ${listening} ms; ${outcomes.size} examples ran in ` +
+    `${Date.now() - begun - listening} ms more (slowest: ${slowest.join(', ')})`)
 
   for (const example of all) {
     const name = `${example.doc}:${example.line} ${example.text.split('\n')[0]?.slice(0, 110) ?? ''}`
@@ -196,18 +217,22 @@ t.test('every example works against the service as npm start runs it', async (t)
 
   // The feed loop of docs/changes.md, run again with the token a previous run saved, which the
   // service cannot read (signed with another key, as after a restart without CURSOR_SECRET).
-  const loop = all.find((example) => example.doc === 'docs/changes.md' && /\bwhile\b/.test(unquoted(example.text)) && example.text.includes('/changes'))
-  t.test('the feed loop of docs/changes.md starts again without since when its saved token cannot be used', { skip: jq ? false : 'jq is not installed' }, async (t) => {
+  const loop = all.find((example) => example.doc === 'docs/changes.md' && /\bwhile\b/.test(unquoted(example.text)) &&
+    example.text.includes('/changes'))
+  t.test('the feed loop of docs/changes.md starts again without since when its ' +
+    'saved token cannot be used', { skip: jq ? false : 'jq is not installed' }, async (t) => {
     if (!t.ok(loop, 'docs/changes.md has a feed loop')) return
     const saved = /\bcat (\S+)/.exec(loop?.text ?? '')?.[1]
     if (!t.ok(saved, 'it resumes from a token saved in a file')) return
     const dir = await mkdtemp(path.join(tmpdir(), 'shell-examples-loop-'))
     t.teardown(async () => await rm(dir, { recursive: true, force: true }))
-    const foreign = new CursorCodec([randomBytes(32)]).encode({ path: 'another service', filter: '{}', sort: 'changes', fields: '*' }, [])
+    const foreign = new CursorCodec([randomBytes(32)])
+      .encode({ path: 'another service', filter: '{}', sort: 'changes', fields: '*' }, [])
     await writeFile(path.join(dir, saved as string), `${foreign}\n`)
     // Stopped once the listing came and the loop saved the answer's token: what the test looks at.
     const tokenFile = path.join(dir, saved as string)
-    const outcome = await run(loop as Example, origin, dir, () => false, (stdout) => stdout.includes('["upsert"') && readFileSync(tokenFile, 'utf8').trim() !== foreign)
+    const outcome = await run(loop as Example, origin, dir, () => false,
+      (stdout) => stdout.includes('["upsert"') && readFileSync(tokenFile, 'utf8').trim() !== foreign)
     const shown = `\n--- stdout\n${outcome.stdout.slice(0, 2000)}\n--- stderr\n${outcome.stderr.slice(0, 2000)}`
     t.match(outcome.stdout, /^400 INVALID_CURSOR: .*start again without since/m, `it prints why${shown}`)
     t.match(outcome.stdout, /^starting again without since/m, 'and what it does')
@@ -225,7 +250,8 @@ t.test('every example works against the service as npm start runs it', async (t)
 async function stop (service: ServiceProcess): Promise<number | null | 'killed'> {
   if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM')
   let timer: NodeJS.Timeout | undefined
-  const code = await Promise.race([service.exited, new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 5000) })])
+  const code = await Promise.race([service.exited,
+    new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 5000) })])
   clearTimeout(timer)
   if (code !== 'late') return code
   service.child.kill('SIGKILL')

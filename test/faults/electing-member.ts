@@ -19,7 +19,9 @@ export interface ElectingMember {
 }
 
 const HELLO = new Set(['hello', 'ismaster', 'isMaster'])
-const NOT_PRIMARY = { ok: 0, code: 13435, codeName: 'NotPrimaryNoSecondaryOk', errmsg: 'not primary and secondaryOk=false' }
+const NOT_PRIMARY = {
+  ok: 0, code: 13435, codeName: 'NotPrimaryNoSecondaryOk', errmsg: 'not primary and secondaryOk=false'
+}
 
 export async function startElectingMember (): Promise<ElectingMember> {
   const sockets = new Set<net.Socket>()
@@ -36,7 +38,9 @@ export async function startElectingMember (): Promise<ElectingMember> {
       return { ...hello, ismaster: false, isWritablePrimary: false, secondary: true }
     }
     if (!primary) return NOT_PRIMARY
-    return { ok: 1, cursor: { id: Long.fromNumber(0), ns: `${String(command.$db)}.${String(command[name])}`, firstBatch: [] } }
+    return {
+      ok: 1, cursor: { id: Long.fromNumber(0), ns: `${String(command.$db)}.${String(command[name])}`, firstBatch: [] }
+    }
   }
   const server = net.createServer((socket) => {
     sockets.add(socket)

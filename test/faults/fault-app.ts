@@ -15,7 +15,10 @@ export const ANSWER_BOUND_MS = QUERY_TIMEOUT_MS + ANSWER_MARGIN_MS
 /** Scheduling noise on a busy machine, for a test waiting on a state it expects; never added to an answer's bound. */
 export const SLACK_MS = 1000
 export const RECOVERY_BOUND_MS = 10_000
-/** The driver's monitor checks the server this often (heartbeatFrequencyMS); a check times out after QUERY_TIMEOUT_MS (connectTimeoutMS). */
+/**
+ * The driver's monitor checks the server this often (heartbeatFrequencyMS);
+ * a check times out after QUERY_TIMEOUT_MS (connectTimeoutMS).
+ */
 export const HEARTBEAT_MS = clientOptions(QUERY_TIMEOUT_MS).heartbeatFrequencyMS as number
 
 /** The test database (the stand-in, or MONGODB_URI), reached through a fault proxy. */
@@ -28,15 +31,20 @@ export async function proxiedDatabase (t: Test): Promise<FaultProxy> {
   return proxy
 }
 
-export async function faultApp (t: Test, proxy: FaultProxy, { logLines }: Pick<BuildOptions, 'logLines'> = {}): Promise<FastifyInstance> {
-  return await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, DATABASE_STUCK_AFTER_MS: 2000 }, logLines })
+export async function faultApp (
+  t: Test, proxy: FaultProxy, { logLines }: Pick<BuildOptions, 'logLines'> = {}
+): Promise<FastifyInstance> {
+  return await build(t,
+    { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, DATABASE_STUCK_AFTER_MS: 2000 }, logLines })
 }
 
 /**
  * A fault app whose collections are prepared for feeds, with one project: its sessions' feed is
  * `path`, and `sessions` is the collection, written to directly (not through the proxy's faults).
  */
-export async function feedFaultApp (t: Test): Promise<{ proxy: FaultProxy, fastify: FastifyInstance, db: Db, project: ObjectId, sessions: Collection, path: string }> {
+export async function feedFaultApp (t: Test): Promise<{
+  proxy: FaultProxy, fastify: FastifyInstance, db: Db, project: ObjectId, sessions: Collection, path: string
+}> {
   const proxy = await proxiedDatabase(t)
   const fastify = await faultApp(t, proxy)
   const db = fastify.mongo.db as Db
@@ -56,7 +64,9 @@ export async function timed (fastify: FastifyInstance, url: string): Promise<Tim
 }
 
 /** Polls `url` until it answers 200; the time it took, or Infinity past `withinMs`. */
-export async function recoveryTime (fastify: FastifyInstance, url: string, withinMs = RECOVERY_BOUND_MS + 5000): Promise<number> {
+export async function recoveryTime (
+  fastify: FastifyInstance, url: string, withinMs = RECOVERY_BOUND_MS + 5000
+): Promise<number> {
   return await timeUntil(async () => (await fastify.inject(url)).statusCode === 200, withinMs, 200)
 }
 

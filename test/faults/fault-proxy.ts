@@ -25,7 +25,10 @@ export interface FaultProxy {
   halfOpen: () => void
   /** Holds each reply from the database this long. */
   slow: (ms: number) => void
-  /** Answers these commands with this error, as mongod would, instead of forwarding them (the next `times` of them, when given). */
+  /**
+   * Answers these commands with this error, as mongod would, instead
+   * of forwarding them (the next `times` of them, when given).
+   */
   failCommands: (names: string[], reply: ErrorReply, times?: number) => void
   /**
    * Forwards the next command that `matches` at once, but holds the database's reply to it
@@ -50,7 +53,21 @@ export interface HeldReply {
   release: () => void
 }
 
-interface Link { client: net.Socket, server: net.Socket, silent: boolean, heldRequest?: number, upstreamFramer?: MessageFramer }
+interface Link {
+  client: net.Socket
+  server: net.Socket
+  silent: boolean
+  heldRequest?: number
+  upstreamFramer?: MessageFramer
+}
+interface Holding {
+  matches: (command: Record<string, unknown>) => boolean
+  link?: Link
+  reply?: Buffer
+  released: boolean
+  onHeld: () => void
+  damage?: (frame: Buffer) => void
+}
 
 export async function startFaultProxy (target: { host: string, port: number }): Promise<FaultProxy> {
   const links = new Set<Link>()
@@ -62,7 +79,7 @@ export async function startFaultProxy (target: { host: string, port: number }): 
   let delayMs = 0
   let failing: { names: Set<string>, reply: ErrorReply, left: number } | undefined
   let releaseHeld: (() => void) | undefined
-  let holding: { matches: (command: Record<string, unknown>) => boolean, link?: Link, reply?: Buffer, released: boolean, onHeld: () => void, damage?: (frame: Buffer) => void } | undefined
+  let holding: Holding | undefined
 
   const server = net.createServer((client) => {
     accepted++

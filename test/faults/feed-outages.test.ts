@@ -9,7 +9,19 @@ import { FeedCopy, listAll, requireChangeStreams } from '../helpers/feeds.js'
 import { build } from '../helpers/build.js'
 import { clientOfTestDatabase } from '../helpers/database.js'
 import { timeUntil, until } from '../helpers/until.js'
-import { ANSWER_BOUND_MS, HEARTBEAT_MS, QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, SLACK_MS, feedFaultApp, justChecked, proxiedDatabase, recoveryTime, serverChecks, timed } from './fault-app.js'
+import {
+  ANSWER_BOUND_MS,
+  HEARTBEAT_MS,
+  QUERY_TIMEOUT_MS,
+  RECOVERY_BOUND_MS,
+  SLACK_MS,
+  feedFaultApp,
+  justChecked,
+  proxiedDatabase,
+  recoveryTime,
+  serverChecks,
+  timed
+} from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 
@@ -21,7 +33,10 @@ const WAIT_S = 30
  * are reset), at the timeout of its next check of a silent one.
  */
 const NOTICED_MS = { outage: 0, blackhole: HEARTBEAT_MS + QUERY_TIMEOUT_MS }
-/** It then gives the shared stream up after waiting for a server twice (closing the cursor, resuming), and the woken request's read answers within the bound. */
+/**
+ * It then gives the shared stream up after waiting for a server twice (closing
+ * the cursor, resuming), and the woken request's read answers within the bound.
+ */
 const GIVEN_UP_MS = 2 * QUERY_TIMEOUT_MS + ANSWER_BOUND_MS
 
 t.test('outage and silence: feeds answer in bounds, a waiting request at once, then converge', feeds, async (t) => {
@@ -38,7 +53,8 @@ t.test('outage and silence: feeds answer in bounds, a waiting request at once, t
   for (const [fault, pollCode] of [['outage', 'DATABASE_UNAVAILABLE'], ['blackhole', 'QUERY_TIMEOUT']] as const) {
     t.ok(hub.isRunning, `${fault}: the shared stream follows the collection`)
     const waiting = timed(fastify, copy.url(`wait=${WAIT_S}`))
-    t.ok(await until(() => hub.waiting === 1, ANSWER_BOUND_MS + SLACK_MS), `${fault}: a request waits on the shared stream`)
+    t.ok(await until(() => hub.waiting === 1, ANSWER_BOUND_MS + SLACK_MS),
+      `${fault}: a request waits on the shared stream`)
     if (fault === 'blackhole') t.ok(await justChecked(checks), 'the driver has just checked the server')
     proxy[fault]()
     const faulted = Date.now()
@@ -47,8 +63,10 @@ t.test('outage and silence: feeds answer in bounds, a waiting request at once, t
     t.ok(poll.ms <= ANSWER_BOUND_MS, `${fault}: answered in ${poll.ms} ms`)
     const waited = await waiting
     const after = Date.now() - faulted
-    t.match(waited, { status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' }, `${fault}: the waiting request answers 503 DATABASE_UNAVAILABLE`)
-    t.ok(after <= NOTICED_MS[fault] + GIVEN_UP_MS + SLACK_MS, `${fault}: ${after} ms after the fault, once the shared stream gave up, not at the end of its wait`)
+    t.match(waited, { status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' },
+      `${fault}: the waiting request answers 503 DATABASE_UNAVAILABLE`)
+    t.ok(after <= NOTICED_MS[fault] + GIVEN_UP_MS + SLACK_MS,
+      `${fault}: ${after} ms after the fault, once the shared stream gave up, not at the end of its wait`)
     t.equal(hub.waiting, 0, `${fault}: nothing waits any more`)
     proxy.heal()
     // Written while the service may not have its stream back yet: the token goes on from before.
@@ -59,18 +77,21 @@ t.test('outage and silence: feeds answer in bounds, a waiting request at once, t
     await sessions.insertOne({ project, name: `after ${fault}` })
     await sessions.deleteOne({ project, name: 's0' })
     await copy.catchUp(get)
-    t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/sessions`), `${fault}: the copy equals the list`)
+    t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/sessions`),
+      `${fault}: the copy equals the list`)
   }
 })
 
-t.test('a silent database: the check of whether a collection can have a feed is bounded like any command', async (t) => {
+t.test('a silent database: the check of whether a collection can have a feed is ' +
+  'bounded like any command', async (t) => {
   const proxy = await proxiedDatabase(t)
   // Without pre- and post-images, a collection is checked again at each feed request.
   const { db } = await clientOfTestDatabase('feed_check')
   await db.createCollection('sessions', { changeStreamPreAndPostImages: { enabled: false } })
   const fastify = await build(t, { databaseUri: proxy.uri, config: { QUERY_TIMEOUT_MS, MONGODB_DB: db.databaseName } })
   const path = `/projects/${String(new ObjectId())}/sessions/changes`
-  t.match(JSON.parse((await fastify.inject(path)).body), { status: 503, code: 'CHANGES_UNAVAILABLE', detail: /sessions/ }, 'checked while it answers')
+  t.match(JSON.parse((await fastify.inject(path)).body),
+    { status: 503, code: 'CHANGES_UNAVAILABLE', detail: /sessions/ }, 'checked while it answers')
   t.ok(await justChecked(serverChecks(fastify)), 'the driver has just checked the server')
   proxy.blackhole()
   // Just gone silent: the driver still trusts its connection, and the request's own time limit ends the check.

@@ -17,14 +17,17 @@ async function answer (fastify: FastifyInstance, url: string): Promise<Answer> {
   const started = Date.now()
   const res = await fastify.inject(url)
   const ms = Date.now() - started
-  if (res.statusCode !== 200) return { status: res.statusCode, code: (res.json() as { code?: string }).code, ms, ids: [] }
+  if (res.statusCode !== 200) {
+    return { status: res.statusCode, code: (res.json() as { code?: string }).code, ms, ids: [] }
+  }
   return { status: 200, ms, ids: (res.json() as FeedAnswer).events.map((event) => event._id) }
 }
 
 const feeds = await requireChangeStreams(t)
 t.setTimeout(120_000)
 
-t.test('a damaged getMore reply of the shared change stream: answers with the change within the bound, then the stream follows again and nothing is lost', feeds, async (t) => {
+t.test('a damaged getMore reply of the shared change stream: answers with the change within the bound, ' +
+  'then the stream follows again and nothing is lost', feeds, async (t) => {
   const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
   await sessions.insertMany(Array.from({ length: 3 }, (_, i) => ({ project, name: `s${i}` })))
   const get = async (url: string) => await fastify.inject(url)
@@ -35,7 +38,8 @@ t.test('a damaged getMore reply of the shared change stream: answers with the ch
 
   // A request waits on the stream for a change made meanwhile.
   const waiting = answer(fastify, copy.url('wait=30'))
-  t.ok(await timeUntil(() => hub.waiting === 1, ANSWER_BOUND_MS + SLACK_MS) < Infinity, 'a request waits on the shared stream')
+  t.ok(await timeUntil(() => hub.waiting === 1, ANSWER_BOUND_MS + SLACK_MS) < Infinity,
+    'a request waits on the shared stream')
   // The reply to the next getMore of a change stream on the collection comes back with the first
   // element of its reply of an unknown type. Nothing but the shared stream reads a change stream
   // until that getMore is on its way (the waiting request reads only when the stream wakes it):
@@ -82,7 +86,8 @@ t.test('a damaged getMore reply of the shared change stream: answers with the ch
   t.same(copy.sorted(), await listAll(get, `/projects/${String(project)}/sessions`), 'the copy equals the list')
 })
 
-t.test('a feed\'s own change stream opened on a reply without its cursor: a 503 within the bound, never a 500', feeds, async (t) => {
+t.test('a feed\'s own change stream opened on a reply without its cursor: ' +
+  'a 503 within the bound, never a 500', feeds, async (t) => {
   const { proxy, fastify, project, sessions, path } = await feedFaultApp(t)
   await sessions.insertOne({ project, name: 's' })
   const get = async (url: string) => await fastify.inject(url)

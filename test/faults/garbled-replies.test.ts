@@ -35,8 +35,14 @@ interface Damage {
   outOfStep?: true
 }
 const damages: Record<string, Damage> = {
-  'an element of an unknown type in a document': { damage: (frame) => { frame[firstDocument(frame) + 4] = 0x20 }, code: 'DATABASE_UNAVAILABLE' },
-  'a document longer than its batch': { damage: (frame) => { frame.writeInt32LE(1 << 20, firstDocument(frame)) }, code: 'DATABASE_UNAVAILABLE' },
+  'an element of an unknown type in a document': {
+    damage: (frame) => { frame[firstDocument(frame) + 4] = 0x20 },
+    code: 'DATABASE_UNAVAILABLE'
+  },
+  'a document longer than its batch': {
+    damage: (frame) => { frame.writeInt32LE(1 << 20, firstDocument(frame)) },
+    code: 'DATABASE_UNAVAILABLE'
+  },
   'a document whose last byte is not its NUL': {
     damage: (frame) => {
       const at = firstDocument(frame)
@@ -44,16 +50,35 @@ const damages: Record<string, Damage> = {
     },
     code: 'DATABASE_UNAVAILABLE'
   },
-  'a reply whose own length lies': { damage: (frame) => { frame.writeInt32LE(1 << 20, REPLY_DOCUMENT_AT) }, code: 'DATABASE_UNAVAILABLE' },
-  'a reply with an element of an unknown type': { damage: (frame) => { frame[REPLY_DOCUMENT_AT + 4] = 0x20 }, code: 'DATABASE_UNAVAILABLE' },
+  'a reply whose own length lies': {
+    damage: (frame) => { frame.writeInt32LE(1 << 20, REPLY_DOCUMENT_AT) },
+    code: 'DATABASE_UNAVAILABLE'
+  },
+  'a reply with an element of an unknown type': {
+    damage: (frame) => { frame[REPLY_DOCUMENT_AT + 4] = 0x20 },
+    code: 'DATABASE_UNAVAILABLE'
+  },
   // One flipped bit in a name: the reply holds no `cursor`.
-  'a reply whose cursor lost its name': { damage: (frame) => { frame[frame.indexOf('\x03cursor\0') + 1] ^= 0x20 }, code: 'DATABASE_UNAVAILABLE' },
+  'a reply whose cursor lost its name': {
+    damage: (frame) => { frame[frame.indexOf('\x03cursor\0') + 1] ^= 0x20 },
+    code: 'DATABASE_UNAVAILABLE'
+  },
   'an unknown opcode': { damage: (frame) => { frame.writeInt32LE(1234, 12) }, code: 'DATABASE_UNAVAILABLE' },
-  'OP_COMPRESSED whose body does not match its header': { damage: (frame) => { frame.writeInt32LE(2012, 12) }, code: 'DATABASE_UNAVAILABLE' },
+  'OP_COMPRESSED whose body does not match its header': {
+    damage: (frame) => { frame.writeInt32LE(2012, 12) },
+    code: 'DATABASE_UNAVAILABLE'
+  },
   'a negative message length': { damage: (frame) => { frame.writeInt32LE(-5, 0) }, code: 'DATABASE_UNAVAILABLE' },
-  'a message length shorter than its header': { damage: (frame) => { frame.writeInt32LE(10, 0) }, code: 'DATABASE_UNAVAILABLE', outOfStep: true },
+  'a message length shorter than its header': {
+    damage: (frame) => { frame.writeInt32LE(10, 0) },
+    code: 'DATABASE_UNAVAILABLE',
+    outOfStep: true
+  },
   // The driver waits for the rest of a message that never comes: the request's deadline ends it.
-  'a message length past what arrives': { damage: (frame) => { frame.writeInt32LE(frame.length + 1000, 0) }, code: 'QUERY_TIMEOUT' }
+  'a message length past what arrives': {
+    damage: (frame) => { frame.writeInt32LE(frame.length + 1000, 0) },
+    code: 'QUERY_TIMEOUT'
+  }
 }
 
 t.equal((await fastify.inject(url)).statusCode, 200, 'the page is served undamaged')
@@ -76,7 +101,10 @@ for (const [name, { damage, code, outOfStep }] of Object.entries(damages)) {
     t.notMatch(res.body, /BSON|offset|bytes|buffer|length/i, 'nothing of the decoder\'s message in the answer')
     const fault = logLines.find((line) => line.msg === 'database fault' && line.code === code)
     t.ok(fault, 'logged as a database fault')
-    if (code === 'DATABASE_UNAVAILABLE') t.match(fault?.err, /^(MalformedBson|BSON\w*Error|MongoParseError|MongoDecompressionError|RangeError)$/, `the log names the error: ${String(fault?.err)}`)
+    if (code === 'DATABASE_UNAVAILABLE') {
+      t.match(fault?.err, /^(MalformedBson|BSON\w*Error|MongoParseError|MongoDecompressionError|RangeError)$/,
+        `the log names the error: ${String(fault?.err)}`)
+    }
     t.notOk(logLines.some((line) => line.msg === 'request failed'), 'not logged as a failure of the service')
     proxy.heal()
     if (outOfStep === true) {
@@ -105,9 +133,12 @@ for (const name of ['cursor', 'firstBatch']) {
     const ms = Date.now() - started
     proxy.heal()
     t.equal(damaged, 1, 'the reply to the counts\' aggregate was damaged')
-    t.match({ status: res.statusCode, ...res.json() as object }, { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
+    t.match({ status: res.statusCode, ...res.json() as object },
+      { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /damaged/ })
     t.ok(ms <= ANSWER_BOUND_MS, `answered in ${ms} ms`)
-    t.match(logLines.find((line) => line.msg === 'database fault'), { err: 'MongoUnexpectedServerResponseError' }, 'logged as a database fault')
-    t.same((await fastify.inject(counts)).json(), { groups: [{ value: 'Garbled', count: 1 }], total: 1, more: false }, 'then counted as stored')
+    t.match(logLines.find((line) => line.msg === 'database fault'), { err: 'MongoUnexpectedServerResponseError' },
+      'logged as a database fault')
+    t.same((await fastify.inject(counts)).json(), { groups: [{ value: 'Garbled', count: 1 }], total: 1, more: false },
+      'then counted as stored')
   })
 }

@@ -49,7 +49,13 @@ for (const [collection, [path, schema]] of Object.entries(COLLECTIONS)) {
       if (kind === undefined || field === '_id') continue
       const misfits = field === 'project' ? [[project, new ObjectId()], String(project)] : MISFITS[kind]
       for (const misfit of misfits) {
-        const doc = { _id: new ObjectId(), name: `misfit ${field}`, email: `${field}@example.org`, ...(scoped && field !== 'project' ? { project } : {}), [field]: misfit }
+        const doc = {
+          _id: new ObjectId(),
+          name: `misfit ${field}`,
+          email: `${field}@example.org`,
+          ...(scoped && field !== 'project' ? { project } : {}),
+          [field]: misfit
+        }
         expectations.push({ _id: doc._id, field, misfit })
         await db.collection(collection).insertOne(doc)
       }
@@ -61,7 +67,8 @@ for (const [collection, [path, schema]] of Object.entries(COLLECTIONS)) {
     for (const { _id, field, misfit } of expectations) {
       const doc = byId.get(String(_id))
       if (doc === undefined) {
-        t.ok(field === 'project' && typeof misfit === 'string', `${field}=${JSON.stringify(misfit)}: only a string project is out of scope`)
+        t.ok(field === 'project' && typeof misfit === 'string',
+          `${field}=${JSON.stringify(misfit)}: only a string project is out of scope`)
         continue
       }
       const value = doc[field]

@@ -5,7 +5,16 @@
 // varies by round: from the one refusal the request met to several rounds of its retries.
 import t from 'tap'
 import { until } from '../helpers/until.js'
-import { ANSWER_BOUND_MS, HEARTBEAT_MS, RECOVERY_BOUND_MS, SLACK_MS, faultApp, proxiedDatabase, recoveryTime, timed } from './fault-app.js'
+import {
+  ANSWER_BOUND_MS,
+  HEARTBEAT_MS,
+  RECOVERY_BOUND_MS,
+  SLACK_MS,
+  faultApp,
+  proxiedDatabase,
+  recoveryTime,
+  timed
+} from './fault-app.js'
 
 const ROUNDS = 20
 t.setTimeout(120_000)
@@ -31,7 +40,8 @@ t.test(`${ROUNDS} reset-and-refuse outages: bounded 503s during each, recovery a
     const attempts = round % 5
     const from = proxy.refused()
     const refused = await until(() => proxy.refused() - from >= attempts, attempts * HEARTBEAT_MS + SLACK_MS)
-    t.ok(refused, `round ${round}: the outage lasted until ${attempts} more attempts were refused (${Date.now() - started} ms)`)
+    t.ok(refused,
+      `round ${round}: the outage lasted until ${attempts} more attempts were refused (${Date.now() - started} ms)`)
     proxy.heal()
     const recovered = await recoveryTime(fastify, url)
     recoveries.push(recovered)

@@ -22,10 +22,13 @@ const projects = await (async () => {
   service.child.kill('SIGKILL')
   return body.data.map((p) => p._id)
 })()
-const urls = projects.flatMap((id) => ['sessions', 'activities', 'registrations', 'places'].map((kind) => `/projects/${id}/${kind}?limit=20`))
+const urls = projects.flatMap((id) => ['sessions', 'activities', 'registrations', 'places']
+  .map((kind) => `/projects/${id}/${kind}?limit=20`))
 
-console.log(`every reply delayed ${DELAY_MS} ms, QUERY_TIMEOUT_MS=${QUERY_TIMEOUT_MS}; a burst starts as soon as /ready answers 200`)
-console.log('| minPoolSize | maxConnecting | start (s) | ' + BURSTS.map((n) => `${n} at once: 200s, slowest`).join(' | ') + ' |')
+console.log(`every reply delayed ${DELAY_MS} ms, QUERY_TIMEOUT_MS=${QUERY_TIMEOUT_MS}; ` +
+  'a burst starts as soon as /ready answers 200')
+console.log('| minPoolSize | maxConnecting | start (s) | ' +
+  BURSTS.map((n) => `${n} at once: 200s, slowest`).join(' | ') + ' |')
 console.log('|---|---|---|' + BURSTS.map(() => '---').join('|') + '|')
 for (const [minPoolSize, maxConnecting] of PAIRS) {
   const cells: string[] = []
@@ -33,7 +36,11 @@ for (const [minPoolSize, maxConnecting] of PAIRS) {
   for (const size of BURSTS) {
     proxy.slow(DELAY_MS)
     const started = Date.now()
-    const service = await startService({ MONGODB_URI: `${proxy.uri}&minPoolSize=${minPoolSize}&maxConnecting=${maxConnecting}`, MONGODB_DB: 'sizing', QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS) })
+    const service = await startService({
+      MONGODB_URI: `${proxy.uri}&minPoolSize=${minPoolSize}&maxConnecting=${maxConnecting}`,
+      MONGODB_DB: 'sizing',
+      QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS)
+    })
     await untilReady(service.url, 4 * (QUERY_TIMEOUT_MS + 500))
     startSeconds = (Date.now() - started) / 1000
     const outcomes = await Promise.all(Array.from({ length: size }, async (_, i) => {
@@ -41,7 +48,8 @@ for (const [minPoolSize, maxConnecting] of PAIRS) {
       const { status } = await get(`${service.url}${urls[i % urls.length] as string}`)
       return { status, ms: Date.now() - begun }
     }))
-    cells.push(`${outcomes.filter((o) => o.status === 200).length}/${size}, ${Math.max(...outcomes.map((o) => o.ms))} ms`)
+    cells.push(`${outcomes.filter((o) => o.status === 200).length}/${size}, ` +
+      `${Math.max(...outcomes.map((o) => o.ms))} ms`)
     service.child.kill('SIGKILL')
     proxy.heal()
   }

@@ -17,22 +17,28 @@ import { timeUntil, until } from '../helpers/until.js'
 
 t.setTimeout(120_000)
 
-t.test('listens before its database answers: /health 200 and /ready 503 "starting" while the first ping still waits', async (t) => {
+t.test('listens before its database answers: /health 200 and /ready 503 "starting" while ' +
+  'the first ping still waits', async (t) => {
   const port = await freePort()
   // The default query budget: the first ping may wait 2 x (5 s + 0.5 s) for a database that is not there.
-  const service = await startService({ MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, SHUTDOWN_DELAY_MS: '0' })
+  const service = await startService({
+    MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, SHUTDOWN_DELAY_MS: '0'
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   t.equal((await get(`${service.url}/health`)).status, 200, '/health answers')
   const ready = await get(`${service.url}/ready`)
   t.equal(ready.status, 503, '/ready is 503')
-  t.match(ready.body, { code: 'DATABASE_UNAVAILABLE', detail: /starting/ }, 'and says it is starting: it listened before the first ping ended')
+  t.match(ready.body, { code: 'DATABASE_UNAVAILABLE', detail: /starting/ },
+    'and says it is starting: it listened before the first ping ended')
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0, 'and stops cleanly meanwhile')
 })
 
 t.test('starts before its database: /health 200, /ready and lists 503, then ready once it answers', async (t) => {
   const port = await freePort()
-  const service = await startService({ MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, QUERY_TIMEOUT_MS: '1000', SHUTDOWN_DELAY_MS: '0' })
+  const service = await startService({
+    MONGODB_URI: `mongodb://127.0.0.1:${port}/?directConnection=true`, QUERY_TIMEOUT_MS: '1000', SHUTDOWN_DELAY_MS: '0'
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   t.equal((await get(`${service.url}/health`)).status, 200, '/health answers at once')
   t.equal((await get(`${service.url}/ready`)).status, 503, '/ready is 503')
@@ -40,12 +46,14 @@ t.test('starts before its database: /health 200, /ready and lists 503, then read
   t.equal(list.status, 503)
   t.match(list.body, { code: 'DATABASE_UNAVAILABLE' })
   await timeUntil(async () => service.lines.some((line) => line.includes('waiting for the database')), 3000, 200)
-  t.equal(service.lines.filter((line) => line.includes('waiting for the database')).length, 1, 'one line says what it waits for')
+  t.equal(service.lines.filter((line) => line.includes('waiting for the database')).length, 1,
+    'one line says what it waits for')
   t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+/.test(line) || line.includes('"stack"')), 'no stack trace')
 
   const database = await start({ port })
   t.teardown(database.close)
-  const readyAfter = await timeUntil(async () => (await get(`${service.url}/ready`)).status === 200, RECOVERY_BOUND_MS, 200)
+  const readyAfter = await timeUntil(async () => (await get(`${service.url}/ready`)).status === 200,
+    RECOVERY_BOUND_MS, 200)
   t.ok(readyAfter <= RECOVERY_BOUND_MS, `ready ${readyAfter} ms after the database came up`)
   t.equal((await get(`${service.url}/projects`)).status, 200, 'lists answer')
   t.ok(service.lines.some((line) => line.includes('database connected')), 'one line says it connected')
@@ -79,7 +87,10 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
         statuses.push(res.status)
         // Refused only as a replica shutting down refuses: a problem a client knows to retry elsewhere.
         const code = res.body?.code as string | undefined
-        if (res.status !== 200 && !(res.status === 503 && code === 'OVERLOADED' && res.type.startsWith('application/problem+json'))) problems.push(`${res.status} ${res.type} ${code ?? ''}`)
+        if (res.status !== 200 &&
+          !(res.status === 503 && code === 'OVERLOADED' && res.type.startsWith('application/problem+json'))) {
+          problems.push(`${res.status} ${res.type} ${code ?? ''}`)
+        }
       } catch {
         break // the listener is closed: connections are refused from here on
       }
@@ -100,7 +111,8 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   t.equal(code, 0, 'exit code 0')
   t.ok(exitedAfter < 15_000, `exited ${exitedAfter} ms after SIGTERM`)
   const afterSignal = service.lines.slice(linesBefore)
-  t.notOk(afterSignal.some((line) => /waiting for the database|MongoTopologyClosedError/.test(line)), 'a clean shutdown does not warn that the database is gone')
+  t.notOk(afterSignal.some((line) => /waiting for the database|MongoTopologyClosedError/.test(line)),
+    'a clean shutdown does not warn that the database is gone')
   t.ok(statuses.filter((s) => s === 200).length > 10, `${statuses.length} requests answered under load`)
   t.same(problems, [], 'every refusal was a problem+json 503 OVERLOADED')
 })
@@ -111,13 +123,16 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
   t.teardown(proxy.close)
   // debug: a line per request, so that the test knows the stuck one has arrived.
-  const service = await startService({ MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000', LOG_LEVEL: 'debug' })
+  const service = await startService({
+    MONGODB_URI: proxy.uri, SHUTDOWN_DELAY_MS: '0', QUERY_TIMEOUT_MS: '1000', LOG_LEVEL: 'debug'
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url)
   t.equal((await get(`${service.url}/projects`)).status, 200)
   proxy.blackhole()
   const stuck = get(`${service.url}/projects`)
-  const arrivals = () => service.lines.filter((line) => line.includes('incoming request') && line.includes('"url":"/projects"')).length
+  const arrivals = () => service.lines.filter((line) => line.includes('incoming request') &&
+    line.includes('"url":"/projects"')).length
   t.ok(await until(() => arrivals() === 2, 5000), 'the request is being answered')
   service.child.kill('SIGTERM')
   const answer = await stuck
@@ -126,7 +141,8 @@ t.test('SIGTERM while a request waits on a silent database: it gets its 503, and
   t.equal(await service.exited, 0, 'exit code 0')
 })
 
-t.test('SIGTERM with a long poll and a stream open, the database stopping too (Ctrl-C): both end at once, exit 0 within the drain', async (t) => {
+t.test('SIGTERM with a long poll and a stream open, the database stopping too (Ctrl-C): ' +
+  'both end at once, exit 0 within the drain', async (t) => {
   const database = await start()
   t.teardown(database.close)
   const client = new MongoClient(database.uri)
@@ -137,12 +153,20 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
   // A query timeout well above the drain: a read of the stopped database, or a wait for it, shows.
   // debug: a line per request, so that the test knows both have arrived.
   // Metrics on: they say when both requests sleep between reads.
-  const service = await startService({ MONGODB_URI: database.uri, SHUTDOWN_DELAY_MS: String(delayMs), QUERY_TIMEOUT_MS: '10000', LOG_LEVEL: 'debug', METRICS_PORT: String(await freePort()) })
+  const service = await startService({
+    MONGODB_URI: database.uri,
+    SHUTDOWN_DELAY_MS: String(delayMs),
+    QUERY_TIMEOUT_MS: '10000',
+    LOG_LEVEL: 'debug',
+    METRICS_PORT: String(await freePort())
+  })
   t.teardown(() => { service.child.kill('SIGKILL') })
   await expectReady(t, service.url)
   const feed = `${service.url}/projects/${project.toHexString()}/registrations/changes`
   const { next } = await (await fetch(feed)).json() as { next: string }
-  const poll = fetch(`${feed}?wait=60&since=${next}`).then(async (res) => ({ status: res.status, body: await res.json() as { events: unknown[], next?: string } }))
+  const poll = fetch(`${feed}?wait=60&since=${next}`).then(async (res) => ({
+    status: res.status, body: await res.json() as { events: unknown[], next?: string }
+  }))
   let begun = false
   const stream = fetch(`${feed}?since=${next}`, { headers: { accept: 'application/x-ndjson' } }).then(async (res) => {
     let text = ''
@@ -153,7 +177,8 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
     }
     return text.split('\n').filter((line) => line !== '')
   })
-  const arrived = await timeUntil(async () => service.lines.filter((line) => line.includes('incoming request') && line.includes(`since=${next}`)).length === 2, 5000, 50)
+  const arrived = await timeUntil(async () => service.lines.filter((line) => line.includes('incoming request') &&
+    line.includes(`since=${next}`)).length === 2, 5000, 50)
   t.ok(arrived < Infinity, 'both requests are being answered')
   t.ok(await until(() => begun, 5000), 'the stream has begun: its first checkpoint arrived')
   // Both asleep between reads: a first read still under way would wait for the stopped database
@@ -174,7 +199,8 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
   const code = await service.exited
   const exitedAfter = Date.now() - signalled
   t.equal(code, 0, 'exit code 0')
-  t.ok(exitedAfter < delayMs + 3500, `exited ${exitedAfter} ms after SIGTERM: the delay and the streams' close, not the query timeout on a stopped database`)
+  t.ok(exitedAfter < delayMs + 3500, `exited ${exitedAfter} ms after SIGTERM: the delay and the streams' close, ` +
+    'not the query timeout on a stopped database')
   const polled = await poll
   t.equal(polled.status, 200, 'the long poll answers 200')
   t.same(polled.body.events, [], 'with what it has')
@@ -182,7 +208,8 @@ t.test('SIGTERM with a long poll and a stream open, the database stopping too (C
   const lines = (await stream).map((line) => JSON.parse(line) as Record<string, unknown>)
   t.match(lines.at(-1), { next: String, synced: true }, 'the stream ends with a checkpoint')
   t.notOk(lines.some((line) => 'problem' in line), 'not a problem')
-  t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+|"stack"|killed by timeout/.test(line)), 'no stack trace, no kill')
+  t.notOk(service.lines.some((line) => /\bat .+:\d+:\d+|"stack"|killed by timeout/.test(line)),
+    'no stack trace, no kill')
 })
 
 t.test('a busy port stops start-up with one line naming its variable, exit code 1', async (t) => {
@@ -195,7 +222,17 @@ t.test('a busy port stops start-up with one line naming its variable, exit code 
   for (const variable of ['PORT', 'METRICS_PORT']) {
     const child = spawn(NODE, nodeArgs(['--import', 'tsx', 'server.ts']), {
       cwd: path.join(import.meta.dirname, '..', '..'),
-      env: { ...process.env, FASTIFY_AUTOLOAD_TYPESCRIPT: '1', MONGODB_URI: database.uri, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', CURSOR_KEY_FILE: 'off', [variable]: port },
+      env: {
+        ...process.env,
+        FASTIFY_AUTOLOAD_TYPESCRIPT: '1',
+        MONGODB_URI: database.uri,
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        PORT: '0',
+        METRICS_PORT: '0',
+        CURSOR_KEY_FILE: 'off',
+        [variable]: port
+      },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let stderr = ''
@@ -204,7 +241,8 @@ t.test('a busy port stops start-up with one line naming its variable, exit code 
     t.equal(code, 1, `${variable}: exit code 1`)
     const lines = stderr.trim().split('\n')
     t.equal(lines.length, 1, `${variable}: one line (${stderr.trim()})`)
-    t.match(lines[0], new RegExp(`^Invalid configuration: ${variable}=${port} is already in use`), `${variable}: it names the variable`)
+    t.match(lines[0], new RegExp(`^Invalid configuration: ${variable}=${port} is already in use`),
+      `${variable}: it names the variable`)
     t.notMatch(stderr, /\bat .+:\d+:\d+|EADDRINUSE/, `${variable}: no stack trace, no errno`)
   }
 })

@@ -13,9 +13,19 @@ const projectId = '65cd7e3007370d3300000000'
 
 export async function filters (): Promise<void> {
   // Each field with its own operators and value types.
-  await client.list('sessions', { projectId, filter: { start: { $gte: '2024-06-15' }, places: { $size: 2, $all: ['65cd7e3007370d3300000001'] }, 'customFields.level': { $in: ['easy', 3, true] } } })
-  await client.list('activities', { projectId, filter: { name: { $regex: '^yoga', $options: 'i' }, tags: 'music', active: true } })
-  await client.list('registrations', { projectId, filter: { 'sessionsSubscriptions.subscribedAt': { $lt: '2024' }, sessionsSubscriptions: { $size: 0 } } })
+  await client.list('sessions', {
+    projectId,
+    filter: {
+      start: { $gte: '2024-06-15' },
+      places: { $size: 2, $all: ['65cd7e3007370d3300000001'] },
+      'customFields.level': { $in: ['easy', 3, true] }
+    }
+  })
+  await client.list('activities',
+    { projectId, filter: { name: { $regex: '^yoga', $options: 'i' }, tags: 'music', active: true } })
+  await client.list('registrations', {
+    projectId, filter: { 'sessionsSubscriptions.subscribedAt': { $lt: '2024' }, sessionsSubscriptions: { $size: 0 } }
+  })
   await client.list('places', { projectId, filter: { maxNumberOfParticipants: { $gt: 100 } } })
 
   // @ts-expect-error $regex is not an operator of a date field
@@ -33,8 +43,16 @@ export async function filters (): Promise<void> {
   // @ts-expect-error the project is fixed by the path
   await client.list('activities', { projectId, filter: { project: projectId } })
   // $or and $and of filters, beside field conditions, nested up to three deep.
-  await client.list('activities', { projectId, filter: { active: true, $or: [{ name: { $regex: 'yoga', $options: 'i' } }, { tags: { $in: ['yoga', 'pilates'] } }] } })
-  await client.list('sessions', { projectId, filter: { $or: [{ $and: [{ $or: [{ start: '2024' }, { places: { $size: 0 } }] }, { 'customFields.room': 'A' }] }, {}] } })
+  await client.list('activities', {
+    projectId,
+    filter: { active: true, $or: [{ name: { $regex: 'yoga', $options: 'i' } }, { tags: { $in: ['yoga', 'pilates'] } }] }
+  })
+  await client.list('sessions', {
+    projectId,
+    filter: {
+      $or: [{ $and: [{ $or: [{ start: '2024' }, { places: { $size: 0 } }] }, { 'customFields.room': 'A' }] }, {}]
+    }
+  })
   // @ts-expect-error an $or has at least one branch
   await client.list('activities', { projectId, filter: { $or: [] } })
   // @ts-expect-error a branch follows the field rules: a boolean field takes booleans
@@ -48,8 +66,12 @@ export async function filters (): Promise<void> {
   // @ts-expect-error an array of documents takes $exists, $size and $elemMatch only
   await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $eq: 'x' } } })
   // $elemMatch: one element satisfies every condition; element fields, or operators of the element type.
-  await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $elemMatch: { session: projectId, subscribedAt: { $gte: '2024-06-01' } } } } })
-  await client.list('activities', { projectId, filter: { tags: { $elemMatch: { $or: [{ $regex: '^yo', $options: 'i' }, { $eq: 'pilates' }] } } } })
+  await client.list('registrations', {
+    projectId,
+    filter: { sessionsSubscriptions: { $elemMatch: { session: projectId, subscribedAt: { $gte: '2024-06-01' } } } }
+  })
+  await client.list('activities',
+    { projectId, filter: { tags: { $elemMatch: { $or: [{ $regex: '^yo', $options: 'i' }, { $eq: 'pilates' }] } } } })
   // @ts-expect-error an element of sessionsSubscriptions has no field 'sesion'
   await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $elemMatch: { sesion: projectId } } } })
   // @ts-expect-error an element of tags is a string: no $size inside $elemMatch
@@ -104,7 +126,8 @@ export async function scopeSortAndFields (): Promise<void> {
 }
 
 export async function counts (): Promise<void> {
-  const answer = await client.counts('registrations', { projectId, by: 'role', filter: { createdAt: { $gte: '2024' } }, limit: 10 })
+  const answer = await client.counts('registrations',
+    { projectId, by: 'role', filter: { createdAt: { $gte: '2024' } }, limit: 10 })
   const first: string | number | boolean | null | undefined = answer.groups[0]?.value
   const sizes: [number, boolean] = [answer.total, answer.more]
   if (first === undefined || sizes[1]) return
