@@ -42,23 +42,19 @@ t.test('a waiting request answers as soon as a change of its project comes, not 
   await other.catchUp(async (url) => await fastify.inject(url))
   const otherAnswering = fastify.inject(other.url('wait=10'))
   t.ok(await until(() => hub.waiting === 2, 15_000), 'both requests wait on the shared stream')
-  const { insertedId: elsewhereId } =
-    await db.collection('registrations').insertOne({ project: elsewhere, role: 'elsewhere' })
-  t.same((JSON.parse((await otherAnswering).body) as FeedAnswer).events.map((event) => event._id),
-    [elsewhereId.toHexString()], 'the other project\'s request has its change')
+  const { insertedId: elsewhereId } = await db.collection('registrations').insertOne({ project: elsewhere, role: 'elsewhere' })
+  t.same((JSON.parse((await otherAnswering).body) as FeedAnswer).events.map((event) => event._id), [elsewhereId.toHexString()], 'the other project\'s request has its change')
   t.notOk(answered, 'the other project\'s change did not end this wait')
   t.equal(hub.waiting, 1, 'this request still waits on the stream')
   const { insertedId } = await db.collection('registrations').insertOne({ project, role: 'volunteer' })
   const res = await answering
   const answer = JSON.parse(res.body) as FeedAnswer
-  t.same(answer.events.map((event) => event._id), [insertedId.toHexString()],
-    'its own project\'s change, and only that')
+  t.same(answer.events.map((event) => event._id), [insertedId.toHexString()], 'its own project\'s change, and only that')
   // Its deadline would have answered too (with the change, read then): the answer came before it.
   t.ok(Date.now() < sent + FEED_MAX_WAIT * 1000, 'woken by the change, before the wait\'s deadline')
 })
 
-t.test('a wait without changes waits on the stream until wait seconds after the request, ' +
-  'then answers with no event and a token', feeds, async (t) => {
+t.test('a wait without changes waits on the stream until wait seconds after the request, then answers with no event and a token', feeds, async (t) => {
   const { fastify, copy } = await setUp(t)
   // When a wait with no change ends is test/changes/waiters.test.ts's: here, what the route asks of it.
   const hub = fastify.changes.hub('registrations', true)
@@ -74,8 +70,7 @@ t.test('a wait without changes waits on the stream until wait seconds after the 
   t.equal(res.statusCode, 200)
   t.same(answer.events, [])
   t.ok(answer.synced)
-  t.equal((await fastify.inject(`${copy.path}?since=${encodeURIComponent(answer.next)}`)).statusCode, 200,
-    'a token the feed goes on from')
+  t.equal((await fastify.inject(`${copy.path}?since=${encodeURIComponent(answer.next)}`)).statusCode, 200, 'a token the feed goes on from')
   t.match(res.headers.link, /rel="next"/)
   t.ok(asked.length >= 1, 'the request waited on the shared stream')
   const first = asked[0] as { until: number, at: number }
@@ -85,16 +80,14 @@ t.test('a wait without changes waits on the stream until wait seconds after the 
   t.equal(hub.waiting, 0, 'and it waits no more')
 })
 
-t.test('CHANGES_MAX_WAITING bounds the requests that wait; ' +
-  'waiting takes no connection from lists', feeds, async (t) => {
+t.test('CHANGES_MAX_WAITING bounds the requests that wait; waiting takes no connection from lists', feeds, async (t) => {
   const { fastify, db, copy, project } = await setUp(t, { CHANGES_MAX_WAITING: 50 })
   // The connections checked out of the pool from here on, and the command each one runs: all
   // that the waits take is seen (the shared stream's may have been taken before).
   const client = fastify.database.client()
   const out = new Set<string>()
   const running = new Map<string, string>()
-  const key = (event: { address: string, connectionId?: number | string }): string =>
-    `${event.address}/${String(event.connectionId)}`
+  const key = (event: { address: string, connectionId?: number | string }): string => `${event.address}/${String(event.connectionId)}`
   client.on('connectionCheckedOut', (event) => { out.add(key(event)) })
   client.on('connectionCheckedIn', (event) => { out.delete(key(event)) })
   client.on('commandStarted', (event) => { running.set(key(event), event.commandName) })
@@ -116,8 +109,7 @@ t.test('CHANGES_MAX_WAITING bounds the requests that wait; ' +
   // A waiting request holding a connection would hold it idle, or run a getMore of a stream of
   // its own; the shared stream's getMore and a readiness ping come and go.
   t.same(idle, [], 'no connection is checked out without a command running on it')
-  t.ok(commands.every((name) => name === 'getMore' || name === 'ping'),
-    `commands running while 50 requests wait: ${commands.join(', ') || 'none'}`)
+  t.ok(commands.every((name) => name === 'getMore' || name === 'ping'), `commands running while 50 requests wait: ${commands.join(', ') || 'none'}`)
   t.ok(commands.filter((name) => name === 'getMore').length <= 1, 'at most one getMore: the shared stream\'s')
   const refused = await fastify.inject(copy.url('wait=3'))
   t.equal(refused.statusCode, 503)
@@ -161,8 +153,7 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
   await db.collection('registrations').insertMany([{ project, role: 'a' }, { project, role: 'b' }])
   const base = await listen(t, fastify)
   const lines: Array<Record<string, unknown>> = []
-  const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}?limit=1`,
-    { headers: { accept: 'application/x-ndjson', 'accept-encoding': 'gzip, br' } }, resolve))
+  const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}?limit=1`, { headers: { accept: 'application/x-ndjson', 'accept-encoding': 'gzip, br' } }, resolve))
   t.equal(response.statusCode, 200)
   t.match(response.headers['content-type'], /^application\/x-ndjson/)
   t.equal(response.headers['x-accel-buffering'], 'no')
@@ -179,12 +170,10 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
   let ended = false
   response.once('end', () => { ended = true })
   // The listing sent, the stream waits for changes: the next one is a change, not part of the listing.
-  t.ok(await until(() => lines.filter((line) => 'type' in line).length === 2 &&
-    fastify.changes.hub('registrations', true).waiting === 1, 15_000), 'listed, then waiting')
+  t.ok(await until(() => lines.filter((line) => 'type' in line).length === 2 && fastify.changes.hub('registrations', true).waiting === 1, 15_000), 'listed, then waiting')
   const { insertedId } = await db.collection('registrations').insertOne({ project, role: 'c' })
   const changeLine = (): number => lines.findIndex((line) => line._id === insertedId.toHexString())
-  t.ok(await until(() => changeLine() >= 0 && lines.slice(changeLine() + 1).some((line) => 'next' in line), 15_000),
-    'the change, then a checkpoint')
+  t.ok(await until(() => changeLine() >= 0 && lines.slice(changeLine() + 1).some((line) => 'next' in line), 15_000), 'the change, then a checkpoint')
   // Its end by the clock (CHANGES_STREAM_SECONDS) is test/changes/feed-stream.test.ts's: this one ends it by the stop.
   t.notOk(ended, 'the stream stays open after the change')
   fastify.lifecycle.stopAccepting()
@@ -192,16 +181,14 @@ t.test('a stream carries events and checkpoints, uncompressed, and ends with a c
   const events = lines.filter((line) => 'type' in line)
   t.equal(events.length, 3, 'the listing (two) and the change (one)')
   t.equal(events[2]?._id, insertedId.toHexString())
-  t.ok(lines.every((line) => 'type' in line || ('next' in line && 'synced' in line)),
-    'each line an event or a checkpoint')
+  t.ok(lines.every((line) => 'type' in line || ('next' in line && 'synced' in line)), 'each line an event or a checkpoint')
   t.ok('next' in (lines.at(-1) as object), 'it ends with a checkpoint')
   const checkpoints = lines.filter((line) => 'next' in line)
   t.equal(checkpoints[0]?.synced, false, 'not synced while listing')
   t.equal(checkpoints.at(-1)?.synced, true)
 })
 
-t.test('Accept chooses the stream as RFC 9110 weighs it: ' +
-  'NDJSON named or preferred, and acceptable', feeds, async (t) => {
+t.test('Accept chooses the stream as RFC 9110 weighs it: NDJSON named or preferred, and acceptable', feeds, async (t) => {
   const { fastify, path } = await setUp(t)
   const base = await listen(t, fastify)
   const stream = /^application\/x-ndjson/
@@ -222,30 +209,25 @@ t.test('Accept chooses the stream as RFC 9110 weighs it: ' +
     [undefined, json]
   ]
   for (const [accept, type] of cases) {
-    const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`,
-      { headers: accept === undefined ? {} : { accept } }, resolve))
+    const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`, { headers: accept === undefined ? {} : { accept } }, resolve))
     // The headers say which answer it is; a stream would stay open for minutes.
     response.destroy()
     t.equal(response.statusCode, 200, `Accept: ${accept ?? '(none)'}`)
-    t.match(response.headers['content-type'], type,
-      `Accept: ${accept ?? '(none)'}: ${type === stream ? 'a stream' : 'JSON'}`)
+    t.match(response.headers['content-type'], type, `Accept: ${accept ?? '(none)'}: ${type === stream ? 'a stream' : 'JSON'}`)
   }
 })
 
 t.test('a stream ends with a checkpoint when the service stops', feeds, async (t) => {
   const { fastify, path } = await setUp(t)
   const base = await listen(t, fastify)
-  const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`,
-    { headers: { accept: 'application/x-ndjson' } }, resolve))
+  const response = await new Promise<http.IncomingMessage>((resolve) => http.get(`${base}${path}`, { headers: { accept: 'application/x-ndjson' } }, resolve))
   let text = ''
   response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk })
   let ended = false
   response.once('end', () => { ended = true })
-  t.ok(await until(() => fastify.changes.hub('registrations', true).waiting === 1, 15_000),
-    'the stream waits for changes')
+  t.ok(await until(() => fastify.changes.hub('registrations', true).waiting === 1, 15_000), 'the stream waits for changes')
   fastify.lifecycle.stopAccepting()
-  // Its own end, CHANGES_STREAM_SECONDS, is minutes away; that the stop
-  // needs no tick of the clock is test/changes/feed-stream.test.ts's.
+  // Its own end, CHANGES_STREAM_SECONDS, is minutes away; that the stop needs no tick of the clock is test/changes/feed-stream.test.ts's.
   t.ok(await until(() => ended, 15_000), 'the stop ended it')
   const lines = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
   t.ok('next' in (lines.at(-1) as object), 'the last line is a checkpoint')
@@ -274,8 +256,7 @@ t.test('a reader that falls limit × 10 events behind is ended with a problem li
   // The service's side of the answer, to see when it has ended it (on a busy machine the events
   // reach the stream slowly, and a reader that resumed early would never be behind).
   const { socket, served } = await pausedStream(t, fastify, base, copy.url('limit=1'), db, project)
-  t.ok(await until(() => served()?.writableEnded === true, 30_000, 100),
-    'the service ended the answer of the reader that did not read')
+  t.ok(await until(() => served()?.writableEnded === true, 30_000, 100), 'the service ended the answer of the reader that did not read')
   socket.resume()
   let text = ''
   socket.setEncoding('utf8')
@@ -288,13 +269,11 @@ t.test('a reader that falls limit × 10 events behind is ended with a problem li
   t.match(JSON.parse(last), { problem: { status: 503, code: 'OVERLOADED' } }, 'the last line is the problem')
 })
 
-t.test('large events end a stream that holds 16 MiB for its reader, ' +
-  'whose connection goes once SEND_TIMEOUT_MS has passed unread', feeds, async (t) => {
+t.test('large events end a stream that holds 16 MiB for its reader, whose connection goes once SEND_TIMEOUT_MS has passed unread', feeds, async (t) => {
   const { fastify, db, project, copy } = await setUp(t, { SEND_TIMEOUT_MS: 1000 })
   const base = new URL(await listen(t, fastify))
   // limit=1000: 10,000 events behind would be 200 MB of these; 1,000 of them are 20 MB.
   const { served } = await pausedStream(t, fastify, base, copy.url('limit=1000'), db, project)
-  t.ok(await until(() => served()?.writableEnded === true, 30_000, 100),
-    'ended by what it holds, far from 10,000 events behind')
+  t.ok(await until(() => served()?.writableEnded === true, 30_000, 100), 'ended by what it holds, far from 10,000 events behind')
   t.ok(await until(() => served()?.closed === true, 15_000, 100), 'and, never read, its connection is closed: the service holds none of it')
 })
