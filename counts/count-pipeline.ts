@@ -3,7 +3,7 @@
 // then `$group`, the order and the limit, all in the database: only the groups asked for (and
 // one more, to know whether more exist) come back.
 import { ObjectId, type Document } from 'mongodb'
-import { MalformedBson } from '../list-endpoint/bson-page.js'
+import { MalformedBson } from '../list-endpoint/bson-elements.js'
 import type { GroupBy } from '../list-query/group-by.js'
 import { MAX_NUMBER } from '../list-query/operands.js'
 

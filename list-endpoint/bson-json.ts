@@ -13,7 +13,8 @@
 //   (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
 // test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
 import type { TObject } from '@sinclair/typebox'
-import { Elements, T, decodeRaw, int32At, isDBRefLike, reusableWalk, type Page } from './bson-page.js'
+import { Elements, T, int32At, isDBRefLike, reusableWalk } from './bson-elements.js'
+import { decodeRaw, type Page } from './bson-page.js'
 import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js'
 import { COMMA, Out } from './json-out.js'
 import type { KeptDocuments } from './kept-documents.js'

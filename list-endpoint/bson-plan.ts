@@ -4,7 +4,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { ObjectId } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
-import { T, cstringEnd, int32At, reusableWalk, utf8, valueSize } from './bson-page.js'
+import { T, cstringEnd, int32At, reusableWalk, utf8, valueSize } from './bson-elements.js'
 
 export interface Field {
   index: number

@@ -4,7 +4,7 @@
 // Nothing in the cursor protocol promises that the group comes in the first batch: should that
 // batch come empty with the cursor left open, countDocuments counts again and reads on.
 import { Long, type CollationOptions, type Db, type Document } from 'mongodb'
-import { MalformedBson } from './bson-page.js'
+import { MalformedBson } from './bson-elements.js'
 import { checkDecoded, decodedId, kill, readRetried } from './find-page.js'
 
 export interface CountOptions {

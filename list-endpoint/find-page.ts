@@ -7,7 +7,8 @@ import {
   type ReadPreferenceLike, type Sort
 } from 'mongodb'
 import { isRetryableRead } from '../database/classify-error.js'
-import { MalformedBson, firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
+import { MalformedBson } from './bson-elements.js'
+import { firstBatch, innerPage, pageOf, type Page } from './bson-page.js'
 
 export interface PageQuery {
   filter: Document

@@ -1,6 +1,6 @@
 // Dates as Date#toISOString writes them, straight into the output and without a Date for
 // years 0–9999 (the JSON writer's most frequent value after strings and ObjectIds).
-import { MAX_DATE_MS, int32At } from './bson-page.js'
+import { MAX_DATE_MS, int32At } from './bson-elements.js'
 import { DIGIT, QUOTE, type Out } from './json-out.js'
 
 const DAY_MS = 86_400_000

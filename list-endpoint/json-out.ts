@@ -1,7 +1,7 @@
 // The JSON is written as bytes into one growing buffer (Out): text copied from the BSON as it
 // is, no intermediate strings for the common values, nothing to encode again when it is sent.
 import { isUtf8 } from 'node:buffer'
-import { int32At, utf8 } from './bson-page.js'
+import { int32At, utf8 } from './bson-elements.js'
 
 export const QUOTE = 0x22
 export const COMMA = 0x2c

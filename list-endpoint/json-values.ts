@@ -3,7 +3,7 @@
 // driver would decode it to.
 import { BSON } from 'mongodb'
 import type { FieldKind } from '../schemas/fields.js'
-import { DECODE_OPTIONS, Elements, T, int32At, int64Value, isDBRefLike, reusableWalk } from './bson-page.js'
+import { DECODE_OPTIONS, Elements, T, int32At, int64Value, isDBRefLike, reusableWalk } from './bson-elements.js'
 import { putDate } from './json-date.js'
 import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
 import { withExactLongs } from './off-schema.js'

@@ -8,7 +8,7 @@
 // are written over first, and nothing is allocated per document (an object per entry, as a
 // general cache keeps, makes a page of new documents much costlier to write; docs/performance.md,
 // the table "BSON to JSON body", column "new / without keeping", has what the ring costs them).
-import { int32At } from './bson-page.js'
+import { int32At } from './bson-elements.js'
 import { leadingObjectIdAt } from './bson-plan.js'
 import type { Out } from './json-out.js'
 

@@ -1,4 +1,4 @@
-// The one walk over raw BSON (Elements, list-endpoint/bson-page.ts): every element of a document
+// The one walk over raw BSON (Elements, list-endpoint/bson-elements.ts): every element of a document
 // in order, and on bytes that do not hold together (a reply cut short, a length that lies, a name
 // without its NUL) a MalformedBson, never a read outside the document or a loop without end.
 import { BSON, MongoDecompressionError, MongoParseError, ObjectId } from 'mongodb'
@@ -6,17 +6,8 @@ import fc from 'fast-check'
 import t from 'tap'
 import { classifyDatabaseError } from '../../database/classify-error.js'
 import { bsonToJson } from '../../list-endpoint/bson-json.js'
-import {
-  Elements,
-  MalformedBson,
-  decodeFields,
-  firstBatch,
-  innerPage,
-  int32At,
-  isDBRefLike,
-  pageOf,
-  valueSize
-} from '../../list-endpoint/bson-page.js'
+import { Elements, MalformedBson, int32At, isDBRefLike, valueSize } from '../../list-endpoint/bson-elements.js'
+import { decodeFields, firstBatch, innerPage, pageOf } from '../../list-endpoint/bson-page.js'
 import { EXACT_VALUES } from '../../list-endpoint/cursor.js'
 import { Registration } from '../../schemas/kinds.js'
 
