@@ -4,11 +4,21 @@ import noDeprecatedOption from './tools/eslint/no-deprecated-option.js'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'client/dist/**', 'client/src/openapi.ts', 'coverage/**', '.tap/**', 'bench/results/**', 'scratch/**', '.scratch/**']
+    ignores: [
+      'dist/**', 'client/dist/**', 'client/src/openapi.ts', 'coverage/**', '.tap/**', 'bench/results/**', 'scratch/**',
+      '.scratch/**'
+    ]
   }),
   {
-    // TypeBox's idiom names a schema and its static type alike: `const Problem = Type.Object(…)`, `type Problem = Static<typeof Problem>`.
+    // TypeBox's idiom names a schema and its static type alike: `const Problem = Type.Object(…)`,
+    // `type Problem = Static<typeof Problem>`.
     rules: { '@typescript-eslint/no-redeclare': 'off' }
+  },
+  {
+    // Lines a reader sees whole. Not held in tests, whose case tables read better one row per line.
+    files: ['**/*.ts', '**/*.js'],
+    ignores: ['test/**', 'client/test/**'],
+    rules: { '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true }] }
   },
   {
     // A deprecated API (a driver option that no longer has an effect, say) fails the lint. The

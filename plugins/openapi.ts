@@ -10,7 +10,12 @@ import { HEADERS_TOO_LARGE_DETAIL } from './errors.js'
 import { rateLimited } from './load-shedding.js'
 import { takesListQuery } from './list-query.js'
 
-interface Parameter { in: string, schema?: Record<string, unknown>, content?: Record<string, unknown>, example?: unknown }
+interface Parameter {
+  in: string
+  schema?: Record<string, unknown>
+  content?: Record<string, unknown>
+  example?: unknown
+}
 
 /**
  * A parameter whose value is JSON text (`filter`) in OpenAPI's `content` form: its schema is the
@@ -23,7 +28,10 @@ function asJsonContent (parameter: Parameter): void {
   delete parameter.schema
   delete parameter.example
   parameter.content = {
-    'application/json': { schema: { $ref: `#/components/schemas/${id}` }, ...(typeof example === 'string' ? { example: JSON.parse(example) } : {}) }
+    'application/json': {
+      schema: { $ref: `#/components/schemas/${id}` },
+      ...(typeof example === 'string' ? { example: JSON.parse(example) } : {})
+    }
   }
 }
 
@@ -32,10 +40,18 @@ function asGroupBy (parameter: Parameter): void {
   const id = parameter.schema?.[GROUP_BY_SCHEMA]
   if (typeof id !== 'string') return
   const { description, examples } = parameter.schema as { description?: string, examples?: unknown }
-  parameter.schema = { ...groupByParameter(id), ...(description === undefined ? {} : { description }), ...(examples === undefined ? {} : { examples }) }
+  parameter.schema = {
+    ...groupByParameter(id),
+    ...(description === undefined ? {} : { description }),
+    ...(examples === undefined ? {} : { examples })
+  }
 }
 
-interface Operation { summary?: string, parameters?: Parameter[], responses?: Record<string, { content?: unknown }> }
+interface Operation {
+  summary?: string
+  parameters?: Parameter[]
+  responses?: Record<string, { content?: unknown }>
+}
 
 /** HEAD answers as GET does, headers only (RFC 9110 §9.3.2): its responses have no content. */
 function withoutBodies (operation: Operation): void {
@@ -46,16 +62,31 @@ function withoutBodies (operation: Operation): void {
 type Response = Record<string, unknown> & { headers?: Record<string, unknown> }
 
 const VALIDATOR = {
-  etag: { type: 'string', description: 'The answer\'s weak validator: sent back in If-None-Match, it gets a 304 while the answer would be the same' },
-  'cache-control': { type: 'string', const: 'no-cache', description: 'A cache may keep the answer, and revalidates it before each use' }
+  etag: {
+    type: 'string',
+    description: 'The answer\'s weak validator: sent back in If-None-Match, it gets a 304 while the answer would be ' +
+      'the same'
+  },
+  'cache-control': {
+    type: 'string',
+    const: 'no-cache',
+    description: 'A cache may keep the answer, and revalidates it before each use'
+  }
 }
-const RETRY_AFTER = { 'retry-after': { type: 'integer', minimum: 1, description: 'Seconds to wait before trying again' } }
+const RETRY_AFTER = {
+  'retry-after': { type: 'integer', minimum: 1, description: 'Seconds to wait before trying again' }
+}
 const RATE_LIMIT = {
   'ratelimit-limit': { type: 'integer', description: 'List requests a caller may make a minute, on this replica' },
   'ratelimit-remaining': { type: 'integer', description: 'What is left of them' },
   'ratelimit-reset': { type: 'integer', description: 'Seconds until the minute is over' }
 }
-const WWW_AUTHENTICATE = { 'www-authenticate': { type: 'string', description: 'The scheme, `Bearer realm="listing-api"`, and why the token was refused (RFC 6750)' } }
+const WWW_AUTHENTICATE = {
+  'www-authenticate': {
+    type: 'string',
+    description: 'The scheme, `Bearer realm="listing-api"`, and why the token was refused (RFC 6750)'
+  }
+}
 
 interface AnswerOptions {
   /** RATE_LIMIT_PER_MINUTE, when set. */
@@ -68,7 +99,11 @@ interface AnswerOptions {
  * 429, the headers that come with them and with 400, 401 and 503, and the problems that the
  * HTTP layer raises before any route runs.
  */
-function withTransportAnswers (schema: FastifySchema | undefined, route: RouteOptions, { perMinute }: AnswerOptions): FastifySchema | undefined {
+function withTransportAnswers (
+  schema: FastifySchema | undefined,
+  route: RouteOptions,
+  { perMinute }: AnswerOptions
+): FastifySchema | undefined {
   // Without a response schema @fastify/swagger describes a 200 itself: left as it is.
   if (schema?.response === undefined || schema.hide === true) return schema
   const response: Record<string, Response> = { ...(schema.response as Record<string, Response> | undefined) }
@@ -81,20 +116,65 @@ function withTransportAnswers (schema: FastifySchema | undefined, route: RouteOp
     headers('200', RATE_LIMIT)
     response['429'] = {
       // The example's wait: any number of seconds left in the minute.
-      ...problemResponse('More list requests a minute than RATE_LIMIT_PER_MINUTE (RATE_LIMITED); retry after Retry-After', rateLimited(perMinute, 17)),
+      ...problemResponse(
+        'More list requests a minute than RATE_LIMIT_PER_MINUTE (RATE_LIMITED); retry after Retry-After',
+        rateLimited(perMinute, 17)
+      ),
       headers: { ...RETRY_AFTER, ...RATE_LIMIT }
     }
   }
   // The 200's headers, as RFC 9110 (15.4.5) asks of a 304.
-  if (route.config?.conditional === true) response['304'] = { type: 'null', description: 'Not modified: the If-None-Match validator still holds (no body)', headers: response['200']?.headers }
-  if (response['401'] !== undefined) headers('400', { 'www-authenticate': { type: 'string', description: 'With more than one Authorization header: `error="invalid_request"` (RFC 6750)' } })
+  if (route.config?.conditional === true) {
+    response['304'] = {
+      type: 'null',
+      description: 'Not modified: the If-None-Match validator still holds (no body)',
+      headers: response['200']?.headers
+    }
+  }
+  if (response['401'] !== undefined) {
+    headers('400', {
+      'www-authenticate': {
+        type: 'string',
+        description: 'With more than one Authorization header: `error="invalid_request"` (RFC 6750)'
+      }
+    })
+  }
   headers('401', WWW_AUTHENTICATE)
   headers('503', RETRY_AFTER)
   response.default = problemResponse(
-    'A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST)',
+    'A problem raised before the operation runs: URL or headers too large (431 HEADERS_TOO_LARGE, 414 URI_TOO_LONG), ' +
+      'a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST)',
     problem(431, 'HEADERS_TOO_LARGE', HEADERS_TOO_LARGE_DETAIL)
   )
   return { ...schema, response }
+}
+
+const BEARER_AUTH = {
+  type: 'http',
+  scheme: 'bearer',
+  bearerFormat: 'JWT',
+  description: 'A JWT whose projects claim lists the readable project ids, or "*"'
+} as const
+
+interface OpenApiObject { paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } }
+
+/** The generated document with the filter and group-by components, and its parameters in their OpenAPI forms. */
+function finishDocument (openapiObject: OpenApiObject): ReturnType<SwaggerTransformObject> {
+  // JSON Schema 2020-12 as written: the route-schema conversion would fold patternProperties.
+  openapiObject.components = {
+    ...openapiObject.components,
+    schemas: { ...openapiObject.components?.schemas, ...filterSchemas(), ...groupBySchemas() }
+  }
+  for (const item of Object.values(openapiObject.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
+      // The path parameter first: it is what a reader fills in before any query parameter.
+      operation.parameters?.sort((a, b) => Number(b.in === 'path') - Number(a.in === 'path'))
+      operation.parameters?.forEach(asJsonContent)
+      operation.parameters?.forEach(asGroupBy)
+      if (method === 'head') withoutBodies(operation)
+    }
+  }
+  return openapiObject as ReturnType<SwaggerTransformObject>
 }
 
 /** The OpenAPI 3 document is generated from the route schemas; Swagger UI serves it at /docs. */
@@ -104,7 +184,8 @@ async function openapiPlugin (fastify: FastifyInstance) {
       openapi: '3.1.0',
       info: {
         title: 'Listing API',
-        description: 'List event-organisation collections with a strict, MongoDB-style filter language, sort, limit and skip. Every error is RFC 9457 problem+json.',
+        description: 'List event-organisation collections with a strict, MongoDB-style filter language, sort, ' +
+          'limit and skip. Every error is RFC 9457 problem+json.',
         version: PACKAGE.version,
         license: { name: 'MIT', identifier: 'MIT' }
       },
@@ -112,32 +193,25 @@ async function openapiPlugin (fastify: FastifyInstance) {
       ...(fastify.config.PUBLIC_URL === undefined ? {} : { servers: [{ url: fastify.config.PUBLIC_URL }] }),
       // Swagger UI shows "Authorize" when a security scheme exists: only when tokens are asked for.
       ...(fastify.config.AUTH_MODE === 'jwt'
-        ? { components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT whose projects claim lists the readable project ids, or "*"' } } } }
+        ? { components: { securitySchemes: { bearerAuth: BEARER_AUTH } } }
         : {}),
       tags: [
         { name: 'projects', description: 'Projects and their collections' },
-        { name: 'changes', description: 'Change feeds: keep a filtered copy of a list in sync. Start without since, apply the events, and send each answer\'s next back as since; long polls with wait, or an NDJSON stream' },
+        {
+          name: 'changes',
+          description: 'Change feeds: keep a filtered copy of a list in sync. Start without since, apply the events, ' +
+            'and send each answer\'s next back as since; long polls with wait, or an NDJSON stream'
+        },
         { name: 'health', description: 'Liveness and readiness' }
       ]
     },
     // Every GET path answers HEAD (Fastify's exposeHeadRoutes): described, so that a validating proxy knows it.
     exposeHeadRoutes: true,
-    transform: ({ schema, url, route }) => ({ schema: withTransportAnswers(schema, route, { perMinute: fastify.config.RATE_LIMIT_PER_MINUTE }) as typeof schema, url }),
-    transformObject: (document) => {
-      const openapiObject = (document as { openapiObject: { paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } } }).openapiObject
-      // JSON Schema 2020-12 as written: the route-schema conversion would fold patternProperties.
-      openapiObject.components = { ...openapiObject.components, schemas: { ...openapiObject.components?.schemas, ...filterSchemas(), ...groupBySchemas() } }
-      for (const item of Object.values(openapiObject.paths ?? {})) {
-        for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
-          // The path parameter first: it is what a reader fills in before any query parameter.
-          operation.parameters?.sort((a, b) => Number(b.in === 'path') - Number(a.in === 'path'))
-          operation.parameters?.forEach(asJsonContent)
-          operation.parameters?.forEach(asGroupBy)
-          if (method === 'head') withoutBodies(operation)
-        }
-      }
-      return openapiObject as ReturnType<SwaggerTransformObject>
+    transform: ({ schema, url, route }) => {
+      const perMinute = fastify.config.RATE_LIMIT_PER_MINUTE
+      return { schema: withTransportAnswers(schema, route, { perMinute }) as typeof schema, url }
     },
+    transformObject: (document) => finishDocument((document as { openapiObject: OpenApiObject }).openapiObject),
     refResolver: {
       // Shared schemas keep their $id as the component name, so the document reads "Problem", not "def-0".
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`)

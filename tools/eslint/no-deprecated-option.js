@@ -23,7 +23,8 @@ export default {
         if (contextual === undefined || !contextual.isUnion()) return
         const defined = checker.getNonNullableType(contextual)
         if (defined === contextual) return
-        const tag = defined.getProperty(node.key.name)?.getJsDocTags(checker).find((found) => found.name === 'deprecated')
+        const tag = defined.getProperty(node.key.name)?.getJsDocTags(checker)
+          .find((found) => found.name === 'deprecated')
         if (tag === undefined) return
         const reason = (tag.text ?? []).map((part) => part.text).join('')
         context.report({ node: node.key, messageId: 'deprecated', data: { name: node.key.name, reason } })
