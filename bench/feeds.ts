@@ -6,9 +6,7 @@
 //   documents (documents per CPU-second);
 // - the delivery lag: from a write's acknowledgement to the answers of requests waiting on it.
 import http from 'node:http'
-import { MongoClient, ObjectId } from 'mongodb'
-import { median, spread, spreadText } from './timing.js'
-import type { Table } from './report.js'
+import { MongoClient, ObjectId, type Db } from 'mongodb'
 
 export interface FeedRun { waiting: number, cpuUsPerRequest: number, p99: number, rps: number, poolConnections: number }
 
@@ -33,10 +31,10 @@ export interface FeedsContext {
 }
 
 const WAITERS = 1000
-const CATCH_UP = 10_000
+export const CATCH_UP = 10_000
 const LAG_WAITERS = 200
-const LAG_WRITES = 30
-const LIST_WALKS = 5
+export const LAG_WRITES = 30
+export const LIST_WALKS = 5
 
 interface Answer { events: Array<{ _id: string }>, next: string, synced: boolean }
 
@@ -108,6 +106,138 @@ function holdWaiters (
   }
 }
 
+/** What the three parts of the benchmark share: the service, its database and one feed per project. */
+interface Bench {
+  context: FeedsContext
+  agent: http.Agent
+  db: Db
+  projects: ObjectId[]
+  feeds: Array<{ url: string, token: string }>
+}
+
+/** The mix alone and beside WAITERS requests waiting on feeds, interleaved. */
+async function mixBesideWaiters ({ context, agent, db, projects, feeds }: Bench): Promise<FeedRun[]> {
+  await context.measure(context.mixPaths)
+  const runs: FeedRun[] = []
+  for (let round = 0; round < context.rounds; round++) {
+    for (const waiting of round % 2 === 0 ? [0, WAITERS] : [WAITERS, 0]) {
+      const held = waiting === 0 ? undefined : holdWaiters(agent, feeds, waiting)
+      // Measured once every request waits: what their first answers cost is not the mix's.
+      if (held !== undefined) {
+        await untilWaiting(context.metricsUrl, waiting)
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+      const figure = await context.measure(context.mixPaths)
+      const pool = await poolConnections(context.metricsUrl)
+      if (held !== undefined) {
+        const stopping = held.stop()
+        for (const project of projects) await db.collection('registrations').insertOne({ project, role: 'wake-up' })
+        await stopping
+        if (held.failures.length > 0) {
+          throw new Error(`waiting requests failed: ${held.failures.slice(0, 3).join('; ')}`)
+        }
+        await db.collection('registrations').deleteMany({ role: 'wake-up' })
+      }
+      runs.push({ waiting, ...figure, poolConnections: pool })
+    }
+    for (const feed of feeds) feed.token = await caughtUp(agent, feed.url, feed.token)
+  }
+  return runs
+}
+
+/** A catch-up of CATCH_UP changes against walks of a list of the same documents; the first feed then lists again. */
+async function catchUpRounds ({ context, agent, db, projects, feeds }: Bench): Promise<FeedsResult['catchUp']> {
+  const { url } = context
+  const catchUp: FeedsResult['catchUp'] = []
+  const project = projects[0] as ObjectId
+  const feed = feeds[0] as { url: string, token: string }
+  for (let round = 0; round < 3; round++) {
+    const marker = `catch-up-${round}`
+    const registrations = db.collection('registrations')
+    if (round === 0) {
+      for (let i = 0; i < CATCH_UP; i += 1000) {
+        await registrations.insertMany(Array.from({ length: 1000 }, () => ({ project, role: marker })))
+      }
+    } else {
+      await registrations.updateMany({ role: `catch-up-${round - 1}` }, { $set: { role: marker } })
+    }
+    // Let the shared stream bring them in, as it does between two answers of a follower: its
+    // intake is paid once per change and replica, whatever the number of followers.
+    await new Promise((resolve) => setTimeout(resolve, 6000))
+    let before = context.cpuMicros(context.pid)
+    let events = 0
+    let token = feed.token
+    for (;;) {
+      const answer = await getJson(agent, `${feed.url}?limit=1000&since=${token}`)
+      events += answer.events.length
+      token = answer.next
+      if (answer.events.length === 0) break
+    }
+    const feedCpu = context.cpuMicros(context.pid) - before
+    feed.token = token
+    before = context.cpuMicros(context.pid)
+    let documents = 0
+    let next: string | undefined
+    const list = `${url}/projects/${project.toHexString()}/registrations?limit=1000&sort=%2B_id` +
+      `&filter=${encodeURIComponent(JSON.stringify({ role: marker }))}`
+    // Five walks: a walk of 10,000 documents takes a few clock ticks of CPU (10 ms each).
+    for (let walk = 0; walk < LIST_WALKS; walk++) {
+      do {
+        const page = await getJson(agent, `${list}${next === undefined ? '' : `&after=${next}`}`) as unknown as {
+          data: unknown[], next?: string
+        }
+        documents += page.data.length
+        next = page.next
+      } while (next !== undefined)
+    }
+    const listCpu = context.cpuMicros(context.pid) - before
+    if (events < CATCH_UP || documents !== CATCH_UP * LIST_WALKS) {
+      throw new Error(`catch-up: ${events} events and ${documents} documents for ${CATCH_UP} changes`)
+    }
+    catchUp.push({
+      changes: CATCH_UP,
+      feedEventsPerCpuSecond: events / (feedCpu / 1e6),
+      listDocumentsPerCpuSecond: documents / (listCpu / 1e6)
+    })
+  }
+  await db.collection('registrations').deleteMany({ role: /^catch-up-/ })
+  // Those 10,000 deletions fill the stand-in's whole oplog (10,000 entries): a token from before
+  // them is older than its history (410, as on a MongoDB with an oplog that small). A new
+  // listing instead.
+  feed.token = await caughtUp(agent, feed.url)
+  return catchUp
+}
+
+/** The delivery lag of LAG_WRITES writes to one project while LAG_WAITERS requests wait on it. */
+async function deliveryLag ({ context, agent, db, projects, feeds }: Bench): Promise<FeedsResult['lag']> {
+  const feed = feeds[0] as { url: string, token: string }
+  const project = projects[0] as ObjectId
+  const target = { url: feeds[1]?.url ?? feed.url, token: await caughtUp(agent, feeds[1]?.url ?? feed.url) }
+  const written = new Map<string, number>()
+  const lags: number[] = []
+  const held = holdWaiters(agent, [target], LAG_WAITERS, (at, answer) => {
+    for (const event of answer.events) {
+      const at0 = written.get(event._id)
+      if (at0 !== undefined) lags.push(at - at0)
+    }
+  })
+  await untilWaiting(context.metricsUrl, LAG_WAITERS)
+  const lagProject = projects[1] ?? project
+  for (let i = 0; i < LAG_WRITES; i++) {
+    const _id = new ObjectId()
+    await db.collection('registrations').insertOne({ _id, project: lagProject, role: 'lag' })
+    written.set(_id.toHexString(), performance.now())
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  const stopping = held.stop()
+  await db.collection('registrations').insertOne({ project: lagProject, role: 'wake-up' })
+  await stopping
+  await db.collection('registrations').deleteMany({ role: { $in: ['lag', 'wake-up'] } })
+  const sorted = [...lags].sort((a, b) => a - b)
+  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
+  return { waiters: LAG_WAITERS, deliveries: lags.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN }
+}
+
 export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
   const { url, databaseUri, databaseName } = context
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
@@ -120,176 +250,13 @@ export async function benchFeeds (context: FeedsContext): Promise<FeedsResult> {
     const feeds = await Promise.all(projects.map(async (project) => ({
       url: feedOf(project), token: await caughtUp(agent, feedOf(project))
     })))
-
-    // The mix alone and beside 1,000 waiting requests, in turn.
-    await context.measure(context.mixPaths)
-    const runs: FeedRun[] = []
-    for (let round = 0; round < context.rounds; round++) {
-      for (const waiting of round % 2 === 0 ? [0, WAITERS] : [WAITERS, 0]) {
-        const held = waiting === 0 ? undefined : holdWaiters(agent, feeds, waiting)
-        // Measured once every request waits: what their first answers cost is not the mix's.
-        if (held !== undefined) {
-          await untilWaiting(context.metricsUrl, waiting)
-          await new Promise((resolve) => setTimeout(resolve, 1000))
-        }
-        const figure = await context.measure(context.mixPaths)
-        const pool = await poolConnections(context.metricsUrl)
-        if (held !== undefined) {
-          const stopping = held.stop()
-          for (const project of projects) await db.collection('registrations').insertOne({ project, role: 'wake-up' })
-          await stopping
-          if (held.failures.length > 0) {
-            throw new Error(`waiting requests failed: ${held.failures.slice(0, 3).join('; ')}`)
-          }
-          await db.collection('registrations').deleteMany({ role: 'wake-up' })
-        }
-        runs.push({ waiting, ...figure, poolConnections: pool })
-      }
-      for (const feed of feeds) feed.token = await caughtUp(agent, feed.url, feed.token)
-    }
-
-    // A catch-up of 10,000 changes against a list walk of the same documents.
-    const catchUp: FeedsResult['catchUp'] = []
-    const project = projects[0] as ObjectId
-    const feed = feeds[0] as { url: string, token: string }
-    for (let round = 0; round < 3; round++) {
-      const marker = `catch-up-${round}`
-      const registrations = db.collection('registrations')
-      if (round === 0) {
-        for (let i = 0; i < CATCH_UP; i += 1000) {
-          await registrations.insertMany(Array.from({ length: 1000 }, () => ({ project, role: marker })))
-        }
-      } else {
-        await registrations.updateMany({ role: `catch-up-${round - 1}` }, { $set: { role: marker } })
-      }
-      // Let the shared stream bring them in, as it does between two answers of a follower: its
-      // intake is paid once per change and replica, whatever the number of followers.
-      await new Promise((resolve) => setTimeout(resolve, 6000))
-      let before = context.cpuMicros(context.pid)
-      let events = 0
-      let token = feed.token
-      for (;;) {
-        const answer = await getJson(agent, `${feed.url}?limit=1000&since=${token}`)
-        events += answer.events.length
-        token = answer.next
-        if (answer.events.length === 0) break
-      }
-      const feedCpu = context.cpuMicros(context.pid) - before
-      feed.token = token
-      before = context.cpuMicros(context.pid)
-      let documents = 0
-      let next: string | undefined
-      const list = `${url}/projects/${project.toHexString()}/registrations?limit=1000&sort=%2B_id` +
-        `&filter=${encodeURIComponent(JSON.stringify({ role: marker }))}`
-      // Five walks: a walk of 10,000 documents takes a few clock ticks of CPU (10 ms each).
-      for (let walk = 0; walk < LIST_WALKS; walk++) {
-        do {
-          const page = await getJson(agent, `${list}${next === undefined ? '' : `&after=${next}`}`) as unknown as {
-            data: unknown[], next?: string
-          }
-          documents += page.data.length
-          next = page.next
-        } while (next !== undefined)
-      }
-      const listCpu = context.cpuMicros(context.pid) - before
-      if (events < CATCH_UP || documents !== CATCH_UP * LIST_WALKS) {
-        throw new Error(`catch-up: ${events} events and ${documents} documents for ${CATCH_UP} changes`)
-      }
-      catchUp.push({
-        changes: CATCH_UP,
-        feedEventsPerCpuSecond: events / (feedCpu / 1e6),
-        listDocumentsPerCpuSecond: documents / (listCpu / 1e6)
-      })
-    }
-    await db.collection('registrations').deleteMany({ role: /^catch-up-/ })
-    // Those 10,000 deletions fill the stand-in's whole oplog (10,000 entries): a token from before
-    // them is older than its history (410, as on a MongoDB with an oplog that small). A new
-    // listing instead.
-    feed.token = await caughtUp(agent, feed.url)
-
-    // The delivery lag: writes to one project, one at a time, while 200 requests wait on it.
-    const target = { url: feeds[1]?.url ?? feed.url, token: await caughtUp(agent, feeds[1]?.url ?? feed.url) }
-    const written = new Map<string, number>()
-    const lags: number[] = []
-    const held = holdWaiters(agent, [target], LAG_WAITERS, (at, answer) => {
-      for (const event of answer.events) {
-        const at0 = written.get(event._id)
-        if (at0 !== undefined) lags.push(at - at0)
-      }
-    })
-    await untilWaiting(context.metricsUrl, LAG_WAITERS)
-    const lagProject = projects[1] ?? project
-    for (let i = 0; i < LAG_WRITES; i++) {
-      const _id = new ObjectId()
-      await db.collection('registrations').insertOne({ _id, project: lagProject, role: 'lag' })
-      written.set(_id.toHexString(), performance.now())
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    const stopping = held.stop()
-    await db.collection('registrations').insertOne({ project: lagProject, role: 'wake-up' })
-    await stopping
-    await db.collection('registrations').deleteMany({ role: { $in: ['lag', 'wake-up'] } })
-    const sorted = [...lags].sort((a, b) => a - b)
-    const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
-    return {
-      waiters: WAITERS,
-      runs,
-      catchUp,
-      lag: { waiters: LAG_WAITERS, deliveries: lags.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN }
-    }
+    const bench = { context, agent, db, projects, feeds }
+    const runs = await mixBesideWaiters(bench)
+    const catchUp = await catchUpRounds(bench)
+    const lag = await deliveryLag(bench)
+    return { waiters: WAITERS, runs, catchUp, lag }
   } finally {
     agent.destroy()
     await client.close()
   }
-}
-
-export function feedsTables (result: FeedsResult): Table[] {
-  const alone = result.runs.filter((run) => run.waiting === 0)
-  const beside = result.runs.filter((run) => run.waiting > 0)
-  const ratio = (key: 'cpuUsPerRequest' | 'p99' | 'rps'): string =>
-    spreadText(spread(beside.map((run, i) => run[key] / (alone[i] as FeedRun)[key])))
-  const row = (label: string, runs: FeedRun[]) => ({
-    '': label,
-    'CPU µs/request': median(runs.map((run) => run.cpuUsPerRequest)).toFixed(0),
-    'requests/s': median(runs.map((run) => run.rps)).toFixed(0),
-    'p99 ms': median(runs.map((run) => run.p99)).toFixed(1),
-    'pool connections': runs.map((run) => run.poolConnections).join(', ')
-  })
-  const catchUp = result.catchUp.map((round) => round.feedEventsPerCpuSecond / round.listDocumentsPerCpuSecond)
-  return [
-    {
-      title: `Change feeds: the list mix alone and beside ${result.waiters} requests waiting on feeds ` +
-        `(one service, against the database directly; ${alone.length} interleaved runs each)`,
-      rows: [row('the mix alone', alone), row(`the mix, ${result.waiters} waiting`, beside)],
-      notes: [
-        `Beside the waiting requests, per request: CPU ×${ratio('cpuUsPerRequest')}, p99 ×${ratio('p99')}, ` +
-          `requests/s ×${ratio('rps')} (median, min–max of the runs). The pool's connections are those of the ` +
-          'whole service, read from its metrics after each run.'
-      ]
-    },
-    {
-      title: `Change feeds: a catch-up of ${CATCH_UP.toLocaleString('en')} changes against walks of a list of the ` +
-        `same documents (limit=1000; inserts, then two rounds of updates; the list walked ${LIST_WALKS} times a round)`,
-      rows: result.catchUp.map((round, i) => ({
-        round: i === 0 ? 'inserts' : `updates ${i}`,
-        'feed events / CPU-second': round.feedEventsPerCpuSecond.toFixed(0),
-        'list documents / CPU-second': round.listDocumentsPerCpuSecond.toFixed(0),
-        ratio: (round.feedEventsPerCpuSecond / round.listDocumentsPerCpuSecond).toFixed(2)
-      })),
-      notes: [
-        `Median ratio ${median(catchUp).toFixed(2)}: each feed answer reads the changed documents again by _id, ` +
-          'where a list page reads a range.'
-      ]
-    },
-    {
-      title: 'Change feeds: delivery lag, from a write\'s acknowledgement to the answers of ' +
-        `${result.lag.waiters} requests waiting on its project (${LAG_WRITES} writes, 200 ms apart)`,
-      rows: [{
-        deliveries: result.lag.deliveries,
-        'p50 ms': result.lag.p50.toFixed(1),
-        'p99 ms': result.lag.p99.toFixed(1),
-        'max ms': result.lag.max.toFixed(1)
-      }]
-    }
-  ]
 }
