@@ -70,37 +70,20 @@ const QUERY_CODES: Record<number, [ErrorCode, string]> = {
   17287: ['INVALID_VALUE', 'MongoDB refused a value in the filter.']
 }
 
-const UNAVAILABLE: DatabaseProblem = {
-  status: 503,
-  code: 'DATABASE_UNAVAILABLE',
-  detail: 'The database is not answering; try again shortly.',
-  param: 'request'
-}
-const REFUSED_ACCESS: DatabaseProblem = {
-  status: 503,
-  code: 'DATABASE_UNAVAILABLE',
-  detail: 'The database refuses this service the read (its user lacks a privilege); ' +
-    'try again once the operator has granted it.',
-  param: 'request'
-}
-const DAMAGED: DatabaseProblem = {
-  status: 503,
-  code: 'DATABASE_UNAVAILABLE',
-  detail: 'The database\'s reply arrived damaged and could not be read; try again shortly.',
-  param: 'request'
-}
-const TIMEOUT: DatabaseProblem = {
-  status: 503,
-  code: 'QUERY_TIMEOUT',
-  detail: 'The query took longer than the service allows; narrow the filter or page with a smaller limit.',
-  param: 'request'
-}
-const BUSY: DatabaseProblem = {
-  status: 503,
-  code: 'QUERY_TIMEOUT',
-  detail: 'Every connection to the database stayed busy for as long as a query may take; try again shortly.',
-  param: 'request'
-}
+/** A 503 about the database as a whole: `param` names the request, not one of its parameters. */
+const unavailable = (code: ErrorCode, detail: string): DatabaseProblem =>
+  ({ status: 503, code, detail, param: 'request' })
+
+const UNAVAILABLE = unavailable('DATABASE_UNAVAILABLE', 'The database is not answering; try again shortly.')
+const REFUSED_ACCESS = unavailable('DATABASE_UNAVAILABLE',
+  'The database refuses this service the read (its user lacks a privilege); ' +
+  'try again once the operator has granted it.')
+const DAMAGED = unavailable('DATABASE_UNAVAILABLE',
+  'The database\'s reply arrived damaged and could not be read; try again shortly.')
+const TIMEOUT = unavailable('QUERY_TIMEOUT',
+  'The query took longer than the service allows; narrow the filter or page with a smaller limit.')
+const BUSY = unavailable('QUERY_TIMEOUT',
+  'Every connection to the database stayed busy for as long as a query may take; try again shortly.')
 
 /**
  * A reply that arrived damaged, as the driver and the page reader say it: a document that does
