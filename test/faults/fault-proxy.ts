@@ -69,95 +69,38 @@ interface Holding {
   damage?: (frame: Buffer) => void
 }
 
+interface Failing { names: Set<string>, reply: ErrorReply, left: number }
+
+/** What the proxy's connections and its controls share: the open links, the counts and the faults on now. */
+interface ProxyState {
+  links: Set<Link>
+  accepted: number
+  refused: number
+  delayed: number
+  refuse: boolean
+  silentNew: boolean
+  delayMs: number
+  failing: Failing | undefined
+  releaseHeld: (() => void) | undefined
+  holding: Holding | undefined
+}
+
 export async function startFaultProxy (target: { host: string, port: number }): Promise<FaultProxy> {
-  const links = new Set<Link>()
-  let accepted = 0
-  let refused = 0
-  let delayed = 0
-  let refuse = false
-  let silentNew = false
-  let delayMs = 0
-  let failing: { names: Set<string>, reply: ErrorReply, left: number } | undefined
-  let releaseHeld: (() => void) | undefined
-  let holding: Holding | undefined
+  const state: ProxyState = {
+    links: new Set<Link>(),
+    accepted: 0,
+    refused: 0,
+    delayed: 0,
+    refuse: false,
+    silentNew: false,
+    delayMs: 0,
+    failing: undefined,
+    releaseHeld: undefined,
+    holding: undefined
+  }
+  const { links } = state
 
-  const server = net.createServer((client) => {
-    accepted++
-    if (refuse) {
-      refused++
-      client.resetAndDestroy()
-      return
-    }
-    const upstream = net.connect(target.port, target.host)
-    const link: Link = { client, server: upstream, silent: silentNew }
-    links.add(link)
-    const drop = () => {
-      links.delete(link)
-      client.destroy()
-      upstream.destroy()
-    }
-    client.on('error', drop).on('close', drop)
-    upstream.on('error', drop).on('close', drop)
-
-    const framer = new MessageFramer()
-    client.on('data', (chunk: Buffer) => {
-      if (link.silent) return
-      if (failing === undefined && holding?.link !== undefined) {
-        upstream.write(chunk)
-        return
-      }
-      if (failing === undefined && holding === undefined) {
-        upstream.write(chunk)
-        return
-      }
-      for (const frame of framer.push(chunk)) {
-        const message = parseMessage(frame)
-        const name = Object.keys(message.command)[0] ?? ''
-        if (holding !== undefined && holding.link === undefined && holding.matches(message.command)) {
-          holding.link = link
-          link.heldRequest = message.requestId
-          link.upstreamFramer = new MessageFramer()
-          upstream.write(frame)
-        } else if (failing !== undefined && failing.names.has(name) && failing.left > 0) {
-          failing.left--
-          client.write(encodeReply(message, { ok: 0, ...failing.reply }))
-        } else {
-          upstream.write(frame)
-        }
-      }
-    })
-    upstream.on('data', (chunk: Buffer) => {
-      if (link.silent) return
-      if (link.upstreamFramer !== undefined) {
-        for (const frame of link.upstreamFramer.push(chunk)) {
-          // responseTo, the fourth int32 of the header, names the request answered.
-          if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
-            if (holding.damage === undefined) {
-              holding.reply = frame
-              holding.onHeld()
-            } else {
-              const damaged = Buffer.from(frame)
-              holding.damage(damaged)
-              client.write(damaged)
-              holding = undefined
-            }
-          } else {
-            client.write(frame)
-          }
-        }
-        return
-      }
-      if (delayMs > 0) {
-        delayed++
-        setTimeout(() => {
-          delayed--
-          if (!link.silent) client.write(chunk)
-        }, delayMs)
-      } else {
-        client.write(chunk)
-      }
-    })
-  })
+  const server = net.createServer((client) => acceptConnection(state, target, client))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as net.AddressInfo).port
 
@@ -165,50 +108,36 @@ export async function startFaultProxy (target: { host: string, port: number }): 
     uri: `mongodb://127.0.0.1:${port}/?directConnection=true`,
     port,
     connections: () => links.size,
-    accepted: () => accepted,
-    refused: () => refused,
-    delayed: () => delayed,
+    accepted: () => state.accepted,
+    refused: () => state.refused,
+    delayed: () => state.delayed,
     outage: () => {
-      refuse = true
+      state.refuse = true
       for (const link of links) {
         link.client.resetAndDestroy()
         link.server.destroy()
       }
     },
     blackhole: () => {
-      silentNew = true
+      state.silentNew = true
       for (const link of links) link.silent = true
     },
     halfOpen: () => {
       for (const link of links) link.silent = true
     },
-    slow: (ms) => { delayMs = ms },
-    failCommands: (names, reply, times = Infinity) => { failing = { names: new Set(names), reply, left: times } },
-    holdReply: (matches) => {
-      let onHeld = (): void => {}
-      const held = new Promise<void>((resolve) => { onHeld = resolve })
-      const hold: NonNullable<typeof holding> = { matches, released: false, onHeld }
-      holding = hold
-      const release = (): void => {
-        if (hold.released) return
-        hold.released = true
-        if (hold.reply !== undefined && hold.link !== undefined) hold.link.client.write(hold.reply)
-        if (holding === hold) holding = undefined
-        if (releaseHeld === release) releaseHeld = undefined
-      }
-      releaseHeld = release
-      return { held, release }
-    },
+    slow: (ms) => { state.delayMs = ms },
+    failCommands: (names, reply, times = Infinity) => { state.failing = { names: new Set(names), reply, left: times } },
+    holdReply: (matches) => holdNextReply(state, matches),
     rewriteReply: (matches, damage) => {
-      holding = { matches, released: false, onHeld: () => {}, damage }
+      state.holding = { matches, released: false, onHeld: () => {}, damage }
     },
     heal: () => {
-      refuse = false
-      silentNew = false
-      delayMs = 0
-      failing = undefined
-      releaseHeld?.()
-      holding = undefined
+      state.refuse = false
+      state.silentNew = false
+      state.delayMs = 0
+      state.failing = undefined
+      state.releaseHeld?.()
+      state.holding = undefined
     },
     close: async () => {
       for (const link of links) {
@@ -218,4 +147,114 @@ export async function startFaultProxy (target: { host: string, port: number }): 
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   }
+}
+
+/** Takes a connection from the service: resets it during an outage, else links it to the database. */
+function acceptConnection (state: ProxyState, target: { host: string, port: number }, client: net.Socket): void {
+  state.accepted++
+  if (state.refuse) {
+    state.refused++
+    client.resetAndDestroy()
+    return
+  }
+  const upstream = net.connect(target.port, target.host)
+  const link: Link = { client, server: upstream, silent: state.silentNew }
+  state.links.add(link)
+  const drop = () => {
+    state.links.delete(link)
+    client.destroy()
+    upstream.destroy()
+  }
+  client.on('error', drop).on('close', drop)
+  upstream.on('error', drop).on('close', drop)
+
+  forwardRequests(state, link)
+  forwardReplies(state, link)
+}
+
+/** Passes the service's commands to the database, answering failing ones itself and marking the one to hold. */
+function forwardRequests (state: ProxyState, link: Link): void {
+  const { client, server: upstream } = link
+  const framer = new MessageFramer()
+  client.on('data', (chunk: Buffer) => {
+    if (link.silent) return
+    if (state.failing === undefined && state.holding?.link !== undefined) {
+      upstream.write(chunk)
+      return
+    }
+    if (state.failing === undefined && state.holding === undefined) {
+      upstream.write(chunk)
+      return
+    }
+    for (const frame of framer.push(chunk)) {
+      const message = parseMessage(frame)
+      const name = Object.keys(message.command)[0] ?? ''
+      const { holding, failing } = state
+      if (holding !== undefined && holding.link === undefined && holding.matches(message.command)) {
+        holding.link = link
+        link.heldRequest = message.requestId
+        link.upstreamFramer = new MessageFramer()
+        upstream.write(frame)
+      } else if (failing !== undefined && failing.names.has(name) && failing.left > 0) {
+        failing.left--
+        client.write(encodeReply(message, { ok: 0, ...failing.reply }))
+      } else {
+        upstream.write(frame)
+      }
+    }
+  })
+}
+
+/** Passes the database's replies to the service: held, damaged or slowed when a fault asks for it. */
+function forwardReplies (state: ProxyState, link: Link): void {
+  const { client, server: upstream } = link
+  upstream.on('data', (chunk: Buffer) => {
+    if (link.silent) return
+    if (link.upstreamFramer !== undefined) {
+      for (const frame of link.upstreamFramer.push(chunk)) {
+        const { holding } = state
+        // responseTo, the fourth int32 of the header, names the request answered.
+        if (holding !== undefined && !holding.released && frame.readInt32LE(8) === link.heldRequest) {
+          if (holding.damage === undefined) {
+            holding.reply = frame
+            holding.onHeld()
+          } else {
+            const damaged = Buffer.from(frame)
+            holding.damage(damaged)
+            client.write(damaged)
+            state.holding = undefined
+          }
+        } else {
+          client.write(frame)
+        }
+      }
+      return
+    }
+    if (state.delayMs > 0) {
+      state.delayed++
+      setTimeout(() => {
+        state.delayed--
+        if (!link.silent) client.write(chunk)
+      }, state.delayMs)
+    } else {
+      client.write(chunk)
+    }
+  })
+}
+
+/** Holds the database's reply to the next command that `matches` until it is released or the proxy healed. */
+function holdNextReply (state: ProxyState, matches: Holding['matches']): HeldReply {
+  let onHeld = (): void => {}
+  const held = new Promise<void>((resolve) => { onHeld = resolve })
+  const hold: Holding = { matches, released: false, onHeld }
+  state.holding = hold
+  const release = (): void => {
+    if (hold.released) return
+    hold.released = true
+    if (hold.reply !== undefined && hold.link !== undefined) hold.link.client.write(hold.reply)
+    if (state.holding === hold) state.holding = undefined
+    if (state.releaseHeld === release) state.releaseHeld = undefined
+  }
+  state.releaseHeld = release
+  return { held, release }
 }
