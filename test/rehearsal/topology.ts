@@ -5,8 +5,7 @@
 // the replicas trust (TRUST_PROXY), and clients connect from addresses of their own.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import http, { type IncomingMessage } from 'node:http'
-import https from 'node:https'
+import type { IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
@@ -17,6 +16,7 @@ import { proxiedDatabase } from '../faults/fault-app.js'
 import type { FaultProxy } from '../faults/fault-proxy.js'
 import { freePort, listening, productionFlags, untilReady, type ServiceProcess } from '../faults/service-process.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
+import { clientAgents, clientRequests } from './clients.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 export const NGINX_ADDRESS = '127.0.0.2'
@@ -102,55 +102,59 @@ function renderTemplate (values: Record<string, string>): string {
   return template.replace(/\$\{([A-Z0-9_]+)\}/g, (whole, name: string) => values[name] ?? whole)
 }
 
-export async function startTopology (t: Test): Promise<Topology> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'listing-rehearsal-'))
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', `/CN=${SERVER_NAME}`, '-addext', `subjectAltName=DNS:${SERVER_NAME}`, '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' })
-  const ca = readFileSync(path.join(dir, 'cert.pem'))
+/** A throw-away certificate for SERVER_NAME in `dir` (cert.pem, key.pem): the one the clients trust. */
+function makeCertificate (dir: string): Buffer {
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', `/CN=${SERVER_NAME}`, '-addext', `subjectAltName=DNS:${SERVER_NAME}`,
+    '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')
+  ], { stdio: 'ignore' })
+  return readFileSync(path.join(dir, 'cert.pem'))
+}
 
-  const proxy = await proxiedDatabase(t)
-  const MONGODB_DB = uniqueDatabaseName('rehearsal')
-  await seedDemoData(`mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, MONGODB_DB)
-  const signingKey = makeKey('rehearsal-1', 'ES256')
-  const jwks = await startJwksServer([signingKey])
-  t.teardown(jwks.close)
+/** What the replicas share besides the limits: the database (through the fault proxy) and the JWKS server. */
+interface ReplicaSettings {
+  databaseUri: string
+  databaseName: string
+  jwksUri: string
+}
 
-  const replicaPorts = [await freePort(), await freePort()]
-  const environment = (port: number): NodeJS.ProcessEnv => {
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      METRICS_PORT: '0',
-      MONGODB_URI: proxy.uri,
-      MONGODB_DB,
-      CURSOR_SECRET: 'rehearsal-cursor-secret-of-at-least-32-bytes',
-      AUTH_MODE: 'jwt',
-      JWT_JWKS_URI: jwks.uri,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE,
-      TRUST_PROXY: NGINX_ADDRESS,
-      CORS_ORIGINS: CORS_ORIGIN,
-      RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
-      SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
-      LOG_LEVEL: 'info'
-    }
-    return env
+/** A replica's environment: production, on `port`, trusting nginx alone. */
+function replicaEnvironment (port: number, { databaseUri, databaseName, jwksUri }: ReplicaSettings): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    METRICS_PORT: '0',
+    MONGODB_URI: databaseUri,
+    MONGODB_DB: databaseName,
+    CURSOR_SECRET: 'rehearsal-cursor-secret-of-at-least-32-bytes',
+    AUTH_MODE: 'jwt',
+    JWT_JWKS_URI: jwksUri,
+    JWT_ISSUER: ISSUER,
+    JWT_AUDIENCE: AUDIENCE,
+    TRUST_PROXY: NGINX_ADDRESS,
+    CORS_ORIGINS: CORS_ORIGIN,
+    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+    SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+    LOG_LEVEL: 'info'
   }
-  // A replica listens at once and opens its pool meanwhile: it is started when /ready says so.
-  const startReplica = async (port: number): Promise<ServiceProcess> => {
-    // server.ts as `npm start` runs it, with the image's node flags (test/dockerfile.test.ts runs the built output).
-    // Without V8's coverage counters, also under `npm run test:coverage`: the rehearsal measures
-    // request rates and latencies, which would be the counters' (the same code is covered elsewhere).
-    const replica = await listening(spawn(NODE, nodeArgs([...productionFlags(), '--import', 'tsx', 'server.ts'], { coverage: false }), { cwd: ROOT, env: environment(port), stdio: ['ignore', 'pipe', 'pipe'] }))
-    await untilReady(replica.url)
-    return replica
-  }
-  const replicas = await Promise.all(replicaPorts.map(startReplica))
-  t.teardown(() => { for (const replica of replicas) replica.child.kill('SIGKILL') })
+}
 
-  const ingressPort = await freePort()
+/** A replica listens at once and opens its pool meanwhile: it is started when /ready says so. */
+async function startReplica (environment: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  // server.ts as `npm start` runs it, with the image's node flags (test/dockerfile.test.ts runs the built output).
+  // Without V8's coverage counters, also under `npm run test:coverage`: the rehearsal measures
+  // request rates and latencies, which would be the counters' (the same code is covered elsewhere).
+  const args = nodeArgs([...productionFlags(), '--import', 'tsx', 'server.ts'], { coverage: false })
+  const replica = await listening(spawn(NODE, args, { cwd: ROOT, env: environment, stdio: ['ignore', 'pipe', 'pipe'] }))
+  await untilReady(replica.url)
+  return replica
+}
+
+/** The server block users copy, for the two replicas, and the nginx.conf around it, both in `dir`. */
+function writeNginxConfiguration (dir: string, ingressPort: number, replicaPorts: number[]): void {
   writeFileSync(path.join(dir, 'listing-api.conf'), renderTemplate({
     LISTEN: `127.0.0.1:${ingressPort}`,
     SERVER_NAME,
@@ -179,73 +183,97 @@ http {
   include ${dir}/listing-api.conf;
 }
 `)
+}
+
+/** nginx on the configuration in `dir`, stopped when `t` ends: what it has written to stderr so far. */
+function startNginx (t: Test, dir: string): () => string {
   // A process group of its own (detached), so that its workers can be found and none outlives the test.
-  const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off; user root;'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+  const args = ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off; user root;']
+  const nginx: ChildProcess = spawn(NGINX as string, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
   let nginxErrors = ''
   nginx.stderr?.setEncoding('utf8').on('data', (chunk: string) => { nginxErrors += chunk })
   t.teardown(async () => { await stopNginx(nginx) })
+  return () => nginxErrors
+}
 
-  const agents = new Map<string, https.Agent>()
-  const agentFrom = (from: string): https.Agent => {
-    let agent = agents.get(from)
-    if (agent === undefined) {
-      agent = new https.Agent({ ca, keepAlive: true, maxSockets: 64, localAddress: from, lookup: (_host, options, callback) => (options as { all?: boolean }).all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) : callback(null, '127.0.0.1', 4) })
-      agents.set(from, agent)
-    }
-    return agent
-  }
-  t.teardown(() => { for (const agent of agents.values()) agent.destroy() })
-  const token = (claims: Record<string, unknown> = {}): string => mint(signingKey, { projects: '*', ...claims })
-  const defaultToken = token()
-
-  const get: Topology['get'] = async (url, { from = '127.0.0.3', token: bearer = defaultToken, headers = {}, method = 'GET' } = {}) => await new Promise((resolve, reject) => {
-    const target = new URL(url)
-    const all = { ...headers, ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }) }
-    const options = { method, headers: all, timeout: 30_000 }
-    const onResponse = (res: IncomingMessage): void => {
-      let body = ''
-      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) })
-      })
-    }
-    // Through nginx over TLS, or straight to a replica over plain HTTP.
-    const request = target.protocol === 'https:'
-      ? https.request(target, { ...options, agent: agentFrom(from), servername: target.hostname }, onResponse)
-      : http.request(target, { ...options, localAddress: from }, onResponse)
-    request.on('error', reject).on('timeout', () => request.destroy(new Error('timeout'))).end()
-  })
-
-  const open: Topology['open'] = async (url, { from = '127.0.0.3', token: bearer = defaultToken, headers = {} } = {}) => await new Promise((resolve, reject) => {
-    const target = new URL(url)
-    const all = { ...headers, ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }) }
-    const request = https.request(target, { headers: all, agent: agentFrom(from), servername: target.hostname }, resolve)
-    request.on('error', reject).end()
-  })
-
-  const ingress = `https://${SERVER_NAME}:${ingressPort}`
-  // nginx is up once it answers through TLS.
+/** nginx is up once it answers through TLS; if it does not, the error says why with its stderr. */
+async function untilNginxAnswers (get: Topology['get'], ingress: string, nginxErrors: () => string): Promise<void> {
   for (let i = 0; ; i++) {
     try {
-      if ((await get(`${ingress}/health`, { token: null })).status === 200) break
+      if ((await get(`${ingress}/health`, { token: null })).status === 200) return
     } catch (error) {
-      if (i > 50) throw new Error(`nginx did not come up: ${String(error)}\n${nginxErrors}`)
+      if (i > 50) throw new Error(`nginx did not come up: ${String(error)}\n${nginxErrors()}`)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
+}
 
-  const requestsTo = (port: number): number => {
-    let log = ''
-    try { log = readFileSync(path.join(dir, 'upstream.log'), 'utf8') } catch {}
-    return log.split(`127.0.0.1:${port}`).length - 1
-  }
+/** How many requests nginx has sent to the replica on `port` (its access log in `dir`, of upstream addresses). */
+function requestsInLog (dir: string, port: number): number {
+  let log = ''
+  try { log = readFileSync(path.join(dir, 'upstream.log'), 'utf8') } catch {}
+  return log.split(`127.0.0.1:${port}`).length - 1
+}
+
+/** nginx's error log in `dir`, or what it wrote to stderr if there is none. */
+function nginxLog (dir: string, nginxErrors: () => string): string {
+  try { return readFileSync(path.join(dir, 'error.log'), 'utf8') } catch { return nginxErrors() }
+}
+
+/** The database, the JWKS server, two replicas and nginx in front of them, all stopped when `t` ends. */
+export async function startTopology (t: Test): Promise<Topology> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'listing-rehearsal-'))
+  const ca = makeCertificate(dir)
+
+  const proxy = await proxiedDatabase(t)
+  const databaseName = uniqueDatabaseName('rehearsal')
+  const databaseUri = `mongodb://127.0.0.1:${proxy.port}/?directConnection=true`
+  await seedDemoData(databaseUri, databaseName)
+  const signingKey = makeKey('rehearsal-1', 'ES256')
+  const jwks = await startJwksServer([signingKey])
+  t.teardown(jwks.close)
+
+  const replicaPorts = [await freePort(), await freePort()]
+  const settings: ReplicaSettings = { databaseUri: proxy.uri, databaseName, jwksUri: jwks.uri }
+  /** A replica on `port`, at the first start and at each restart. */
+  const startReplicaOn = async (port: number): Promise<ServiceProcess> =>
+    await startReplica(replicaEnvironment(port, settings))
+  const replicas = await Promise.all(replicaPorts.map(startReplicaOn))
+  t.teardown(() => { for (const replica of replicas) replica.child.kill('SIGKILL') })
+
+  const ingressPort = await freePort()
+  writeNginxConfiguration(dir, ingressPort, replicaPorts)
+  const nginxErrors = startNginx(t, dir)
+
+  const agentFrom = clientAgents(t, ca)
+  const token = (claims: Record<string, unknown> = {}): string => mint(signingKey, { projects: '*', ...claims })
+  const { get, open } = clientRequests(agentFrom, token())
+
+  const ingress = `https://${SERVER_NAME}:${ingressPort}`
+  await untilNginxAnswers(get, ingress, nginxErrors)
 
   const restart = async (index: number): Promise<number | null> => {
     const old = replicas[index] as ServiceProcess
     old.child.kill('SIGTERM')
     const code = await old.exited
-    replicas[index] = await startReplica(replicaPorts[index] as number)
+    replicas[index] = await startReplicaOn(replicaPorts[index] as number)
     return code
   }
 
-  return { ingress, replicas, replicaPorts, proxy, jwks, signingKey, get, open, databaseUri: `mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, databaseName: MONGODB_DB, restart, token, requestsTo, nginxLog: () => { try { return readFileSync(path.join(dir, 'error.log'), 'utf8') } catch { return nginxErrors } } }
+  return {
+    ingress,
+    replicas,
+    replicaPorts,
+    proxy,
+    jwks,
+    signingKey,
+    get,
+    open,
+    databaseUri,
+    databaseName,
+    restart,
+    token,
+    requestsTo: (port) => requestsInLog(dir, port),
+    nginxLog: () => nginxLog(dir, nginxErrors)
+  }
 }
