@@ -4,7 +4,6 @@ import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { Test } from 'tap'
-import type { Topology } from './topology.js'
 
 /** Every host name is nginx's address, 127.0.0.1 (a list of one when `all` asks for a list). */
 const lookupNginx: LookupFunction = (_host, options, callback) => (options as { all?: boolean }).all === true
@@ -26,11 +25,27 @@ export function clientAgents (t: Test, ca: Buffer): (from: string) => https.Agen
   return agentFrom
 }
 
+export interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+  json: () => any
+}
+
+export interface Requests {
+  /** A GET through nginx (or to any URL) from `from` (a loopback address), with a bearer token unless `token: null`. */
+  get: (
+    url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string>, method?: string }
+  ) => Promise<Answer>
+  /** The same GET, answered as a stream: the response as soon as its head arrives. */
+  open: (
+    url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string> }
+  ) => Promise<IncomingMessage>
+}
+
 /** The topology's `get` and `open`, from the clients' agents, with `defaultToken` unless told otherwise. */
-export function clientRequests (
-  agentFrom: (from: string) => https.Agent, defaultToken: string
-): Pick<Topology, 'get' | 'open'> {
-  const get: Topology['get'] = async (
+export function clientRequests (agentFrom: (from: string) => https.Agent, defaultToken: string): Requests {
+  const get: Requests['get'] = async (
     url, { from = '127.0.0.3', token: bearer = defaultToken, headers = {}, method = 'GET' } = {}
   ) => await new Promise((resolve, reject) => {
     const target = new URL(url)
@@ -49,7 +64,7 @@ export function clientRequests (
     request.on('error', reject).on('timeout', () => request.destroy(new Error('timeout'))).end()
   })
 
-  const open: Topology['open'] = async (
+  const open: Requests['open'] = async (
     url, { from = '127.0.0.3', token: bearer = defaultToken, headers = {} } = {}
   ) => await new Promise((resolve, reject) => {
     const target = new URL(url)
@@ -67,6 +82,9 @@ export const percentile = (values: number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0
 }
 
+/** What the load needs of the topology (topology.ts): its ingress, and requests to it. */
+interface Target { ingress: string, get: Requests['get'] }
+
 export interface Load {
   /** Requests answered so far. */
   answered: () => number
@@ -74,7 +92,7 @@ export interface Load {
 }
 
 /** Requests at `perSecond` through nginx, each on its own schedule (not waiting for the last), until stopped. */
-export function steadyLoad (topology: Topology, urls: string[], perSecond: number, tokens: string[]): Load {
+export function steadyLoad (topology: Target, urls: string[], perSecond: number, tokens: string[]): Load {
   const failures: string[] = []
   const latencies: number[] = []
   const pending = new Set<Promise<void>>()
@@ -108,7 +126,7 @@ export function steadyLoad (topology: Topology, urls: string[], perSecond: numbe
 
 /** `concurrency` requests through nginx at once: each one's status, time and problem code. */
 export async function burst (
-  topology: Topology, urls: string[], concurrency: number, tokens: string[]
+  topology: Target, urls: string[], concurrency: number, tokens: string[]
 ): Promise<Array<{ status: number, ms: number, code?: string }>> {
   return await Promise.all(Array.from({ length: concurrency }, async (_, i) => {
     const started = Date.now()

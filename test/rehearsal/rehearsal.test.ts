@@ -6,9 +6,9 @@ import { KEY_SET_COOLDOWN_MS } from '../../access-control/verify-token.js'
 import { ConfigSchema } from '../../schemas/config.js'
 import { makeKey, mint } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
-import { burst, percentile, steadyLoad } from './clients.js'
+import { burst, percentile, steadyLoad, type Answer } from './clients.js'
 import {
-  CORS_ORIGIN, RATE_LIMIT_PER_MINUTE, SERVER_NAME, nginxMissing, startTopology, type Answer, type Topology
+  CORS_ORIGIN, RATE_LIMIT_PER_MINUTE, SERVER_NAME, nginxMissing, startTopology, type Topology
 } from './topology.js'
 
 t.setTimeout(300_000)

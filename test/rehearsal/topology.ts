@@ -5,7 +5,6 @@
 // the replicas trust (TRUST_PROXY), and clients connect from addresses of their own.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import type { IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
@@ -16,7 +15,7 @@ import { proxiedDatabase } from '../faults/fault-app.js'
 import type { FaultProxy } from '../faults/fault-proxy.js'
 import { freePort, listening, productionFlags, untilReady, type ServiceProcess } from '../faults/service-process.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
-import { clientAgents, clientRequests } from './clients.js'
+import { clientAgents, clientRequests, type Requests } from './clients.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 export const NGINX_ADDRESS = '127.0.0.2'
@@ -30,13 +29,6 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => {
 
 export const nginxMissing = NGINX === undefined ? 'Debian\'s nginx is not installed (.ci/run installs it)' : false
 
-export interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-  json: () => any
-}
-
 export interface Topology {
   /** https://listing.test:<port>, resolved to nginx on 127.0.0.1. */
   ingress: string
@@ -45,14 +37,8 @@ export interface Topology {
   proxy: FaultProxy
   jwks: JwksServer
   signingKey: TestKey
-  /** A GET through nginx (or to any URL) from `from` (a loopback address), with a bearer token unless `token: null`. */
-  get: (
-    url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string>, method?: string }
-  ) => Promise<Answer>
-  /** The same GET, answered as a stream: the response as soon as its head arrives. */
-  open: (
-    url: string, options?: { from?: string, token?: string | null, headers?: Record<string, string> }
-  ) => Promise<IncomingMessage>
+  get: Requests['get']
+  open: Requests['open']
   /** A client of the database the replicas serve (writes for the feeds). */
   databaseUri: string
   databaseName: string
