@@ -211,21 +211,15 @@ export function extract (doc: string, markdown: string): Example[] {
   const env: string[] = []
   let auth = false
   const examples: Example[] = []
+  /** The example of `text` at `line`, run after the doc's assignments so far. */
+  const example = (line: number, text: string, expect: Expectation, body: boolean, prints?: string): Example =>
+    ({ doc, line, text, setup: [...env], expect, endless: isEndless(text), auth, printsBody: body, prints })
   for (const [index, item] of found.entries()) {
     if (item.kind === 'span') {
       const assignment = /^([A-Za-z_]\w*)=\S+$/.exec(item.text)
       if (assignment !== null && used.has(assignment[1] as string)) env.push(item.text)
       if (isExampleSpan(item)) {
-        examples.push({
-          doc,
-          line: item.line,
-          text: item.text,
-          setup: [...env],
-          expect: { from: 'any 2xx' },
-          endless: isEndless(item.text),
-          auth,
-          printsBody: printsBody(item.text)
-        })
+        examples.push(example(item.line, item.text, { from: 'any 2xx' }, printsBody(item.text)))
       }
       continue
     }
@@ -247,17 +241,7 @@ export function extract (doc: string, markdown: string): Example[] {
       : undefined
     if (commands.some(({ text }) => COMPOUND.test(text))) {
       // A script: run whole; its top-level assignments hold for the rest of the doc.
-      examples.push({
-        doc,
-        line: item.line + 1,
-        text: item.text,
-        setup: [...env],
-        expect: { from: 'any 2xx' },
-        endless: isEndless(item.text),
-        auth,
-        printsBody: false,
-        prints
-      })
+      examples.push(example(item.line + 1, item.text, { from: 'any 2xx' }, false, prints))
       env.push(...commands.filter(({ text }) => ASSIGNMENT.test(text)).map(({ text }) => text))
       continue
     }
@@ -278,7 +262,7 @@ export function extract (doc: string, markdown: string): Example[] {
               from: `its comment '#${comment[1]}${comment[2] === undefined ? '' : ` ${comment[2]}`}'`
             }
           : shown !== undefined && curls.length === 1 ? shown : { from: 'any 2xx' }
-        examples.push({ doc, line, text, setup: [...env], expect, endless: isEndless(text), auth, printsBody: printsBody(text), prints: curls.length === 1 ? prints : undefined })
+        examples.push(example(line, text, expect, printsBody(text), curls.length === 1 ? prints : undefined))
         if (ASSIGNMENT.test(text)) env.push(text)
       } else if (ASSIGNMENT.test(text)) {
         env.push(text)

@@ -165,9 +165,8 @@ t.test('every example works against the service as npm start runs it', async (t)
   const begun = Date.now()
   // Both at once: the examples without tokens run while the JWT service starts.
   const open = start({ AUTH_MODE: 'none' })
-  const closed = needsAuth
-    ? start({ AUTH_MODE: 'jwt', JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_PUBLIC_KEY: key.publicPem, JWT_ALGORITHMS: 'ES256' })
-    : undefined
+  const jwt = { JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_PUBLIC_KEY: key.publicPem, JWT_ALGORITHMS: 'ES256' }
+  const closed = needsAuth ? start({ AUTH_MODE: 'jwt', ...jwt }) : undefined
   closed?.catch(() => {}) // awaited below: not an unhandled rejection meanwhile
   open.catch(() => {})
   // Should this process end without its teardown (tap's timeout), the services still stop.

@@ -72,8 +72,11 @@ export async function filters (): Promise<void> {
   })
   await client.list('activities',
     { projectId, filter: { tags: { $elemMatch: { $or: [{ $regex: '^yo', $options: 'i' }, { $eq: 'pilates' }] } } } })
-  // @ts-expect-error an element of sessionsSubscriptions has no field 'sesion'
-  await client.list('registrations', { projectId, filter: { sessionsSubscriptions: { $elemMatch: { sesion: projectId } } } })
+  await client.list('registrations', {
+    projectId,
+    // @ts-expect-error an element of sessionsSubscriptions has no field 'sesion'
+    filter: { sessionsSubscriptions: { $elemMatch: { sesion: projectId } } }
+  })
   // @ts-expect-error an element of tags is a string: no $size inside $elemMatch
   await client.list('activities', { projectId, filter: { tags: { $elemMatch: { $size: 1 } } } })
   // @ts-expect-error $elemMatch applies to arrays only

@@ -30,8 +30,8 @@ for (const collection of COLLECTIONS) {
       t.match(res.json(), { code: 'SCOPE_FIELD', errors: [{ pointer: '/project' }] })
       const bracket = await fastify.inject(`/projects/${first}/${collection}?filter[project]=${second}`)
       t.match(bracket.json(), { code: 'SCOPE_FIELD' })
-      const byId = await list(fastify, `/projects/${first}/${collection}?` +
-        `${q({ _id: { $in: (await list(fastify, `/projects/${second}/${collection}?limit=5`)).data.map((d) => d._id) } })}`)
+      const theirs = (await list(fastify, `/projects/${second}/${collection}?limit=5`)).data.map((d) => d._id)
+      const byId = await list(fastify, `/projects/${first}/${collection}?${q({ _id: { $in: theirs } })}`)
       t.same(byId.data, [], "another project's documents stay out even when named by _id")
     })
 
