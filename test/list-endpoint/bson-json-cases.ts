@@ -77,7 +77,7 @@ function valueFor (property: unknown): fc.Arbitrary<unknown> {
 }
 
 export function documentFor (schema: TObject): fc.Arbitrary<Document> {
-  // Every stored document has an _id (MongoDB adds one), an ObjectId in our collections; other _id types: below.
+  // Every stored document has an _id (MongoDB adds one), an ObjectId in our collections.
   const id = fc.uint8Array({ minLength: 12, maxLength: 12 }).map((bytes) => ['_id', new ObjectId(bytes)] as const)
   const fields = Object.entries(schema.properties).map(([name, property]) =>
     name === '_id' ? id : fc.option(valueFor(property).map((value) => [name, value] as const), { nil: undefined }))
