@@ -27,7 +27,8 @@ curl () {
     esac
   done
   printf '@@start\n' >&2
-  command curl -q --max-time "$EXAMPLE_CURL_MAX_TIME" ${'$'}{EXAMPLE_VERBOSE:+-v} "${'$'}{args[@]}" --write-out "%{stderr}@@answer %{http_code} %{url_effective} %{content_type}\n%{stdout}$theirs"
+  command curl -q --max-time "$EXAMPLE_CURL_MAX_TIME" ${'$'}{EXAMPLE_VERBOSE:+-v} "${'$'}{args[@]}" \
+    --write-out "%{stderr}@@answer %{http_code} %{url_effective} %{content_type}\n%{stdout}$theirs"
   local status=$?
   printf '@@exit %s\n' "$status" >&2
   return "$status"
