@@ -33,8 +33,9 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const probes = new SharedProbes()
   fastify.decorateRequest('validatorPoint', null)
 
-  // The validators of If-None-Match as revalidate read them: the answer's tag is compared with the same.
-  const namedBy = new WeakMap<FastifyRequest, Validator[]>()
+  // What revalidate read of a request (If-None-Match's validators, the request's digest): the
+  // answer's tag is compared with the same, and the digest is not made twice.
+  const readBy = new WeakMap<FastifyRequest, { named: Validator[], mine: string }>()
   const digests = new AnswerDigests(collationKey(parseCollation(fastify.config.COLLATION)))
   /** The request's identity: its path and query as sent, the caller's projects and the collation. */
   const requestDigest = (request: FastifyRequest): string =>
@@ -70,7 +71,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     }
     const mine = requestDigest(request)
     const named = validatorsIn(header)
-    namedBy.set(request, named)
+    readBy.set(request, { named, mine })
     const asked = named.find((v) => v.point !== undefined && v.request === mine)
     if (asked?.point === undefined) return false
     try {
@@ -104,14 +105,16 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       return
     }
     const point = request.validatorPoint
-    const mine = requestDigest(request)
+    const header = request.headers['if-none-match']
+    // Only a request with If-None-Match was read by revalidate.
+    const read = header === undefined ? undefined : readBy.get(request)
+    const mine = read?.mine ?? requestDigest(request)
     const validator: Validator = {
       body: digests.body(mine, payload), request: mine, ...(point === null ? {} : { point })
     }
-    const header = request.headers['if-none-match']
     // `*` matches whatever answer there is (RFC 9110, 13.1.2): a list always has one.
     if (header !== undefined && (header.trim() === '*' ||
-      (namedBy.get(request) ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
+      (read?.named ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
       send304(reply, validator)
       reply.removeHeader('content-type')
       done(null, '')
