@@ -121,7 +121,7 @@ export function availabilityCheck (
  */
 export function rememberedAvailability (
   check: AvailabilityCheck, ttlMs: number, warn: (message: string) => void
-): (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined> {
+): AvailabilityCheck {
   const verdicts = new Map<string, {
     reason: string | undefined, until: number, pending?: Promise<string | undefined>
   }>()
