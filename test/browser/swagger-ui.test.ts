@@ -6,7 +6,7 @@ import { chromium, type Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import type { BuildOptions } from '../helpers/build.js'
 import { buildWithDemoData, list } from '../helpers/demo-app.js'
-import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
+import { jwtConfig, makeKey, mint } from '../helpers/tokens.js'
 
 /**
  * The page's document, in the functions run in the browser (this program is typed for Node, without the DOM library).
@@ -129,7 +129,7 @@ if (!existsSync(CHROMIUM)) {
   t.test('with AUTH_MODE=jwt: Try it out is 401, then Authorize with a token and it is 200', async (t) => {
     const key = makeKey('browser', 'ES256')
     const { page, operation, projectId } = await sessionsInSwaggerUi(t,
-      { config: { AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } })
+      { config: jwtConfig(key) })
     const status = operation.locator('.live-responses-table .response .response-col_status').first()
     await operation.locator('button.execute').click()
     await status.waitFor({ timeout: 15_000 })

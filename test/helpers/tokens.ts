@@ -29,6 +29,11 @@ export function makeKey (kid: string, alg: TestKey['alg']): TestKey {
   }
 }
 
+/** The configuration of a service that verifies tokens signed by `key` (AUTH_MODE=jwt, JWT_PUBLIC_KEY). */
+export function jwtConfig (key: TestKey) {
+  return { AUTH_MODE: 'jwt' as const, JWT_PUBLIC_KEY: key.publicPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }
+}
+
 export interface Claims { projects?: unknown, iss?: string, aud?: string, sub?: string, [name: string]: unknown }
 
 /** A token signed by `key`: valid for an hour, issued by ISSUER for AUDIENCE, unless told otherwise. */

@@ -3,7 +3,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { buildWithDemoData } from '../helpers/demo-app.js'
-import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
+import { jwtConfig, makeKey, mint } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
 import { NESTED_LISTS } from '../helpers/lists.js'
 
@@ -75,13 +75,7 @@ t.test('RATE_LIMIT_PER_MINUTE: per caller (the token subject, else the address),
   '429 RATE_LIMITED with headers', async (t) => {
   const key = makeKey('rate', 'ES256')
   const fastify = await buildWithDemoData(t, {
-    config: {
-      RATE_LIMIT_PER_MINUTE: 3,
-      AUTH_MODE: 'jwt',
-      JWT_PUBLIC_KEY: key.publicPem,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE
-    }
+    config: { RATE_LIMIT_PER_MINUTE: 3, ...jwtConfig(key) }
   })
   const alice = { authorization: `Bearer ${mint(key, { projects: '*', sub: 'alice' })}` }
   const bob = { authorization: `Bearer ${mint(key, { projects: '*', sub: 'bob' })}` }

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import t from 'tap'
 import { buildWithDemoData } from '../helpers/demo-app.js'
-import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
+import { jwtConfig, makeKey, mint } from '../helpers/tokens.js'
 
 interface Response { headers?: Record<string, unknown>, content?: Record<string, unknown> }
 type Document = { paths: Record<string, Record<string, { responses: Record<string, Response> }>> }
@@ -40,13 +40,7 @@ t.test('lists and counts: 200 with its validator, 304, 429 with the rate limit\'
   'and the HTTP layer\'s problems', async (t) => {
   const key = makeKey('answers', 'ES256')
   const fastify = await buildWithDemoData(t, {
-    config: {
-      RATE_LIMIT_PER_MINUTE: 3,
-      AUTH_MODE: 'jwt',
-      JWT_PUBLIC_KEY: key.publicPem,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE
-    }
+    config: { RATE_LIMIT_PER_MINUTE: 3, ...jwtConfig(key) }
   })
   const document = (await fastify.inject('/docs/json')).json<Document>()
   await t.resolves(

@@ -134,14 +134,9 @@ t.test('the error examples are what the service sends, and each list\'s bracket 
 })
 
 t.test('"Authorize" shows when tokens are required', async (t) => {
-  const { makeKey, ISSUER, AUDIENCE } = await import('../helpers/tokens.js')
+  const { jwtConfig, makeKey } = await import('../helpers/tokens.js')
   const fastify = await build(t, {
-    config: {
-      AUTH_MODE: 'jwt',
-      JWT_PUBLIC_KEY: makeKey('k', 'ES256').publicPem,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE
-    }
+    config: jwtConfig(makeKey('k', 'ES256'))
   })
   const document = (await fastify.inject('/docs/json')).json()
   t.ok(document.components.securitySchemes.bearerAuth)
