@@ -33,8 +33,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const probes = new SharedProbes()
   fastify.decorateRequest('validatorPoint', null)
 
-  // What revalidate read of a request (If-None-Match's validators, the request's digest): the
-  // answer's tag is compared with the same, and the digest is not made twice.
+  // revalidate's reading of If-None-Match and of the request's digest: the answer's tag reuses both.
   const readBy = new WeakMap<FastifyRequest, { named: Validator[], mine: string }>()
   const digests = new AnswerDigests(collationKey(parseCollation(fastify.config.COLLATION)))
   /** The request's identity: its path and query as sent, the caller's projects and the collation. */
@@ -106,7 +105,6 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     }
     const point = request.validatorPoint
     const header = request.headers['if-none-match']
-    // Only a request with If-None-Match was read by revalidate.
     const read = header === undefined ? undefined : readBy.get(request)
     const mine = read?.mine ?? requestDigest(request)
     const validator: Validator = {
