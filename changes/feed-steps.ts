@@ -75,7 +75,7 @@ export class FeedSteps {
    * begun before a change it has gathered and would move its token past that change with the
    * older state.
    */
-  private readonly reading = new Map<string, Promise<{ page: Page, reasons: Reasons }>>()
+  private readonly reading = new Map<string, Promise<{ page: Page, pageIds: unknown[], reasons: Reasons }>>()
 
   constructor (private readonly fastify: FastifyInstance, private readonly collection: string, schema: TObject) {
     this.collation = parseCollation(fastify.config.COLLATION)
@@ -185,16 +185,15 @@ export class FeedSteps {
   }
 
   /**
-   * Why the documents among `ids` that `page` lacks left the feed (docs/changes.md, "Why a
+   * Why the documents among `ids` that a page (whose ids are `pageIds`) lacks left the feed (docs/changes.md, "Why a
    * document left"), from the same state: read by `_id` alone, their project and nothing else.
    * Not found: deleted; in the feed's project (or, for /projects, existing): unmatched; else moved.
    */
   private async reasonsFor (
-    page: Page, ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal
+    pageIds: unknown[], ids: unknown[], project: string | undefined, time: bigint | undefined, signal: AbortSignal
   ): Promise<Reasons> {
     const reasons: Reasons = new Map()
-    const kept = new Set<string>()
-    for (let i = 0; i < page.starts.length; i++) kept.add(idText(idAt(page, i)))
+    const kept = new Set(pageIds.map(idText))
     const missing = ids.filter((id) => !kept.has(idText(id)))
     for (const id of missing) reasons.set(idText(id), { id, reason: 'deleted' })
     if (missing.length === 0) return reasons
@@ -234,15 +233,17 @@ export class FeedSteps {
     if (shared === undefined) {
       const reads = this
         .readAt(time, { filter, sort: { _id: 1 }, projection: read, skip: 0, limit: ids.length + 1 }, signal)
-        .then(async (page) => ({ page, reasons: await this.reasonsFor(page, ids, project, time, signal) }))
+        .then(async (page) => {
+          const pageIds = Array.from(page.starts, (_, i) => idAt(page, i))
+          return { page, pageIds, reasons: await this.reasonsFor(pageIds, ids, project, time, signal) }
+        })
       shared = reads
       this.reading.set(key, reads)
       reads.finally(() => { if (this.reading.get(key) === reads) this.reading.delete(key) }).catch(() => {})
     }
-    const { page, reasons } = await shared
-    const foundIds: unknown[] = []
-    const events = this.upserts(request, page, page.starts.length, foundIds)
-    for (let i = 0; i < events.length; i++) found.set(idText(foundIds[i]), events[i] as string)
+    const { page, pageIds, reasons } = await shared
+    const events = this.upserts(request, page, page.starts.length, pageIds)
+    for (let i = 0; i < events.length; i++) found.set(idText(pageIds[i]), events[i] as string)
     for (const [text, { id, reason }] of reasons) {
       found.set(text, `{"type":"remove","_id":${JSON.stringify(idJson(id))},"reason":"${reason}"}`)
     }
@@ -251,9 +252,9 @@ export class FeedSteps {
 
   /**
    * The upsert events of a page's first `count` documents, in order, written from their BSON in
-   * one pass; `ids` receives their `_id`s.
+   * one pass; `ids`, when given, are their `_id`s already read.
    */
-  private upserts (request: FastifyRequest, page: Page, count: number, ids: unknown[] = []): string[] {
+  private upserts (request: FastifyRequest, page: Page, count: number, ids?: unknown[]): string[] {
     const bounds: number[] = []
     const report = (misfit: Misfit): void => { this.fastify.offSchema.report(this.collection, misfit, request.log) }
     const json = this.transcode(
@@ -262,8 +263,7 @@ export class FeedSteps {
     )
     const events: string[] = []
     for (let i = 0; i < count; i++) {
-      const id = idAt(page, i)
-      ids.push(id)
+      const id = ids?.[i] ?? idAt(page, i)
       events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(id))},` +
         `"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
     }
