@@ -101,7 +101,8 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
   // The response's 'close' comes once for every request, answered or abandoned mid-answer
   // (onResponse and onRequestAbort together miss a client that leaves while the body is written).
   function closed (this: ServerResponse): void {
-    answering.delete(this)
+    // Counted once, should a response ever close twice.
+    if (!answering.delete(this)) return
     if (--lifecycle.inFlight > 0 || idle.length === 0) return
     const waiting = idle
     idle = []
@@ -113,8 +114,8 @@ async function lifecyclePlugin (fastify: FastifyInstance) {
     lifecycle.inFlight++
     const response = reply.raw
     answering.add(response)
-    // on() rather than once(): Node emits a response's 'close' once (emitCloseNT checks
-    // `_closed`), and once() would wrap the listener in two more objects per request.
+    // on() rather than once(), which would wrap the listener in two more objects per request:
+    // closed() counts a response once however often it closes.
     response.on('close', closed)
     // From SIGTERM on, each answer closes its connection: a client reconnects, through its load
     // balancer, rather than reusing one that the end of the delay would close under it.

@@ -1,7 +1,9 @@
 // The drain waits for in-flight requests: the count must come back to zero whatever the client
 // does, or a shutdown would wait its whole bound for requests that no longer exist.
 import http from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import type { Test } from 'tap'
 import { build } from '../helpers/build.js'
 import { until } from '../helpers/until.js'
 
@@ -10,17 +12,27 @@ const firstOf = async (work: Promise<unknown>): Promise<string> =>
   await Promise.race([work.then(() => 'settled'),
     new Promise<string>((resolve) => setImmediate(() => resolve('pending')))])
 
-t.test('answered, failed and abandoned requests all leave the in-flight count', async (t) => {
-  // The slow request answers when the test lets it, after its client has gone.
-  let answerSlow = (): void => {}
+/** A service with a route `/test/slow` that answers its latest request when the test calls `answerSlow()`. */
+async function withSlowRoute (
+  t: Test, extend: (app: FastifyInstance) => void = () => {}
+): Promise<{ fastify: FastifyInstance, answerSlow: () => void }> {
+  let answer = (): void => {}
   const fastify = await build(t, {
     extend: (app) => {
       app.get('/test/slow', async () => {
-        await new Promise<void>((resolve) => { answerSlow = resolve })
+        await new Promise<void>((resolve) => { answer = resolve })
         return { ok: true }
       })
-      app.get('/test/big', async (_request, reply) => reply.type('text/plain').send('x'.repeat(8 * 1024 * 1024)))
+      extend(app)
     }
+  })
+  return { fastify, answerSlow: () => { answer() } }
+}
+
+t.test('answered, failed and abandoned requests all leave the in-flight count', async (t) => {
+  // The slow request answers when the test lets it, after its client has gone.
+  const { fastify, answerSlow } = await withSlowRoute(t, (app) => {
+    app.get('/test/big', async (_request, reply) => reply.type('text/plain').send('x'.repeat(8 * 1024 * 1024)))
   })
   const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
   await fetch(`${address}/projects`)
@@ -43,15 +55,7 @@ t.test('answered, failed and abandoned requests all leave the in-flight count', 
 
 t.test('the shutdown delay: new requests answered while it lasts, refused once it is over, ' +
   'those in flight finished', async (t) => {
-  let answerSlow = (): void => {}
-  const fastify = await build(t, {
-    extend: (app) => {
-      app.get('/test/slow', async () => {
-        await new Promise<void>((resolve) => { answerSlow = resolve })
-        return { ok: true }
-      })
-    }
-  })
+  const { fastify, answerSlow } = await withSlowRoute(t)
   // The delay ends when the test says: nothing here waits for it to pass.
   const waited: number[] = []
   let endDelay = (): void => {}
@@ -87,15 +91,7 @@ t.test('the shutdown delay: new requests answered while it lasts, refused once i
 
 t.test('close() without a drain: an answer in flight closes its connection, ' +
   'and close() does not wait for the client', async (t) => {
-  let answerSlow = (): void => {}
-  const fastify = await build(t, {
-    extend: (app) => {
-      app.get('/test/slow', async () => {
-        await new Promise<void>((resolve) => { answerSlow = resolve })
-        return { ok: true }
-      })
-    }
-  })
+  const { fastify, answerSlow } = await withSlowRoute(t)
   const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
   // A client that keeps its connections alive, as an HTTP client library does.
   const agent = new http.Agent({ keepAlive: true })
@@ -107,13 +103,30 @@ t.test('close() without a drain: an answer in flight closes its connection, ' +
     }).on('error', reject)
   })
   t.ok(await until(() => fastify.lifecycle.inFlight === 1, 10_000), 'a request in flight')
-  const closed = fastify.close()
+  let closed = false
+  fastify.close().then(() => { closed = true }, () => {})
   // Answered once closing has begun (as a waiting feed is woken by it), after Fastify closed the idle connections.
   t.ok(await until(() => fastify.lifecycle.closing, 10_000), 'closing')
   answerSlow()
   const res = await answered
   t.equal(res.statusCode, 200, 'it is answered')
   t.equal(res.headers.connection, 'close', 'with its connection closed after it')
-  await closed
-  t.pass('close() ended without the client letting go of its connection')
+  // The agent still holds its connection: close() must end without it letting go.
+  t.ok(await until(() => closed, 10_000), 'close() ended without the client letting go of its connection')
+})
+
+t.test('a response that closes twice leaves the in-flight count once', async (t) => {
+  let closes = 0
+  const { fastify } = await withSlowRoute(t, (app) => {
+    app.get('/test/close-twice', {
+      // Once it has been answered, its 'close' comes a second time.
+      onResponse: (_request, reply, done) => { reply.raw.emit('close'); done() }
+    }, async (_request, reply) => {
+      reply.raw.on('close', () => { closes++ })
+      return { ok: true }
+    })
+  })
+  t.equal((await fastify.inject('/test/close-twice')).statusCode, 200)
+  t.ok(await until(() => closes === 2, 10_000), 'closed twice')
+  t.equal(fastify.lifecycle.inFlight, 0, 'counted once, not below zero')
 })
