@@ -4,6 +4,7 @@
 // port closed. package.json's overrides give pino sonic-boom 5, which gives up instead.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import t from 'tap'
@@ -31,4 +32,14 @@ t.test('a process whose log reader is gone still exits on SIGTERM', async (t) =>
   child.kill('SIGTERM')
   // close-with-grace forces the exit after its delay; a hang outlasts any delay.
   t.ok(await resolvesWithin(exited, 10_000), `exited within 10 s of SIGTERM${stderr === '' ? '' : `: ${stderr}`}`)
+})
+
+t.test('pino writes through sonic-boom 5, as long as it asks for 4 itself', async (t) => {
+  // The package pino itself resolves, and the range it declares.
+  const fromPino = createRequire(createRequire(import.meta.url).resolve('pino/package.json'))
+  const pino = fromPino('./package.json') as { dependencies: Record<string, string> }
+  const sonicBoom = fromPino('sonic-boom/package.json') as { version: string }
+  t.match(sonicBoom.version, /^5\./, `pino loads sonic-boom ${sonicBoom.version}`)
+  t.match(pino.dependencies['sonic-boom'], /^\^4\./,
+    'pino still asks for sonic-boom 4: once it asks for 5, drop the override from package.json')
 })
