@@ -70,15 +70,17 @@ t.test('lists answer the same database state errors alike, never 500', async (t)
 })
 
 t.test('a connection checkout that waited out its time is a time limit, not an outage', async (t) => {
-  // The driver's own class (not exported: its module is read directly, so that a rename fails here).
-  const { WaitQueueTimeoutError } = createRequire(import.meta.url)('mongodb/lib/cmap/errors.js') as {
+  // The driver's own classes (not exported: their module is read directly, so that a rename, or
+  // a closed pool's error that is no driver error with an address, fails here).
+  const { WaitQueueTimeoutError, PoolClosedError } = createRequire(import.meta.url)('mongodb/lib/cmap/errors.js') as {
     WaitQueueTimeoutError: new (message: string, address: string) => Error
+    PoolClosedError: new (pool: { address: string }) => Error
   }
   const error = new WaitQueueTimeoutError('Timed out while checking out a connection from connection pool',
     '127.0.0.1:27017')
   t.match(classifyDatabaseError(error), { status: 503, code: 'QUERY_TIMEOUT', detail: /busy/ })
-  const closed = Object.assign(new MongoDriverError('Attempted to check out a connection from closed connection pool'),
-    { address: '127.0.0.1:27017' })
+  const closed = new PoolClosedError({ address: '127.0.0.1:27017' })
+  t.ok(closed instanceof MongoDriverError, 'a closed pool\'s error is a driver error')
   t.match(classifyDatabaseError(closed), { status: 503, code: 'DATABASE_UNAVAILABLE' },
     'the pool\'s other errors stay an outage')
 })
