@@ -1,5 +1,4 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
-import type { MongoClient } from 'mongodb'
 import type { Test } from 'tap'
 import app, { serverOptions } from '../../app.js'
 import { readConfig } from '../../plugins/config.js'
@@ -21,6 +20,17 @@ export interface BuildOptions {
   logLines?: Array<Record<string, unknown>>
   /** The app's clock for what it remembers a while (the project cache, the key set's pauses); Date.now unless given. */
   now?: () => number
+}
+
+/**
+ * `uri` with the driver's command monitoring on, from its first connection (the URI's
+ * `monitorCommands` option wins over the service's own), so that watchCommands sees every command.
+ */
+function withCommandMonitoring (uri: string): string {
+  const search = uri.indexOf('?')
+  if (search >= 0) return `${uri.slice(0, search + 1)}monitorCommands=true&${uri.slice(search + 1)}`
+  // The options follow the host list's slash (mongodb://host:port/?…), or the database name.
+  return /^mongodb(\+srv)?:\/\/[^/]*$/.test(uri) ? `${uri}/?monitorCommands=true` : `${uri}?monitorCommands=true`
 }
 
 /**
@@ -48,7 +58,7 @@ export async function build (
     CURSOR_KEY_FILE: 'off',
     LOG_LEVEL: 'silent',
     METRICS_PORT: 0,
-    MONGODB_URI: uri,
+    MONGODB_URI: withCommandMonitoring(uri),
     MONGODB_DB: uniqueDatabaseName(),
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: 0,
     DATABASE_STUCK_AFTER_MS: 60_000,
@@ -65,10 +75,6 @@ export async function build (
   if (onRoute !== undefined) fastify.addHook('onRoute', onRoute)
   await fastify.register(app, now === undefined ? { config } : { config, now })
   extend?.(fastify)
-  // Connections take the setting when they are made: before ready, so that watchCommands sees every command.
-  fastify.after(() => {
-    (fastify.database.client() as MongoClient & { monitorCommands: boolean }).monitorCommands = true
-  })
   await fastify.ready()
   // The first ping, the pool's warm-up and the start-up indexes run in the background: done
   // before the test, so that it starts ready and sees only its own commands.

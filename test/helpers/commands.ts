@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 
 /**
- * The commands the app's MongoClient sends from now on (driver command monitoring, switched
- * on by the build helper before the first connection), so that a test can assert that a
- * refused request ran no query. `names()` returns and forgets what was seen; the watchdog's
- * pings (database/readiness.ts) are not queries and are left out.
+ * The commands the app's MongoClient sends from now on (driver command monitoring, switched on
+ * by the build helper's URI), so that a test can assert that a refused request ran no query.
+ * `names()` returns and forgets what was seen; the watchdog's pings (database/readiness.ts) are
+ * not queries and are left out.
  */
 export function watchCommands (fastify: FastifyInstance): { names: () => string[] } {
   const client = fastify.mongo.client
-  if ((client as typeof client & { monitorCommands?: boolean }).monitorCommands !== true) {
+  if (!client.options.monitorCommands) {
     throw new Error('command monitoring is off: build the app with test/helpers/build.ts')
   }
   const names: string[] = []
