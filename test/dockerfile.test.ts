@@ -116,6 +116,22 @@ t.test('npm start and npm run start:dist give node the flags the image gives it'
   t.same(natives, [], 'no V8 native call in the service')
 })
 
+t.test('V8 still has the image\'s flags, with the meaning they were measured with', async (t) => {
+  // What each flag is for (docs/architecture.md, "Reaching into dependencies"), in V8's own words:
+  // a flag renamed or redefined fails here, not silently in production.
+  const meanings: Record<string, string> = {
+    'max-semi-space-size': 'max size of a semi-space (in MBytes)',
+    'heap-growing-percent': 'specifies heap growing factor as (1 + heap_growing_percent/100)',
+    'allocation-site-pretenuring': 'pretenure with allocation sites'
+  }
+  const help = execFileSync(NODE, ['--v8-options'], { encoding: 'utf8' })
+  for (const flag of nodeFlags) {
+    const name = flag.replace(/^--(no-)?/, '').replace(/=.*$/, '')
+    t.ok(name in meanings, `${flag}: its meaning is held here`)
+    t.ok(help.includes(`  --${name} (${meanings[name] ?? '?'}`), `${flag}: V8 says ${meanings[name] ?? '?'}`)
+  }
+})
+
 t.test('.dockerignore keeps secrets and local dependencies out of the build context', async (t) => {
   const ignored = (await readFile(path.join(ROOT, '.dockerignore'), 'utf8')).split('\n').map((line) => line.trim())
   for (const entry of ['node_modules', 'dist', '.git', '.dev-keys', '.env', '*.pem', 'test']) {
