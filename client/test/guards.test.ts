@@ -68,14 +68,22 @@ t.test('Retry-After: only the HTTP-date forms are dates; anything else is not a 
 
 t.test('a malformed Retry-After backs off as if there were none, instead of retrying at once', async (t) => {
   fakeTime(t)
-  const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '1.5' }), page([]))
+  // The backoff is full jitter (a random share of the step): the share is pinned near the whole
+  // step, so that a wait of 0 (retrying at once) or of 1.5 s read from the header tells.
+  const random = mock.method(Math, 'random', () => 0.999)
+  t.teardown(() => { random.mock.restore() })
+  const s = script(problem(503, 'DATABASE_UNAVAILABLE', { 'retry-after': '1.5' }), page([{ _id: 'a' }]))
   const retries = retryQueue()
   const result = client(s, { retry: { baseDelayMs: 250, maxDelayMs: 5000 }, onRetry: retries.onRetry })
     .list('teams', { projectId: PROJECT })
   const { delayMs } = await retries.next()
-  t.ok(delayMs <= 250, `the first backoff step (${delayMs} ms)`)
-  mock.timers.tick(delayMs)
-  await result
+  t.equal(delayMs, 250, 'the first backoff step, as if no Retry-After had come')
+  mock.timers.tick(249)
+  await settle()
+  t.equal(s.calls.length, 1, 'not asked again before the backoff is over')
+  mock.timers.tick(1)
+  t.same((await result).data, [{ _id: 'a' }], 'then asked again, and answered')
+  t.equal(s.calls.length, 2)
 })
 
 t.test('a Retry-After longer than a timer can hold is not waited for, whatever the total time allows', async (t) => {

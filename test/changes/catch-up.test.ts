@@ -1,11 +1,11 @@
 // The shared stream and the reads of its own, on scripted streams (no database): what MongoDB is
 // allowed to answer through mongos (empty batches while idle shards hold events), an event no
 // stream can read, and event types that servers add.
+import { mock } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
 import { ObjectId, Timestamp, type Collection, type Document, type MongoClient } from 'mongodb'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { ChangeHub, type HubOptions } from '../../changes/change-hub.js'
-import { until } from '../helpers/until.js'
 
 /** A resume token at cluster time (t, i), as mongod writes them: 0x82, the time, then the rest. */
 const token = (seconds: number, increment: number, rest = '01'): Document =>
@@ -69,6 +69,16 @@ function scriptedStream (batches: Batch[], onFirst: () => void, failWith?: unkno
 const quiet = (): void => {}
 const silent = { warn: quiet, info: quiet, error: quiet, debug: quiet } as unknown as FastifyBaseLogger
 
+/** Lets the fakes' getMores (setImmediate, which no fake timer holds back) and what they set off run. */
+const settle = async (turns = 5): Promise<void> => {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+/** Fake timers for one test, given back when it ends (a hook on the root would reach other files' tests in a group). */
+function fakeTimers (t: Test): void {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 })
+  t.teardown(() => { mock.timers.reset() })
+}
+
 /** A hub whose streams are made by `watch`, and whose sessions were answered at `operationTime`. */
 function hubOf (
   watch: (options: Document, session: { operationTime?: Timestamp }) => unknown, operationTime: Timestamp,
@@ -122,6 +132,7 @@ t.test('through mongos, empty batches are not "caught up" until the stream reach
 })
 
 t.test('a read that cannot catch up before its request ends says so, never "nothing happened"', async (t) => {
+  fakeTimers(t)
   const answeredAt = new Timestamp({ t: 100, i: 1 })
   let emptyBatches = 0
   const hub = hubOf((_options, session) => {
@@ -138,9 +149,13 @@ t.test('a read that cannot catch up before its request ends says so, never "noth
   const reading = hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all, controller.signal)
   let settled = false
   reading.then(() => { settled = true }, () => { settled = true })
-  // Empty batches at an old time until the request's budget ends: the read keeps asking, and does not answer.
-  t.ok(await until(() => emptyBatches > 3, 5000),
-    'the stream is read again after empty batches behind the read\'s time')
+  // Empty batches at an old time until the request's budget ends: after each, the read pauses
+  // (a timer, moved here by hand), then asks again, and does not answer.
+  for (let batches = 1; batches <= 4; batches++) {
+    await settle()
+    t.equal(emptyBatches, batches, `empty batch ${batches}, then a pause before the next getMore`)
+    mock.timers.runAll()
+  }
   t.notOk(settled, 'and the read has not answered')
   controller.abort(new DOMException('budget spent', 'TimeoutError'))
   await t.rejects(reading, { name: 'TimeoutError' })
@@ -176,15 +191,21 @@ t.test('an event no stream can read: the shared stream moves past it, once, and 
     }
     return scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(70) }], quiet)
   }, new Timestamp({ t: 70, i: 0 }), { log, onUnreadable: (error) => { unreadable.push(error) } })
+  fakeTimers(t)
   t.teardown(async () => await hub.stop())
   await hub.ready()
   const before = hub.position()
-  // The first stream ends (as a network error would end it): the next one resumes after the
-  // event. A request waiting on the hub makes it try again at once, not after its pause.
-  t.ok(await until(() => {
-    hub.ready().catch(quiet)
-    return opened >= 3 && hub.isRunning
-  }, 5000), 'the stream follows again')
+  // The first stream ends (as a network error would end it), and the hub pauses before it opens
+  // the next, which resumes after the event (a second: its log says it tries again every second).
+  await settle()
+  t.equal(hub.isRunning, false, 'the first stream ended')
+  mock.timers.tick(999)
+  await settle()
+  t.equal(opened, 1, 'no stream opened again before the pause is over')
+  mock.timers.tick(1)
+  await settle()
+  t.equal(opened, 3, 'after the pause: the stream that resumes, then one from now')
+  t.ok(hub.isRunning, 'the stream follows again')
   t.equal(unreadable.length, 1, 'the unreadable change is counted once')
   t.equal(errors.length, 1, 'and logged once')
   t.equal(resumed[2], undefined, 'the new stream starts from now, past the change')
@@ -201,8 +222,9 @@ t.test('an event type the feed does not know is passed over, counted, and wakes 
   const hub = hubOf(() => scriptedStream([{ events: [future, known], postBatchResumeToken: token(61, 1) }], quiet),
     new Timestamp({ t: 61, i: 1 }), { onSkipped: (type) => { skipped.push(type) } })
   t.teardown(async () => await hub.stop())
+  // The hub is ready once it took in the first batch, both its events.
   await hub.ready()
-  t.ok(await until(() => (hub.position().seq ?? 0) >= 2, 5000))
+  t.equal(hub.position().seq, 2, 'the unknown event and the known one are both in the recent changes')
   t.same(skipped, ['reshardBlockingWrites'])
   const gathered = hub.gather(0, project.toHexString(), 10, all)
   t.same(gathered.lost ? 'lost' : gathered.ids.map(String), [String((known.documentKey as Document)._id)],

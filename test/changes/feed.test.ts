@@ -143,7 +143,7 @@ t.test('an answer without events moves its token on, and says synced', feeds, as
 })
 
 t.test('tokens are bound to the path, the filter and the fields, and signed', feeds, async (t) => {
-  const { project, other, get } = await setUp(t)
+  const { db, project, other, get } = await setUp(t)
   const path = `/projects/${String(project)}/registrations/changes`
   const res = await get(`${path}?fields=role`)
   const { next } = JSON.parse(res.body) as FeedAnswer
@@ -160,13 +160,14 @@ t.test('tokens are bound to the path, the filter and the fields, and signed', fe
     { status: 400, code: 'CURSOR_MISMATCH' }, 'another project')
   t.match(await problem(`/projects/${String(project)}/sessions/changes?fields=name&since=${next}`), { status: 400 },
     'another kind')
+  // Two registrations and a limit of one: the list's page has a next cursor to offer as a token.
+  await db.collection('registrations').insertMany([{ project, role: 'guest' }, { project, role: 'staff' }])
   const list = JSON.parse((await get(`/projects/${String(project)}/registrations?limit=1&fields=role`)).body) as {
     next?: string
   }
-  if (list.next !== undefined) {
-    t.match(await problem(`${path}?fields=role&since=${list.next}`), { status: 400, code: 'INVALID_CURSOR' },
-      'a list cursor is no token')
-  }
+  t.type(list.next, 'string', 'the list has a next page')
+  t.match(await problem(`${path}?fields=role&since=${String(list.next)}`), { status: 400, code: 'INVALID_CURSOR' },
+    'a list cursor is no token')
 })
 
 t.test('the feed takes the list\'s filter rules and its own parameters only', feeds, async (t) => {

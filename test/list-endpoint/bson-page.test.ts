@@ -30,7 +30,7 @@ const value = fc.oneof(
 const NAMES = ['_id', 'start', 'name', 'n', 'é']
 
 t.test('the sort keys copied from a document are the BSON that decoding and encoding them gave', async (t) => {
-  fc.assert(fc.property(
+  t.doesNotThrow(() => fc.assert(fc.property(
     fc.dictionary(fc.constantFrom(...NAMES), value),
     fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 3 }),
     (stored, names) => {
@@ -38,8 +38,7 @@ t.test('the sort keys copied from a document are the BSON that decoding and enco
       const copied = topLevelValues(pageOf([doc]), 0, names)
       return copied !== undefined && copied.equals(decodedThenEncoded(doc, names))
     }
-  ), { numRuns: 1000 })
-  t.pass('1,000 documents and sorts agree')
+  ), { numRuns: 1000 }), '1,000 documents and sorts agree')
 })
 
 t.test('a repeated name: the last one, as decoding takes it; a missing one: null', async (t) => {

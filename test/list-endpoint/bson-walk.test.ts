@@ -95,12 +95,12 @@ t.test('a cursor reply whose batch lies about its length is refused', async (t) 
 })
 
 t.test('lengths are read as Buffer#readInt32LE reads them, and fixed sizes are checked too', async (t) => {
-  fc.assert(fc.property(fc.uint8Array({ minLength: 4, maxLength: 64 }), fc.nat(), (bytes, offset) => {
+  const buffers = fc.uint8Array({ minLength: 4, maxLength: 64 })
+  t.doesNotThrow(() => fc.assert(fc.property(buffers, fc.nat(), (bytes, offset) => {
     const buf = Buffer.from(bytes)
     const at = offset % (buf.length - 3)
     return int32At(buf, at) === buf.readInt32LE(at)
-  }), { numRuns: 2000 })
-  t.pass('2000 buffers and offsets')
+  }), { numRuns: 2000 }), '2000 buffers and offsets')
   const date = Buffer.alloc(12)
   t.equal(valueSize(date, 9, 4), 8, 'a date is 8 bytes')
   t.throws(() => valueSize(date, 9, 5), MalformedBson, 'a date cut short is malformed')
