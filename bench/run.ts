@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { readOptions, usageError } from '../lib/command-line.js'
 import { benchCompile, compileTable } from './compile.js'
+import { benchHistograms, histogramTable } from './histogram.js'
 import { benchHttp, SECTIONS, type Section } from './http.js'
 import { baselineTable, httpTables } from './http-tables.js'
 import { checkWritable, printTable, writeTables } from './report.js'
@@ -110,9 +111,10 @@ console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGi
 const compile = onlyBaseline ? undefined : benchCompile()
 const serialize = onlyBaseline ? undefined : benchSerialize()
 const signature = onlyBaseline ? undefined : benchSignature()
-const tables = compile === undefined || serialize === undefined || signature === undefined
+const histograms = onlyBaseline ? undefined : benchHistograms()
+const tables = compile === undefined || serialize === undefined || signature === undefined || histograms === undefined
   ? []
-  : [compileTable(compile), serializeTable(serialize), signatureTable(signature)]
+  : [compileTable(compile), serializeTable(serialize), signatureTable(signature), histogramTable(histograms)]
 tables.forEach(printTable)
 const http = values['skip-http'] ? undefined : await benchHttp(options)
 const against = http === undefined ? undefined : baselineTable(http)
@@ -123,7 +125,7 @@ if (http !== undefined) {
 }
 if (against !== undefined) printTable(against)
 
-const result = { date: new Date().toISOString(), machine, options, compile, serialize, signature, http }
+const result = { date: new Date().toISOString(), machine, options, compile, serialize, signature, histograms, http }
 await mkdir('bench/results', { recursive: true })
 await writeFile('bench/results/latest.json', JSON.stringify(result, null, 2) + '\n')
 console.log('\nwritten: bench/results/latest.json')

@@ -14,7 +14,7 @@ declare module 'fastify' {
   }
 }
 
-const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+export const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 /**
  * The methods a `method` label names as they are; any other is `_OTHER`, as OpenTelemetry's HTTP
