@@ -1,23 +1,19 @@
 /**
  * A set of objects that stay in it only while in use (the responses being answered, the
  * driver's sessions of the operations running), for owners that live as long as the process.
- *
- * Not a `Set`, for the garbage collector's sake. When V8 rehashes a Set's table (it does so
- * every few dozen adds when entries come and go), the table left behind keeps its entries and
- * a pointer to the new table. Once one table of the chain is in the old generation, every
- * later table and every object they held outlives the young-generation collections until the
- * next full one: each request's session or response, and all they reach, is copied and then
- * promoted. Under load that made most of the service's promoted bytes and its full
- * collections (docs/performance.md, "A steady tail"). Here an object is an array slot, and
- * its index is kept on the object under a key of this set: adding and removing write no
+ * Not a `Set`: its rehashed tables keep removed objects alive past the young-generation
+ * collections (docs/performance.md, "Why it is fast" ("A steady tail")). Here an object is an array
+ * slot, its index kept on the object under a key of this set: adding and removing write no
  * table, and nothing removed stays referenced.
  */
 export class SlotSet<T extends object> implements Iterable<T> {
   private readonly items: T[] = []
   private readonly slot = Symbol('SlotSet index')
+  /** Objects that cannot take a property (frozen, sealed, not extensible): in a plain Set. */
+  private readonly others = new Set<T>()
 
   get size (): number {
-    return this.items.length
+    return this.items.length + this.others.size
   }
 
   private indexOf (item: T): number {
@@ -26,11 +22,12 @@ export class SlotSet<T extends object> implements Iterable<T> {
   }
 
   has (item: T): boolean {
-    return this.indexOf(item) >= 0
+    return this.indexOf(item) >= 0 || this.others.has(item)
   }
 
   add (item: T): this {
-    if (this.indexOf(item) < 0) {
+    if (!Object.isExtensible(item)) this.others.add(item)
+    else if (this.indexOf(item) < 0) {
       (item as Record<symbol, number>)[this.slot] = this.items.length
       this.items.push(item)
     }
@@ -39,7 +36,7 @@ export class SlotSet<T extends object> implements Iterable<T> {
 
   delete (item: T): boolean {
     const index = this.indexOf(item)
-    if (index < 0) return false
+    if (index < 0) return this.others.delete(item)
     const last = this.items.pop() as T
     if (last !== item) {
       this.items[index] = last;
@@ -52,10 +49,11 @@ export class SlotSet<T extends object> implements Iterable<T> {
   clear (): void {
     for (const item of this.items) (item as Record<symbol, number>)[this.slot] = -1
     this.items.length = 0
+    this.others.clear()
   }
 
   /** Over a copy: what is deleted while iterating (a session ending as it is closed) changes nothing. */
   [Symbol.iterator] (): Iterator<T> {
-    return [...this.items][Symbol.iterator]()
+    return [...this.items, ...this.others][Symbol.iterator]()
   }
 }

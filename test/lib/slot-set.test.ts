@@ -44,3 +44,20 @@ t.test('clear, and one object in two sets', async (t) => {
   t.ok(b.delete(shared))
   t.ok(a.has(shared), 'deleting from one set leaves the other')
 })
+
+t.test('objects that cannot take a property (frozen, sealed) are held all the same', async (t) => {
+  const set = new SlotSet<object>()
+  const frozen = Object.freeze({})
+  const sealed = Object.seal({})
+  const plain = {}
+  set.add(frozen).add(sealed).add(plain).add(frozen)
+  t.equal(set.size, 3, 'each once')
+  t.ok(set.has(frozen) && set.has(sealed) && set.has(plain))
+  t.same(new Set(set), new Set([frozen, sealed, plain]), 'iterated with the others')
+  t.equal(set.delete(frozen), true)
+  t.equal(set.delete(frozen), false, 'a second delete finds nothing')
+  t.notOk(set.has(frozen))
+  set.clear()
+  t.equal(set.size, 0)
+  t.notOk(set.has(sealed))
+})
