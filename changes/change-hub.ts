@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ChangeStream, Document } from 'mongodb'
 import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange } from './change-events.js'
+import { tokenLayoutBroken } from './cluster-time.js'
 import { RecentChanges, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
 import { readFrom, type StreamSource } from './stream-read.js'
 import { Waiters } from './waiters.js'
@@ -144,6 +145,10 @@ export class ChangeHub {
   }
 
   private add (event: Document): Entry {
+    if (tokenLayoutBroken(event._id as Document | undefined, event.clusterTime)) {
+      this.options.log.warn('a change event\'s resume token does not hold its cluster time where expected: ' +
+        'feeds no longer take times from tokens (docs/architecture.md, "Reaching into dependencies")')
+    }
     const change = readChange(event, this.options.scoped)
     if (change.id === undefined && !change.lost) this.options.onSkipped?.(change.type)
     return this.recent.add(change)

@@ -7,15 +7,36 @@ import { Timestamp, type Document } from 'mongodb'
 
 const PREFIX = /^82([0-9a-fA-F]{16})/
 
-/**
- * The cluster time of `token` as one number (seconds × 2³² + increment), or undefined for a token
- * of another shape.
- */
-export function clusterTimeOf (token: Document | undefined): bigint | undefined {
+/** Whether every event's token so far held its event's own clusterTime where this layout says. */
+let layoutHolds = true
+
+/** The time where the layout puts it, whether or not the layout still holds. */
+function timeInToken (token: Document | undefined): bigint | undefined {
   const data: unknown = token?._data
   if (typeof data !== 'string') return undefined
   const match = PREFIX.exec(data)
   return match === null ? undefined : BigInt(`0x${match[1] as string}`)
+}
+
+/**
+ * The cluster time of `token` as one number (seconds × 2³² + increment), or undefined for a token
+ * of another shape, and for every token once an event's token disagreed with its clusterTime.
+ */
+export function clusterTimeOf (token: Document | undefined): bigint | undefined {
+  return layoutHolds ? timeInToken(token) : undefined
+}
+
+/**
+ * Checks the layout against a change event's own `clusterTime` (public): from the first event
+ * whose token holds another time, no token gives a time, as one of another shape. True for that
+ * first event only, so that it is said once.
+ */
+export function tokenLayoutBroken (token: Document | undefined, clusterTime: unknown): boolean {
+  if (!layoutHolds || !(clusterTime instanceof Timestamp)) return false
+  const time = timeInToken(token)
+  if (time === undefined || time === fromTimestamp(clusterTime)) return false
+  layoutHolds = false
+  return true
 }
 
 /** The same time as a BSON Timestamp (what `afterClusterTime` takes). */

@@ -1,8 +1,9 @@
 // The change feed's promise (docs/changes.md): a copy kept by following a feed equals the list,
 // whatever was written; deletions and documents leaving the filter or the project are removes;
 // no event names another project's document; tokens are bound like cursors.
-import { ObjectId, type Db } from 'mongodb'
+import { ObjectId, type Db, type Document, type Timestamp } from 'mongodb'
 import t, { type Test } from 'tap'
+import { clusterTimeOf, fromTimestamp, tokenLayoutBroken } from '../../changes/cluster-time.js'
 import { build } from '../helpers/build.js'
 import { FeedCopy, listAll, prepareFeeds, requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 
@@ -249,3 +250,26 @@ t.test('HEAD of a stream answers the headers a stream begins with, and holds not
   t.equal(refused.statusCode, 400, 'a bad token is still a problem')
   t.match(refused.headers['content-type'], /^application\/problem\+json/)
 })
+
+t.test('the database\'s resume tokens hold their event\'s cluster time where the feeds read it', feeds,
+  async (t) => {
+    // On a real MongoDB this holds the layout that changes/cluster-time.ts assumes.
+    const { db } = await setUp(t)
+    const registrations = db.collection('registrations')
+    const stream = registrations.watch([], { maxAwaitTimeMS: 200 })
+    t.teardown(async () => { await stream.close() })
+    await stream.tryNext()
+    await registrations.insertOne({ project: new ObjectId(), role: 'guest' })
+    await registrations.updateMany({}, { $set: { role: 'staff' } })
+    let seen = 0
+    // Each empty read waits maxAwaitTimeMS: 50 of them bound the wait for two events.
+    for (let reads = 0; seen < 2 && reads < 50; reads++) {
+      const event = await stream.tryNext()
+      if (event === null) continue
+      seen++
+      t.equal(clusterTimeOf(event._id as Document), fromTimestamp(event.clusterTime as Timestamp),
+        `${event.operationType}: the token's time is the event's clusterTime`)
+      t.equal(tokenLayoutBroken(event._id as Document, event.clusterTime), false)
+    }
+    t.equal(seen, 2, 'both events were read')
+  })
