@@ -4,7 +4,7 @@
 // answer a client without compression gets; HEAD carries the headers of its GET.
 import zlib from 'node:zlib'
 import t from 'tap'
-import { ENCODINGS } from '../../plugins/compression.js'
+import { ENCODINGS, LEVELS } from '../../plugins/compression.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
 
 const fastify = await buildWithDemoData(t)
@@ -34,6 +34,23 @@ t.test('each encoding a client asks for, the same answer, a fifth of the bytes o
       `${encoding}: the same documents`)
     t.ok(res.rawPayload.length <= identity.rawPayload.length / 5,
       `${encoding}: ${res.rawPayload.length} of ${identity.rawPayload.length} bytes`)
+  }
+})
+
+t.test('each encoding at its level: the bytes zlib makes at that level', async (t) => {
+  // @fastify/compress hands zlibOptions to zstd as well as gzip; no document promises it, so the
+  // bytes are held here: a level that stopped reaching its encoder would make other bytes.
+  const identity = (await fastify.inject({ url: page, headers: { 'accept-encoding': 'identity' } })).rawPayload
+  const zstdLevel = (zlib.constants as Record<string, number>).ZSTD_c_compressionLevel as number
+  const expected: Record<string, () => Buffer> = {
+    gzip: () => zlib.gzipSync(identity, { level: LEVELS.gzip }),
+    br: () => zlib.brotliCompressSync(identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: LEVELS.br } }),
+    zstd: () => (zlib as unknown as { zstdCompressSync: (b: Buffer, o: object) => Buffer })
+      .zstdCompressSync(identity, { params: { [zstdLevel]: LEVELS.zstd } })
+  }
+  for (const encoding of ENCODINGS) {
+    const res = await fastify.inject({ url: page, headers: { 'accept-encoding': encoding } })
+    t.same(res.rawPayload, (expected[encoding] as () => Buffer)(), `${encoding} at level ${LEVELS[encoding]}`)
   }
 })
 
