@@ -5,8 +5,10 @@ import { DOCS_ORIGIN, type Example } from './doc-examples.js'
 
 const CURL_MAX_TIME_S = 5
 const EXAMPLE_S = 8
-const ENDLESS_AFTER_OUTPUT_MS = 250
+/** An endless example is stopped once what the test looks at has arrived, or after this long at most. */
 const ENDLESS_S = 6
+/** How often an endless example is looked at besides its output's arrival (what `done` waits for may be a file). */
+const LOOK_EVERY_MS = 20
 export const CONCURRENCY = 8
 
 // ---------------------------------------------------------------------------------------------
@@ -86,9 +88,29 @@ function answers (stderr: string): Answer[] {
 }
 
 /**
- * Runs an example in `cwd`. An endless one is stopped ENDLESS_AFTER_OUTPUT_MS after its output
- * shows what `shown` waits for (a line, unless told), or, when `done` is given, as soon as `done`
- * says that what the test waits for has happened (looked at every 20 ms, within the example's time).
+ * Whether the answers an endless example's curls have had can be judged: one answered, and none
+ * is in the middle of its head (curl -v shows the status line, then the headers, up to a lone
+ * `<`): a stream's status and content type have come. A curl still waiting for its first byte (a
+ * long poll) is the one that will be stopped. Complete lines only.
+ */
+function answersArrived (stderr: string): boolean {
+  let answered = false
+  let inHead = false
+  for (const line of stderr.slice(0, stderr.lastIndexOf('\n') + 1).split('\n').map((text) => text.trimEnd())) {
+    const status = /^< HTTP\/[\d.]+ \d{3}/.test(line)
+    if (status || line.startsWith('@@answer ')) answered = true
+    if (status) inHead = true
+    else if (line === '@@start' || line === '<' || line.startsWith('@@answer ')) inHead = false
+  }
+  return answered && !inHead
+}
+
+/**
+ * Runs an example in `cwd`. An endless one is stopped as soon as what the test looks at has
+ * arrived, looked at as its output comes and every LOOK_EVERY_MS: by default, output that
+ * `shown` accepts (a complete line, unless told) holding what the doc says it prints, and the
+ * answers so far (answersArrived); when `done` is given, what `done` waits for. If that has not
+ * come within ENDLESS_S, `timeout` ends the example, and the test sees what is missing.
  */
 export async function run (
   example: Example, origin: string, cwd: string, shown = (stdout: string): boolean => stdout.includes('\n'),
@@ -113,28 +135,21 @@ export async function run (
   let stdout = ''
   let stderr = ''
   let cut = false
-  let stopping: NodeJS.Timeout | undefined
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-    // An endless example has shown that it works once it prints a line:
-    // stopped shortly after (timeout passes SIGTERM on to the group).
-    if (example.endless && stopping === undefined && shown(stdout)) {
-      stopping = setTimeout(() => { cut = true; child.kill('SIGTERM') }, ENDLESS_AFTER_OUTPUT_MS)
-    }
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  const watching = done === undefined || !example.endless
-    ? undefined
-    : setInterval(() => {
-      if (!cut && done(stdout)) {
-        cut = true
-        child.kill('SIGTERM')
-      }
-    }, 20)
+  const arrived = (): boolean => done !== undefined
+    ? done(stdout)
+    : shown(stdout) && (example.prints === undefined || stdout.includes(example.prints)) && answersArrived(stderr)
+  // Stopped once it has (timeout passes SIGTERM on to the group).
+  const look = (): void => {
+    if (!example.endless || cut || !arrived()) return
+    cut = true
+    child.kill('SIGTERM')
+  }
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; look() })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; look() })
+  const watching = example.endless ? setInterval(look, LOOK_EVERY_MS) : undefined
   const kill = setTimeout(() => child.kill('SIGKILL'), (seconds + 3) * 1000)
   const exit = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
   clearTimeout(kill)
-  clearTimeout(stopping)
   clearInterval(watching)
   return {
     exit,

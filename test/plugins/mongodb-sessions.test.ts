@@ -66,9 +66,15 @@ t.test('the shims are checked against the driver they were tested with, and can 
   })
   t.type(seen, AbortSignal, 'operations get a real AbortSignal')
   t.notOk(logLines.some((line) => String(line.msg).includes('driver shims')), 'turned off by hand: no warning')
-  if (process.env.SHIMS === undefined) {
-    const on = await build(t)
-    t.same([...on.database.shims], ['slot-sessions'], 'on by default')
-    t.type(sessionsOf(on.mongo.client), SlotSet)
-  }
+})
+
+t.test('the shims are on by default', {
+  skip: process.env.SHIMS === undefined
+    ? false
+    : `SHIMS=${process.env.SHIMS} in this environment (as in .ci/run's run on the driver's public path): ` +
+      'build() passes it on, so the default is not what is built'
+}, async (t) => {
+  const on = await build(t)
+  t.same([...on.database.shims], ['slot-sessions'], 'on by default')
+  t.type(sessionsOf(on.mongo.client), SlotSet)
 })

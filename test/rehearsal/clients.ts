@@ -88,7 +88,12 @@ interface Target { ingress: string, get: Requests['get'] }
 export interface Load {
   /** Requests answered so far. */
   answered: () => number
-  stop: () => Promise<{ sent: number, failures: string[], seconds: number, latencies: number[] }>
+  /**
+   * Stops sending, and waits for the answers: how many were sent in how many `seconds` (from the
+   * start to the stop), the failures, the latencies, and `lagMs`, the most a request was started
+   * after its turn (request n is due (n + 1) / perSecond s after the start).
+   */
+  stop: () => Promise<{ sent: number, failures: string[], seconds: number, latencies: number[], lagMs: number }>
 }
 
 /** Requests at `perSecond` through nginx, each on its own schedule (not waiting for the last), until stopped. */
@@ -97,9 +102,13 @@ export function steadyLoad (topology: Target, urls: string[], perSecond: number,
   const latencies: number[] = []
   const pending = new Set<Promise<void>>()
   let sent = 0
+  let lagMs = 0
   const started = Date.now()
+  // Every 5 ms, whatever is due: a late tick sends what it owes at once, and says how late it was.
   const timer = setInterval(() => {
-    const due = Math.floor((Date.now() - started) * perSecond / 1000) - sent
+    const elapsed = Date.now() - started
+    const due = Math.floor(elapsed * perSecond / 1000) - sent
+    if (due > 0) lagMs = Math.max(lagMs, elapsed - (sent + 1) * 1000 / perSecond)
     for (let i = 0; i < due; i++) {
       const n = sent++
       const url = urls[n % urls.length] as string
@@ -118,8 +127,12 @@ export function steadyLoad (topology: Target, urls: string[], perSecond: number,
     answered: () => latencies.length,
     stop: async () => {
       clearInterval(timer)
+      const elapsed = Date.now() - started
+      // A request whose turn came before the stop and that no tick sent is late too.
+      lagMs = Math.max(lagMs, elapsed - (sent + 1) * 1000 / perSecond)
+      const seconds = elapsed / 1000
       await Promise.all(pending)
-      return { sent, failures, seconds: (Date.now() - started) / 1000, latencies }
+      return { sent, failures, seconds, latencies, lagMs: Math.round(lagMs) }
     }
   }
 }

@@ -15,6 +15,7 @@ import { proxiedDatabase } from '../faults/fault-app.js'
 import type { FaultProxy } from '../faults/fault-proxy.js'
 import { freePort, listening, productionFlags, untilReady, type ServiceProcess } from '../faults/service-process.js'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
+import { until } from '../helpers/until.js'
 import { clientAgents, clientRequests, type Requests } from './clients.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
@@ -23,6 +24,15 @@ export const SERVER_NAME = 'listing.test'
 export const CORS_ORIGIN = 'https://planner.example.test'
 export const RATE_LIMIT_PER_MINUTE = 40
 export const SHUTDOWN_DELAY_MS = 2000
+/**
+ * How long nginx is given to answer through TLS once started, and to be gone after SIGQUIT (its
+ * workers finish the requests they hold: the tests' are over by then). Each takes well under a
+ * second; ten leave room for a machine busy with the suite's other files.
+ */
+const NGINX_START_MS = 10_000
+const NGINX_STOP_MS = 10_000
+/** How long a replica has to say it is ready (/ready 200): the default of untilReady, as for the other services. */
+const REPLICA_READY_MS = 15_000
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => {
   try { execFileSync(file, ['-v'], { stdio: 'ignore' }); return true } catch { return false }
 })
@@ -67,19 +77,17 @@ export function groupMembers (group: number): number[] {
 
 /**
  * Stops nginx as its manual says (SIGQUIT: workers finish, then exit), and checks that its whole
- * process group is gone within 10 s; else kills the group and throws, failing the test.
+ * process group is gone within NGINX_STOP_MS; else kills the group and throws, failing the test.
  */
 async function stopNginx (nginx: ChildProcess): Promise<void> {
   const group = nginx.pid
   if (group === undefined) return
   if (nginx.exitCode === null && nginx.signalCode === null) nginx.kill('SIGQUIT')
-  for (let i = 0; i < 100 && groupMembers(group).length > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+  if (await until(() => groupMembers(group).length === 0, NGINX_STOP_MS, 100)) return
   const left = groupMembers(group)
   if (left.length === 0) return
   try { process.kill(-group, 'SIGKILL') } catch {}
-  throw new Error(`nginx left processes ${left.join(', ')} running after SIGQUIT`)
+  throw new Error(`nginx left processes ${left.join(', ')} running ${NGINX_STOP_MS} ms after SIGQUIT`)
 }
 
 /** The nginx configuration users copy (deploy/nginx/), with this topology's values. */
@@ -135,7 +143,11 @@ async function startReplica (environment: NodeJS.ProcessEnv): Promise<ServicePro
   // request rates and latencies, which would be the counters' (the same code is covered elsewhere).
   const args = nodeArgs([...productionFlags(), '--import', 'tsx', 'server.ts'], { coverage: false })
   const replica = await listening(spawn(NODE, args, { cwd: ROOT, env: environment, stdio: ['ignore', 'pipe', 'pipe'] }))
-  await untilReady(replica.url)
+  if (await untilReady(replica.url, REPLICA_READY_MS) === Infinity) {
+    replica.child.kill('SIGKILL')
+    throw new Error(`the replica at ${replica.url} was not ready within ${REPLICA_READY_MS} ms:\n` +
+      replica.lines.join('\n'))
+  }
   return replica
 }
 
@@ -182,16 +194,24 @@ function startNginx (t: Test, dir: string): () => string {
   return () => nginxErrors
 }
 
-/** nginx is up once it answers through TLS; if it does not, the error says why with its stderr. */
+/**
+ * nginx is up once it answers 200 through TLS, asked every 100 ms; if it has not within
+ * NGINX_START_MS, the error says why: its last answer or error, and its stderr.
+ */
 async function untilNginxAnswers (get: Topology['get'], ingress: string, nginxErrors: () => string): Promise<void> {
-  for (let i = 0; ; i++) {
+  let last = 'no answer'
+  const answers = async (): Promise<boolean> => {
     try {
-      if ((await get(`${ingress}/health`, { token: null })).status === 200) return
+      const { status, body } = await get(`${ingress}/health`, { token: null })
+      last = `${status} ${body.slice(0, 200)}`
+      return status === 200
     } catch (error) {
-      if (i > 50) throw new Error(`nginx did not come up: ${String(error)}\n${nginxErrors()}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      last = String(error)
+      return false
     }
   }
+  if (await until(answers, NGINX_START_MS, 100)) return
+  throw new Error(`nginx did not answer 200 within ${NGINX_START_MS} ms (last: ${last})\n${nginxErrors()}`)
 }
 
 /** How many requests nginx has sent to the replica on `port` (its access log in `dir`, of upstream addresses). */
