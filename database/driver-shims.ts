@@ -1,5 +1,5 @@
-// The place where the service reaches into a dependency's internals for speed
-// (docs/architecture.md, "Reaching into dependencies"), and the guards around it:
+// The reach into a dependency's internals for speed that SHIMS can switch off (docs/architecture.md,
+// "Reaching into dependencies", lists every reach), and the guards around it:
 // `slot-sessions`, the MongoDB driver's Set of sessions in use (`client.s.activeSessions`,
 // private) becomes a SlotSet (slot-set.ts), which keeps the young generation's garbage young.
 //

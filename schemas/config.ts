@@ -3,7 +3,7 @@
 // (`npm run docs` writes it). plugins/config.ts reads the environment with this schema.
 import { Type, type Static } from '@sinclair/typebox'
 
-/** The reaches into dependencies' internals SHIMS can turn on (database/driver-shims.ts). */
+/** The reaches into dependencies' internals that SHIMS switches (database/driver-shims.ts). */
 export const SHIMS = ['slot-sessions'] as const
 /** What SHIMS takes: all, none, or shim names, comma-separated. */
 export const SHIMS_PATTERN = `^(all|none|(${SHIMS.join('|')})(,(${SHIMS.join('|')}))*)$`
@@ -157,10 +157,10 @@ export const ConfigSchema = Type.Object({
   SHIMS: Type.String({
     pattern: SHIMS_PATTERN,
     default: 'all',
-    description: 'Which of the service\'s reaches into its dependencies\' internals to use (docs/architecture.md): ' +
-      `all, none, or some of ${SHIMS.join(', ')}, comma-separated. Each is also off when its check at start ` +
-      'fails (for the driver: when the installed driver is not the version it was checked with). ' +
-      'none: public APIs only.'
+    description: 'Which of the reaches into dependencies\' internals that can be switched off to use ' +
+      `(docs/architecture.md lists every reach and its guard): all, none, or some of ${SHIMS.join(', ')}, ` +
+      'comma-separated. Each is also off when its check at start fails (for the driver: when the installed ' +
+      'driver is not the version it was checked with).'
   }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
     default: 'info',
