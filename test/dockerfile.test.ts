@@ -124,7 +124,7 @@ t.test('V8 still has the image\'s flags, with the meaning they were measured wit
     'heap-growing-percent': 'specifies heap growing factor as (1 + heap_growing_percent/100)',
     'allocation-site-pretenuring': 'pretenure with allocation sites'
   }
-  const help = execFileSync(NODE, ['--v8-options'], { encoding: 'utf8' })
+  const help = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' })
   for (const flag of nodeFlags) {
     const name = flag.replace(/^--(no-)?/, '').replace(/=.*$/, '')
     t.ok(name in meanings, `${flag}: its meaning is held here`)

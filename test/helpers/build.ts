@@ -27,6 +27,7 @@ export interface BuildOptions {
  * `monitorCommands` option wins over the service's own), so that watchCommands sees every command.
  */
 function withCommandMonitoring (uri: string): string {
+  if (/[?&]monitorCommands=/i.test(uri)) return uri
   const search = uri.indexOf('?')
   if (search >= 0) return `${uri.slice(0, search + 1)}monitorCommands=true&${uri.slice(search + 1)}`
   // The options follow the host list's slash (mongodb://host:port/?…), or the database name.
