@@ -52,6 +52,6 @@ USER node
 EXPOSE 3000 9464
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# The garbage collector's sizing (docs/performance.md, "A steady tail"): npm start and
+# The garbage collector's sizing (docs/performance.md, "Why it is fast" ("A steady tail")): npm start and
 # npm run start:dist pass the same flags, and npm run bench starts the service with these.
 CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=200", "--no-allocation-site-pretenuring", "dist/server.js"]

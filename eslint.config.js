@@ -5,8 +5,7 @@ export default [
   ...neostandard({
     ts: true,
     ignores: [
-      'dist/**', 'client/dist/**', 'client/src/openapi.ts', 'coverage/**', '.tap/**', 'bench/results/**', 'scratch/**',
-      '.scratch/**'
+      'dist/**', 'client/dist/**', 'client/src/openapi.ts', 'coverage/**', '.tap/**', 'bench/results/**'
     ]
   }),
   {

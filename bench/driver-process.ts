@@ -1,7 +1,7 @@
 // The driver's share of a list page, in a process of its own (bench/http.ts starts it, pinned
 // like the servers): client CPU per page read three ways from the same database (the replay):
 // - findPage (list-endpoint/find-page.ts): one `find` through Db#command with `raw`, as the service reads;
-// - the driver's FindCursor with `raw`, then toArray (what the service did before);
+// - the driver's FindCursor with `raw`, then toArray (the driver's own path);
 // - the driver's FindCursor, decoded (the floor's way).
 // And a page's count the same three ways: countMatching (list-endpoint/count-matching.ts), one
 // `aggregate` through Db#command; the driver's AggregationCursor with `raw`; countDocuments.

@@ -180,7 +180,7 @@ async function catchUpRounds ({ context, agent, db, projects, feeds }: Bench): P
     let next: string | undefined
     const list = `${url}/projects/${project.toHexString()}/registrations?limit=1000&sort=%2B_id` +
       `&filter=${encodeURIComponent(JSON.stringify({ role: marker }))}`
-    // Five walks: a walk of 10,000 documents takes a few clock ticks of CPU (10 ms each).
+    // Five walks: one walk is only a few of /proc's clock ticks of CPU.
     for (let walk = 0; walk < LIST_WALKS; walk++) {
       do {
         const page = await getJson(agent, `${list}${next === undefined ? '' : `&after=${next}`}`) as unknown as {

@@ -1,11 +1,13 @@
 // The whole request path under load. The service and two floors (bench/floor.ts: JSON.stringify,
 // and the driver's raw option with a schema-less BSON→JSON writer) each run in a process of their
-// own, pinned to one core when `taskset` exists; the load generator and the database use the
-// other. By default the database is a replay (bench/replay-database.ts): the mix's commands are
-// recorded once against the real database (the stand-in, or MONGODB_URI) and then answered from
-// memory, so that the figures are the service's, not the database's (`--database direct` skips it).
+// own, pinned to the last core when `taskset` exists and there is more than one core; the load
+// generator and the database use the others. By default the database is a replay
+// (bench/replay-database.ts): the mix's commands are recorded once against the real database (the
+// stand-in, or MONGODB_URI) and then answered from memory, so that the figures are the service's,
+// not the database's (`--database direct` skips it).
 import { spawn, execSync, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { createInterface, type Interface } from 'node:readline'
 import { isDeepStrictEqual } from 'node:util'
 import { MongoClient } from 'mongodb'
@@ -25,10 +27,12 @@ import {
 } from './http-sections.js'
 
 const DIST = new URL('../', import.meta.url)
-const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path))
+const CORES = availableParallelism()
+/** taskset, when there is more than one core to pin apart; else nothing is pinned. */
+const TASKSET = CORES > 1 ? ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path)) : undefined
 /** The servers measured run on the last core; everything else (this process, the database) on the others. */
-const SERVER_CORE = '1'
-const OTHER_CORES = '0'
+const SERVER_CORE = String(CORES - 1)
+const OTHER_CORES = CORES > 2 ? `0-${CORES - 2}` : '0'
 
 export { SECTIONS, type Section } from './http-types.js'
 
@@ -103,7 +107,7 @@ export async function benchHttp (options: HttpOptions): Promise<HttpResult> {
     const { db, dbName, uri, replay, mix, growth, language } = await openDatabase(options, children)
     console.log(`database: ${db.kind} (${db.reason})` +
       `${replay === undefined ? '' : ', recorded once and replayed from memory'}; ` +
-      `servers ${TASKSET === undefined ? 'not pinned (no taskset)' : `pinned to core ${SERVER_CORE}`}`)
+      `servers ${TASKSET === undefined ? 'not pinned (no taskset, or one core)' : `pinned to core ${SERVER_CORE}`}`)
 
     const env = {
       MONGODB_URI: uri,

@@ -75,7 +75,7 @@ async function gcFigures (server: Server): Promise<GcFigures | undefined> {
 
 /**
  * Loads a server in 2-second rounds until its CPU per request is stable: two rounds in a row
- * within 3 % of each other (a fresh process needs tens of seconds before its JIT settles), or
+ * within 3 % of each other (a fresh process's JIT takes a while to settle), or
  * 15 rounds. Returns the CPU per request of each round.
  */
 export async function warmUp (

@@ -3,7 +3,7 @@
 // optional stage off runs beside the same build with one stage on (or the same request with one
 // difference), in interleaved rounds, each warmed on its own load first. The driver shim is
 // measured on the query mix instead, in rounds of the full duration: what it saves is garbage
-// kept alive under sustained load (docs/performance.md, "A steady tail"), which a 1-document
+// kept alive under sustained load (docs/performance.md, "Why it is fast" ("A steady tail")), which a 1-document
 // page in short rounds barely makes. So is V8's allocation-site pretenuring, which the image's
 // command line turns off. The image's old-generation limit (three times what survived) is set
 // against a factor of two on 1000-document pages, where it pays, and on the mix.

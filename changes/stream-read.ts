@@ -28,12 +28,9 @@ const CATCH_UP_POLL_MS = 50
  * The changes after `point`, as gather() finds them, read by a stream of its own from the
  * point's resume token (a point the recent changes do not reach back to), until it has caught
  * up, or has `limit` documents, or has some and `softDeadline` (ms since the epoch) has passed.
- * Caught up is not one empty batch (through `mongos` an awaitData getMore answers empty while
- * idle shards still hold committed events: SERVER-80427; manual: "Change Streams on Sharded
- * Clusters", periodicNoopIntervalSecs), and a busy collection's never come empty: it is a
- * batch's postBatchResumeToken reaching the cluster time the opening `aggregate` was answered
- * at (its operationTime, through a causally consistent session), behind which lies every
- * change committed before the request began.
+ * Caught up: a batch's postBatchResumeToken reaches the cluster time the opening `aggregate` was
+ * answered at (its operationTime, through a causally consistent session); why not at an empty
+ * batch: docs/changes.md, "On a replica set and a sharded cluster".
  * The `aggregate` is bounded by `maxTimeMS`, and the stream closed when the request ends. When
  * `signal` aborts first with nothing found, it throws: an answer without events must not vouch
  * for changes it did not look at. Throws MongoDB's error when the point cannot be resumed.

@@ -1,7 +1,8 @@
 // Replaces a MongoClient stuck after an outage: in mongodb 7.8.0 a heartbeat's write to a
 // socket destroyed under it waits for a 'drain' that never comes, so the driver alone could leave
-// the service 503 for ever (test/faults/reproduce-driver-hang.ts). No upstream issue reports it;
-// NODE-6370 (fixed in 6.10) is another race.
+// the service 503 for ever (test/faults/reproduce-driver-hang.ts). No report of it found upstream
+// (jira.mongodb.org, project NODE) as of driver 7.8.0; NODE-6370 (fixed in 6.10.0 as NODE-6394) is
+// another race, a reply that arrives before the drain.
 import net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MongoClient } from 'mongodb'

@@ -1,18 +1,6 @@
 // Keyset pagination: the documents after a given one in a sort, as a MongoDB filter, so that a
-// page after a cursor costs what the first page costs (an index range, never `skip`).
-//
-// MongoDB sorts across BSON types in a fixed order of brackets, while $gt/$lt only match
-// within the operand's bracket (manual: "Comparison/Sort Order"). "After v" is therefore
-// "$gt v in v's bracket, or any value of a later bracket" (and the mirror image descending);
-// a missing field sorts as null. The whole predicate is the expanded form
-// (k1 > v1) OR (k1 = v1 AND k2 > v2) OR …, ending with the `_id` tie-breaker.
-//
-// A sort key holding an array (stored where a scalar is declared: other services write to the
-// collections) sorts by its smallest element ascending, its largest descending, and an empty
-// array before null (the same page of the manual); a query's $gt on it matches when any element
-// does. Each range is therefore followed by a filter: no array with an element at or before v
-// ($elemMatch matches arrays only), and the ranges stay what an index reads. A cursor holds the
-// array as stored: its sort key is worked out here, strings compared in the collation.
+// page after a cursor costs what the first page costs (an index range, never `skip`). Why each
+// range is "$gt v or a later bracket", and how arrays in sort keys are kept out: docs/paging.md.
 import {
   BSONRegExp, Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type CollationOptions,
   type Document

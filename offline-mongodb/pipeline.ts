@@ -51,14 +51,14 @@ export function runPipeline (request: Request, docs: Doc[], pipeline: unknown): 
   return docs
 }
 
-/**
- * `$sample`: at most `size` of the documents, in random order, each once (manual, "$sample": a
- * random sort, unless a large collection lets it use a random cursor). mingo's threw on no
- * documents and repeated some when asked for more than there were.
- */
 // Seeded, so that a process replays its samples (seeded-random.ts): no test sees Math.random.
 const sampleRandom = seededRandom(0, '$sample')
 
+/**
+ * `$sample`: at most `size` of the documents, in random order, each once (manual, "$sample": a
+ * random sort, unless a large collection lets it use a random cursor). mingo's draws with
+ * replacement: it repeats documents, and gives `size` of them even when there are fewer or none.
+ */
 function sample (docs: Doc[], spec: unknown): Doc[] {
   if (!isDocument(spec)) {
     throw new CommandError(28745, 'Location28745', 'the $sample stage specification must be an object')

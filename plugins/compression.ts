@@ -8,11 +8,8 @@ import { routeHooks } from '../lib/route-hooks.js'
 export const COMPRESSION_THRESHOLD = 1024
 
 /**
- * The levels, chosen with `npm run bench` on 20-, 100- and 1,000-document pages (docs/performance.md,
- * the table "Compression levels": bytes and µs per page for each encoding and level). On list pages
- * zstd 1 is as small as zstd 3 and faster; br 1 sends somewhat more than br 2 or 4 for much less
- * CPU; gzip 3 sends as few bytes as gzip 4 for less CPU (gzip 4 switches to lazy matching). Higher
- * levels cost much more CPU for few fewer bytes.
+ * The levels that cost least CPU for their bytes on list pages, chosen with `npm run bench`
+ * (docs/performance.md, table "Compression levels").
  */
 export const LEVELS = { zstd: 1, br: 1, gzip: 3 } as const
 

@@ -23,16 +23,6 @@ export interface Tracing {
 }
 
 /**
- * OpenTelemetry tracing (docs/operations.md): a server span per request from `@fastify/otel`
- * (route template, method, status; `traceparent` continued) and a client span per MongoDB
- * command from the driver's instrumentation. It patches the driver as it loads, so this must
- * run before anything imports `mongodb`: `server.ts` imports the service only afterwards.
- *
- * The OTLP exporter reads `OTEL_EXPORTER_OTLP_ENDPOINT` (and the other standard `OTEL_*`
- * settings); the sampler follows `OTEL_TRACES_SAMPLER`, parent-based always-on by default.
- * Tests pass their own exporter, which is then flushed on every span.
- */
-/**
  * `@fastify/otel` marks a request span as failed for every error thrown through Fastify, 400s
  * included. The HTTP conventions say a server span's status stays unset for a 4xx: the client
  * erred, not the service, and error-rate views in tracing backends count ERROR spans.
@@ -98,6 +88,16 @@ const commandCollections: SpanProcessor = {
   shutdown: async () => {}
 }
 
+/**
+ * OpenTelemetry tracing (docs/operations.md): a server span per request from `@fastify/otel`
+ * (route template, method, status; `traceparent` continued) and a client span per MongoDB
+ * command from the driver's instrumentation. It patches the driver as it loads, so this must
+ * run before anything imports `mongodb`: `server.ts` imports the service only afterwards.
+ *
+ * The OTLP exporter reads `OTEL_EXPORTER_OTLP_ENDPOINT` (and the other standard `OTEL_*`
+ * settings); the sampler follows `OTEL_TRACES_SAMPLER`, parent-based always-on by default.
+ * Tests pass their own exporter, which is then flushed on every span.
+ */
 export function startTracing (exporter?: SpanExporter): Tracing {
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({

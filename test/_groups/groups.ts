@@ -4,18 +4,9 @@ import { pathToFileURL } from 'node:url'
 import tap from 'tap'
 import { isTestFile } from '../../tools/run-tests.js'
 
-// A test process spends much CPU before its first test: node, the TypeScript loader, tap's
-// hooks, the embedded database and the app's modules. Most test files share one process, a
-// group, and that cost: each group is a file here named after it, which tap runs as it runs any
-// test file. A group's files are imported one after the other, so what a file starts at its top
-// level (an app, a fault proxy) lives until the group ends; each keeps its own time limit (runFiles).
-// Files that need a core to themselves or depend on what their process imported first keep a
-// process of their own. tap's `exclude`
-// (package.json) keeps the grouped folders out of the run so that each file runs once
-// (test/architecture.test.ts checks that every test file runs exactly once), and `npx tap <file>`
-// still runs any one file alone. tap starts files in the order of their names: the underscore of
-// `_groups` puts the groups, the longest processes, first, so that the run does not end on one of
-// them with the other jobs idle.
+// Most test files share a process, a group, and the CPU a process spends before its first test:
+// each group is a file here named after it, which imports its files one after the other, each
+// under its own time limit (runFiles). How `npm test` runs them: docs/architecture.md, "Tests".
 
 interface Group {
   /** Folders from the repository's root; every test file under them, unless `only` narrows it. */

@@ -9,7 +9,7 @@ import { ConfigSchema } from '../../schemas/config.js'
 import { ERROR_CODES } from '../../schemas/problem.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'
 
-t.test('the generated reference pages are what the code writes today (npm run docs)', async (t) => {
+t.test('the generated reference pages are what the code writes (npm run docs)', async (t) => {
   const fastify = await buildWithDemoData(t)
   const pages = await renderPages(async (request) => await fastify.inject(request))
   for (const [name, file] of Object.entries(PAGES) as Array<[keyof typeof PAGES, string]>) {

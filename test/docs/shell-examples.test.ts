@@ -1,44 +1,9 @@
 // Every `curl` example of the user-facing docs (README.md, client/README.md, docs/*.md), run
 // with bash against the service as `npm start` runs it (demo data on the embedded database), so
-// that an example that stops working fails the suite. The examples are read from the Markdown,
-// never copied here: a new one is tested as soon as it is written.
-//
-// What is an example:
-// - in a ```sh, ```bash or ```shell block, each command that runs curl (a `\` continues a line);
-//   a block holding a loop (while, for, until, if, case) is one example, run whole, as a script;
-// - an inline code span that starts with `curl ` and names a URL or a variable (`$API`), as in
-//   the operator table of docs/query-language.md (`\|` in a table cell is `|`).
-// How it runs: in a fresh bash (`set -u`: a variable the doc never defines fails the example),
-// after the variable assignments that come before it in the same doc, in order (`NAME=value`
-// lines of shell blocks, and `NAME=value` spans of the prose when an example uses $NAME), with
-// the docs' origin (http://127.0.0.1:3000, or localhost) replaced by the started service's. A
-// block that runs `eval "$(npm run -s token -- --projects …)"` then `npm start` (access control)
-// gets a second service with AUTH_MODE=jwt and a token minted by test/helpers/tokens.ts for the
-// same projects; its `npm start` is the service this test started. Any other command beside
-// curl examples in a block of examples fails the test (teach it here). Blocks without curl
-// (npm, docker, kubectl, the benchmark) are not examples.
-//
-// What a reader would notice, asserted for each example:
-// - every curl exits 0 (curl is wrapped by a shell function that adds `--max-time` and records
-//   each exit status and answer), and the example as a whole exits 0;
-// - every answer comes from the started service (loopback only) and is never a 5xx;
-// - the status is the one the doc gives: a trailing `# 404 PROJECT_NOT_FOUND` comment, or the
-//   answer shown in the ```json block right after a block of one example (docs/errors.md, the
-//   error examples of README.md and docs/query-language.md): its status, `code`, and the
-//   `param`, `pointer` and `code` of each of its `errors`, on its last answer (curls before it
-//   fetch what it needs, such as an ETag, and answer a 2xx); otherwise any 2xx;
-// - it prints something, and what the prose before it says it prints, when it says so ("run
-//   against `npm start`: `5 pages, 1000 documents`"); when its output is the body (one curl, no
-//   pipe, no -i, -o, -w, -D or -v), the body is JSON (NDJSON, every complete line an object, for
-//   an NDJSON feed) and its content type says so.
-// The feed loop of docs/changes.md is also run from a saved token the service cannot read: it must
-// say so, start again without `since`, and list.
-// Endless examples (a feed streamed with `curl -N` or NDJSON, a `while :` loop) are stopped
-// ENDLESS_AFTER_OUTPUT_MS after their first line of output (ENDLESS_S at most). They pass if
-// they printed a line and every answer they got was as above; the one curl that was stopped
-// may have no exit status (and no answer yet: a long poll); a stream's status is read from
-// curl -v, since it never completes. Every example is bounded: curl's --max-time, `timeout`
-// around bash (which ends the whole process group), and a kill after that.
+// that an example that stops working fails the suite. The examples are read from the Markdown
+// (doc-examples.ts, which fails on a command beside them that it does not know: teach it there),
+// never copied here: a new one is tested as soon as it is written. What an example is, how it
+// runs and what is asserted of it: docs/architecture.md, "How the docs' examples are run".
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
@@ -56,7 +21,10 @@ const ROOT = path.join(import.meta.dirname, '..', '..')
 // the 90 s a file is given (package.json's tap `timeout`, FILE_TIMEOUT_MS in test/_groups/groups.ts).
 t.setTimeout(120_000)
 
-/** At least this many examples per file (what they hold today): an extraction that finds nothing fails. */
+/**
+ * At least this many examples per file (a floor below each file's current count): an extraction
+ * that finds nothing fails.
+ */
 const AT_LEAST: Record<string, number> = {
   'README.md': 11,
   'client/README.md': 0,

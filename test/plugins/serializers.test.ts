@@ -1,7 +1,7 @@
 // The response schemas that Fastify's serializer (fast-json-stringify) writes from: none holds a
 // union. For anyOf, oneOf or if/then/else the serializer compiles an Ajv validator on the route's
-// first answer of that status (about 100 ms, the event loop stopped: every request waiting then,
-// timed-out ones included, answered that much later) and runs it on every value after.
+// first answer of that status, the event loop stopped meanwhile, and runs it on every value after
+// (docs/performance.md, "Why it is fast" ("No union in a serialized answer")).
 import type { RouteOptions } from 'fastify'
 import t from 'tap'
 import { build } from '../helpers/build.js'
