@@ -79,4 +79,4 @@ async function indexesPlugin (fastify: FastifyInstance) {
   fastify.decorate('indexes', { settled: async () => { await creating } })
 }
 
-export default fp(indexesPlugin, { name: 'indexes', dependencies: ['mongodb'] })
+export default fp(indexesPlugin, { name: 'indexes', dependencies: ['config', 'errors', 'mongodb'] })

@@ -38,18 +38,9 @@ export const MIN_POOL_SIZE = 30
 export const MAX_CONNECTING = 40
 
 /**
- * The driver's timeouts, each derived from the query budget so that a database that answers
- * slowly, within QUERY_TIMEOUT_MS, is served rather than declared dead (the CMAP and SDAM
- * specifications say what each bounds):
- * - connectTimeoutMS bounds a connection's TCP connect and each round trip of its handshake
- *   (hello, authentication), the monitor's own connection included, and the monitor's
- *   heartbeat (plus heartbeatFrequencyMS when streaming): shorter, a database that answers
- *   slowly would be declared Unknown. Requests are bounded by their own signal
- *   (Database#bounded), never by this.
- * - serverSelectionTimeoutMS: as long as a request may wait in all.
- * - minPoolSize and maxConnecting: a warm pool, and a cold one that opens connections
- *   together (the driver's default opens 2 at a time: 50 requests on a pool of 2 wait 25
- *   handshakes). What the URI sets itself wins over all of these.
+ * The driver's options: its timeouts derived from the query budget, so that a slow database is
+ * served rather than declared dead (docs/operations.md, "When the database misbehaves", says why
+ * each). What the URI sets itself wins over all of these.
  */
 export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOptions {
   const options: MongoClientOptions = {
@@ -57,10 +48,13 @@ export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOpt
     // No command monitoring: the driver would make two event objects per command and relay each
     // through four emitters (docs/performance.md); the metrics time the service's own commands.
     monitorCommands: false,
+    // As long as a request may wait in all; its own signal ends it sooner.
     serverSelectionTimeoutMS: queryTimeoutMs,
+    // Connects, handshakes and heartbeats: any shorter, a database that answers slowly is Unknown.
     connectTimeoutMS: queryTimeoutMs,
     // Frequent heartbeats notice a returning server quickly (the default is 10 s).
     heartbeatFrequencyMS: 2000,
+    // A warm pool, and a cold one that opens its connections together (the driver's default: 2 at a time).
     minPoolSize: MIN_POOL_SIZE,
     maxConnecting: MAX_CONNECTING
   }
@@ -72,12 +66,9 @@ export function clientOptions (queryTimeoutMs: number, uri = ''): MongoClientOpt
 }
 
 /**
- * The driver keeps every session in use, the implicit one of each operation included, in a
- * `Set` on the client (`client.s.activeSessions`: added as the operation starts, deleted as it
- * ends, all ended by `close()`). Under load that Set's churn kept each operation's objects
- * alive past the young-generation collections (slot-set.ts says how); a SlotSet takes its
- * place, with the same add, delete, clear and iteration. Left alone when the driver holds it
- * otherwise (test/plugins/mongodb-sessions.test.ts holds the driver to what is assumed).
+ * The driver's `Set` of sessions in use (`client.s.activeSessions`) becomes a SlotSet, whose churn keeps
+ * no operation alive past the young-generation collections (docs/performance.md, "Why it is fast"
+ * ("A steady tail")). Left alone when the driver holds it otherwise (test/plugins/mongodb-sessions.test.ts).
  */
 export function withSlotSessions (client: MongoClient, on = true): MongoClient {
   if (!on) return client
@@ -178,4 +169,4 @@ async function mongodbPlugin (fastify: FastifyInstance) {
   })
 }
 
-export default fp(mongodbPlugin, { name: 'mongodb', dependencies: ['config'] })
+export default fp(mongodbPlugin, { name: 'mongodb', dependencies: ['config', 'errors'] })
