@@ -1,5 +1,5 @@
-// Reading the shell examples out of the user-facing Markdown (shell-examples.test.ts says what
-// an example is and what is asserted of it).
+// Reading the shell examples out of the user-facing Markdown (docs/architecture.md, "How the docs'
+// examples are run", says what an example is and what is asserted of it).
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { makeKey, mint } from '../helpers/tokens.js'
