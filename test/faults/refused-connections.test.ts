@@ -14,6 +14,12 @@ t.setTimeout(120_000)
 const BUDGET_MS = 5000
 /** At once: well under the budget, whatever the machine's load. */
 const AT_ONCE_MS = BUDGET_MS / 5
+/**
+ * Node's timers count from the clock the event loop read as its turn began: the driver's
+ * server-selection timer, set late in a turn, fires early by Date.now() by as long as the turn had
+ * run, up to this on a busy machine. A wait not given its budget ends in a few ms.
+ */
+const EARLY_TIMER_MS = 100
 
 t.test('a database that refuses connections: lists and feeds answer 503 at once, and serve again after', async (t) => {
   const proxy = await proxiedDatabase(t)
@@ -49,6 +55,8 @@ t.test('a replica set in an election (members answer, none is primary): ' +
   t.equal(fastify.database.readiness.refusesConnections(), false, 'members that answer are not refusing')
   const answer = await timed(fastify, '/projects?limit=5')
   t.match(answer, { status: 503, code: 'DATABASE_UNAVAILABLE' })
-  t.ok(answer.ms >= budgetMs * 0.9, `it waited ${answer.ms} ms for a primary, the budget being ${budgetMs} ms`)
+  // serverSelectionTimeoutMS is the budget: the selection begins after the request is sent.
+  t.ok(answer.ms >= budgetMs - EARLY_TIMER_MS,
+    `it waited ${answer.ms} ms for a primary, the budget being ${budgetMs} ms`)
   t.notMatch((await fastify.inject('/ready')).json().detail, /refuses connections/, '/ready does not say it refuses')
 })

@@ -5,7 +5,7 @@
 // and the shared change stream gives up a getMore the server never answers, so that waiting
 // requests hear of changes again.
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { ObjectId } from 'mongodb'
+import { ObjectId, type CommandStartedEvent, type CommandSucceededEvent } from 'mongodb'
 import t from 'tap'
 import { requireChangeStreams, type FeedAnswer } from '../helpers/feeds.js'
 import { timeUntil } from '../helpers/until.js'
@@ -96,6 +96,16 @@ t.test('a slow database: counts check their project beside the aggregation, ' +
   t.ok(answer.ms <= ANSWER_BOUND_MS, `in ${answer.ms} ms`)
 })
 
+/** A feed's wait in the test below, in ms: longer than its first reads take on the slow database. */
+const WAIT_MS = 2000
+/**
+ * Each reply held this long in the test below: the project check, the read and one more reply fit
+ * in the one budget. The project check is answered a reply after the request arrives, the end of
+ * the first reads a reply after that at least: a deadline counted from either is told apart with
+ * REPLY_MS to spare on each side, far more than the clock's rounding.
+ */
+const REPLY_MS = QUERY_TIMEOUT_MS * 0.3
+
 t.test('a feed\'s wait counts from the request\'s arrival, not from the end of its first reads', feeds, async (t) => {
   const { proxy, fastify, sessions, db } = await feedFaultApp(t)
   const project = new ObjectId()
@@ -104,15 +114,44 @@ t.test('a feed\'s wait counts from the request\'s arrival, not from the end of i
   const feed = `/projects/${String(project)}/sessions/changes`
   const listed = (await fastify.inject(feed)).json() as FeedAnswer
   t.ok(listed.synced)
-  proxy.slow(300)
+  // The deadline the route gives its wait, as test/changes/waiting.test.ts reads it.
+  const hub = fastify.changes.hub('sessions', true)
+  const deadlines: number[] = []
+  const nextWake = hub.nextWake.bind(hub)
+  hub.nextWake = async (...args) => {
+    deadlines.push(args[1])
+    await nextWake(...args)
+  }
+  // When the request's project check is answered: the end of its first read, before its others.
+  const client = fastify.database.client()
+  const checks = new Set<number>()
+  let checkedAt = 0
+  const started = (event: CommandStartedEvent): void => {
+    if (event.commandName === 'find' && event.command.find === 'projects') checks.add(event.requestId)
+  }
+  const succeeded = (event: CommandSucceededEvent): void => {
+    if (checkedAt === 0 && checks.has(event.requestId)) checkedAt = Date.now()
+  }
+  client.on('commandStarted', started).on('commandSucceeded', succeeded)
+  t.teardown(() => { client.off('commandStarted', started).off('commandSucceeded', succeeded) })
+  proxy.slow(REPLY_MS)
   t.teardown(() => { proxy.heal() })
   forget(fastify, project)
-  const answer = await timed(fastify, { url: `${feed}?wait=2&since=${listed.next}` })
+  const sent = Date.now()
+  const answer = await timed(fastify, { url: `${feed}?wait=${WAIT_MS / 1000}&since=${listed.next}` })
+  const answeredAt = Date.now()
   t.equal(answer.status, 200)
   t.same((JSON.parse(answer.body) as FeedAnswer).events, [], 'nothing changed')
-  t.ok(answer.ms >= 2000, `it waited its two seconds (${answer.ms} ms)`)
-  t.ok(answer.ms <= 2000 + SLACK_MS,
-    `and answered at their end (${answer.ms} ms), not a project check, a read and another read later`)
+  t.ok(checkedAt > 0 && deadlines.length >= 1, 'it checked its project, then waited on the shared stream')
+  const deadline = deadlines[0] as number
+  t.ok(deadline >= sent + WAIT_MS, `its wait ends ${deadline - sent} ms after the request was sent, not sooner`)
+  // From its arrival: before WAIT_MS after the check's answer. From the end of its reads: a reply later than that.
+  t.ok(deadline < checkedAt + WAIT_MS,
+    `and ${checkedAt + WAIT_MS - deadline} ms before ${WAIT_MS} ms after its project check was answered ` +
+    `(replies held ${REPLY_MS} ms): counted from its arrival`)
+  t.ok(deadlines.every((until) => until === deadline), 'every wake of the request keeps that deadline')
+  t.ok(answer.ms >= WAIT_MS, `it waited its ${WAIT_MS} ms (${answer.ms} ms)`)
+  t.ok(answeredAt <= deadline + SLACK_MS, `and answered at its deadline (${answeredAt - deadline} ms after it)`)
 })
 
 t.test('a first feed request opens the shared stream beside its project and identity checks, ' +

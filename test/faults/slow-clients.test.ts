@@ -37,23 +37,24 @@ await db.collection('projects').insertMany(Array.from({ length: 1000 }, (_, i) =
 const address = await fastify.listen({ port: 0, host: '127.0.0.1' })
 const { port } = fastify.server.address() as net.AddressInfo
 
-/** A page from a well-behaved caller, timed. */
-async function page (): Promise<{ status: number, ms: number }> {
+/** A page from a well-behaved caller, timed, with when it was answered. */
+async function page (): Promise<{ status: number, ms: number, at: number }> {
   const started = Date.now()
   const res = await fetch(`${address}/projects?limit=5&fields=_id`)
   await res.arrayBuffer()
-  return { status: res.status, ms: Date.now() - started }
+  const at = Date.now()
+  return { status: res.status, ms: at - started, at }
 }
 
 /**
  * Pages asked one after another while `busy` holds (at most
- * 1,000, for at most `withinMs`): their statuses and the slowest.
+ * 1,000, for at most `withinMs`): their statuses, when each was answered, and the slowest.
  */
 async function pagesWhile (
   busy: (asked: number) => boolean,
   withinMs: number
-): Promise<{ statuses: number[], slowest: number, median: number }> {
-  const outcomes: Array<{ status: number, ms: number }> = []
+): Promise<{ statuses: number[], answeredAt: number[], slowest: number, median: number }> {
+  const outcomes: Array<{ status: number, ms: number, at: number }> = []
   await until(async () => {
     if (!busy(outcomes.length) || outcomes.length >= 1000) return true
     outcomes.push(await page())
@@ -62,6 +63,7 @@ async function pagesWhile (
   const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b)
   return {
     statuses: outcomes.map((o) => o.status),
+    answeredAt: outcomes.map((o) => o.at),
     slowest: ms.at(-1) ?? 0,
     median: ms[Math.floor(ms.length / 2)] ?? 0
   }
@@ -117,9 +119,14 @@ t.test('a thousand slowloris connections are disconnected after HEADERS_TIMEOUT_
   t.ok(latest <= LIMIT_MS + CHECK_MS + SLACK_MS,
     `all 1000 disconnected, the last ${latest} ms after its first byte (HEADERS_TIMEOUT_MS ${LIMIT_MS})`)
   t.ok(clients.every((client) => client.received().startsWith('HTTP/1.1 408 ')), 'each told 408 first')
-  t.ok(during.statuses.length > 5 && during.statuses.every((status) => status === 200),
-    `${during.statuses.length} pages meanwhile, all 200`)
-  t.ok(during.slowest < 1000, `pages meanwhile: median ${during.median} ms, slowest ${during.slowest} ms ` +
+  // Served meanwhile, not once they are gone: pages answered while all thousand were still open.
+  const firstDropped = Math.min(...closedAt)
+  const meanwhile = during.answeredAt.filter((at) => at < firstDropped).length
+  t.ok(meanwhile >= 1, `${meanwhile} of ${during.statuses.length} pages answered before the first ` +
+    `slowloris connection was dropped, ${firstDropped - started} ms after its first byte`)
+  t.ok(during.statuses.every((status) => status === 200), 'all 200')
+  t.ok(during.slowest <= baseline.slowest + SLACK_MS, `pages meanwhile: median ${during.median} ms, ` +
+    `slowest ${during.slowest} ms, within scheduling noise (${SLACK_MS} ms) of the slowest alone ` +
     `(alone: median ${baseline.median} ms, slowest ${baseline.slowest} ms)`)
 })
 

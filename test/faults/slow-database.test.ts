@@ -7,7 +7,7 @@ import { seedDemoData } from '../../demo-data/seed.js'
 import { ANSWER_MARGIN_MS } from '../../plugins/mongodb.js'
 import { uniqueDatabaseName } from '../helpers/database.js'
 import { NESTED_LISTS } from '../helpers/lists.js'
-import { SLACK_MS, proxiedDatabase } from './fault-app.js'
+import { RECOVERY_BOUND_MS, SLACK_MS, proxiedDatabase } from './fault-app.js'
 import { get, startService, expectReady, untilReady } from './service-process.js'
 import { timeUntil, until } from '../helpers/until.js'
 
@@ -67,8 +67,10 @@ t.test(`every reply delayed ${DELAY_MS} ms (QUERY_TIMEOUT_MS / 2): ` +
   proxy.heal()
   // Replies that came while it was slow are still held for their delay; the next ones pass at once.
   t.ok(await until(() => proxy.delayed() === 0, DELAY_MS + SLACK_MS), 'no reply is held any more')
+  // Every request waits for a reply at least: one still held would take DELAY_MS. That is the
+  // whole room for a busy machine, since a healed request waits for no delay at all.
   const fast = await burst(service.url, urls)
-  t.ok(fast.every((o) => o.status === 200 && o.ms < 1000), `healed: ${summary(fast)}`)
+  t.ok(fast.every((o) => o.status === 200 && o.ms < DELAY_MS), `healed, each under DELAY_MS: ${summary(fast)}`)
 })
 
 t.test('replies slower than the query budget: bounded 503s, and 200s again once the database is fast', async (t) => {
@@ -84,6 +86,6 @@ t.test('replies slower than the query budget: bounded 503s, and 200s again once 
     `too slow, each answered within QUERY_TIMEOUT_MS + ${ANSWER_MARGIN_MS} ms: ${summary(slow)}`)
   proxy.heal()
   const recovered = await timeUntil(async () => (await get(`${service.url}/projects?limit=5`)).status === 200,
-    15_000, 200)
-  t.ok(recovered <= 10_000, `serving again ${recovered} ms after the delay was removed`)
+    RECOVERY_BOUND_MS + SLACK_MS, 200)
+  t.ok(recovered <= RECOVERY_BOUND_MS, `serving again ${recovered} ms after the delay was removed`)
 })

@@ -3,11 +3,13 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build } from '../helpers/build.js'
+import { testDatabase } from '../helpers/database.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'
 import { AUDIENCE, ISSUER, makeKey, mint } from '../helpers/tokens.js'
 import {
   KEY_SET_COOLDOWN_MS, KEY_SET_RETRY_MS, quietKeyBuilder, tokenVerifier
 } from '../../access-control/verify-token.js'
+import { CLIENT_MARGIN_MS } from '../../plugins/mongodb.js'
 import { get, startAccessControl } from './access-control-setup.js'
 
 const { rsa, ec, jwks, config, clock, now, fastify, publicIds } = await startAccessControl(t)
@@ -41,12 +43,16 @@ t.test('a key set that is down, slow, oversized or malformed: ' +
   '503 AUTH_UNAVAILABLE within the query budget', async (t) => {
   let app: FastifyInstance | undefined
   const pauseS = String(KEY_SET_RETRY_MS / 1000)
+  const QUERY_TIMEOUT_MS = 1000
+  // No request waits for keys longer than QUERY_TIMEOUT_MS (docs/access-control.md); the request's
+  // budget (its database deadline, plugins/mongodb.ts) adds CLIENT_MARGIN_MS to answer in.
+  const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
   for (const mode of ['refuse', 'slow', 'trickle', 'oversized', 'malformed', 'error'] as const) {
     // A service of its own for each, on the same data: its key set has never failed, so its
-    // first unknown key fetches at once.
+    // first unknown key fetches at once. (The test database's URI: build() adds its monitoring.)
     app = await build(t, {
-      databaseUri: fastify.config.MONGODB_URI,
-      config: { ...config, QUERY_TIMEOUT_MS: 1000, MONGODB_DB: fastify.config.MONGODB_DB },
+      databaseUri: (await testDatabase()).uri,
+      config: { ...config, QUERY_TIMEOUT_MS, MONGODB_DB: fastify.config.MONGODB_DB },
       now
     })
     t.equal((await get(app, `/projects/${a}/sessions?limit=1`, mint(rsa, { projects: '*' }))).statusCode, 200,
@@ -60,7 +66,7 @@ t.test('a key set that is down, slow, oversized or malformed: ' +
     t.match(res.json(), { code: 'AUTH_UNAVAILABLE', errors: [{ param: 'authorization' }] },
       `${mode}: AUTH_UNAVAILABLE`)
     t.equal(res.headers['retry-after'], pauseS, `${mode}: Retry-After, the whole pause after the failed fetch`)
-    t.ok(ms <= 1000 + 500, `${mode}: answered in ${ms} ms`)
+    t.ok(ms <= budget, `${mode}: answered in ${ms} ms, within the request's budget (${budget} ms)`)
     t.equal((await get(app, `/projects/${a}/sessions?limit=1`, mint(rsa, { projects: '*' }))).statusCode, 200,
       `${mode}: cached keys still pass`)
     jwks.down('up')
