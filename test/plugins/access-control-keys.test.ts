@@ -1,6 +1,7 @@
 // AUTH_MODE=jwt's keys (docs/access-control.md): a key set fetched from a JWKS server on loopback
 // as keys rotate, and when it is down, slow or broken; a public key instead; fast-jwt's warnings.
 import type { FastifyInstance } from 'fastify'
+import { createVerifier } from 'fast-jwt'
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { testDatabase } from '../helpers/database.js'
@@ -130,4 +131,19 @@ t.test('no warning about the cache key builder is printed; other warnings are', 
   t.same(warnings.filter((w) => w.code === 'SOMETHING_ELSE').map((w) => w.message), ['kept'],
     'another warning still is')
   t.equal(process.emitWarning, emitWarning, 'process.emitWarning is given back')
+})
+
+t.test('fast-jwt itself still warns so, as quietKeyBuilder assumes: its code, in its options', async (t) => {
+  // Without the wrapper: if fast-jwt stopped warning, or warned another way, the reach would be
+  // needless or blind, and this fails.
+  const seen: unknown[][] = []
+  const emitWarning = process.emitWarning
+  process.emitWarning = ((...args: unknown[]) => { seen.push(args) }) as typeof process.emitWarning
+  try {
+    createVerifier({ key: 'a-key', cache: true, cacheKeyBuilder: (token: string) => token })
+  } finally {
+    process.emitWarning = emitWarning
+  }
+  t.match(seen, [[String, { code: 'FAST_JWT_CACHE_KEY_BUILDER_SECURITY_RISK' }]], 'a warning, its code in its options')
+  t.equal(seen.length, 1)
 })
