@@ -185,8 +185,9 @@ export class FeedSteps {
   }
 
   /**
-   * Why the documents among `ids` that a page (whose ids are `pageIds`) lacks left the feed (docs/changes.md, "Why a
-   * document left"), from the same state: read by `_id` alone, their project and nothing else.
+   * Why the documents among `ids` that a page (whose ids are `pageIds`) lacks left the feed
+   * (docs/changes.md, "What the events mean"), from the same state: read by `_id` alone, their
+   * project and nothing else.
    * Not found: deleted; in the feed's project (or, for /projects, existing): unmatched; else moved.
    */
   private async reasonsFor (
