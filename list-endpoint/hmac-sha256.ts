@@ -34,7 +34,7 @@ export class HmacSha256 {
   /** K ⊕ opad, then the inner digest. */
   private readonly outer = Buffer.alloc(BLOCK + DIGEST)
 
-  /** `oneShot`: compose from hash() (when it agrees with createHmac, checked once), or call createHmac. */
+  /** `oneShot`: compose from hash() (where it gives RFC 4231's answer, checked once), or call createHmac. */
   constructor (key: Uint8Array, oneShot = HmacSha256.oneShot ??= oneShotHashAgrees()) {
     this.key = oneShot ? undefined : Buffer.from(key)
     const block = Buffer.alloc(BLOCK)
