@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { ObjectId, Timestamp, type Collection, type Document, type MongoClient } from 'mongodb'
 import t, { type Test } from 'tap'
 import { ChangeHub, type HubOptions } from '../../changes/change-hub.js'
+import { settle } from '../helpers/until.js'
 
 /** A resume token at cluster time (t, i), as mongod writes them: 0x82, the time, then the rest. */
 const token = (seconds: number, increment: number, rest = '01'): Document =>
@@ -69,10 +70,8 @@ function scriptedStream (batches: Batch[], onFirst: () => void, failWith?: unkno
 const quiet = (): void => {}
 const silent = { warn: quiet, info: quiet, error: quiet, debug: quiet } as unknown as FastifyBaseLogger
 
-/** Lets the fakes' getMores (setImmediate, which no fake timer holds back) and what they set off run. */
-const settle = async (turns = 5): Promise<void> => {
-  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
-}
+/** Turns enough for the fakes' getMores (setImmediate) and what they set off to run. */
+const TURNS = 5
 /** Fake timers for one test, given back when it ends (a hook on the root would reach other files' tests in a group). */
 function fakeTimers (t: Test): void {
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 })
@@ -152,7 +151,7 @@ t.test('a read that cannot catch up before its request ends says so, never "noth
   // Empty batches at an old time until the request's budget ends: after each, the read pauses
   // (a timer, moved here by hand), then asks again, and does not answer.
   for (let batches = 1; batches <= 4; batches++) {
-    await settle()
+    await settle(TURNS)
     t.equal(emptyBatches, batches, `empty batch ${batches}, then a pause before the next getMore`)
     mock.timers.runAll()
   }
@@ -197,13 +196,13 @@ t.test('an event no stream can read: the shared stream moves past it, once, and 
   const before = hub.position()
   // The first stream ends (as a network error would end it), and the hub pauses before it opens
   // the next, which resumes after the event (a second: its log says it tries again every second).
-  await settle()
+  await settle(TURNS)
   t.equal(hub.isRunning, false, 'the first stream ended')
   mock.timers.tick(999)
-  await settle()
+  await settle(TURNS)
   t.equal(opened, 1, 'no stream opened again before the pause is over')
   mock.timers.tick(1)
-  await settle()
+  await settle(TURNS)
   t.equal(opened, 3, 'after the pause: the stream that resumes, then one from now')
   t.ok(hub.isRunning, 'the stream follows again')
   t.equal(unreadable.length, 1, 'the unreadable change is counted once')

@@ -9,13 +9,11 @@ import type { ChangeHub } from '../../changes/change-hub.js'
 import type { FeedStep } from '../../changes/feed-steps.js'
 import { CHECKPOINT_MS, streamFeed } from '../../changes/feed-stream.js'
 import { Waiters } from '../../changes/waiters.js'
+import { settle } from '../helpers/until.js'
 
 const change: Change = {
   token: { _data: 'k' }, key: 'k', type: 'update', id: 'd', projects: ['a'], lost: false, committedAt: 0
 }
-
-/** Lets what a timer or a wake set off run to its next wait (setImmediate: no fake timer holds it back). */
-const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
 /** A stream of project a over fakes of Fastify and the hub: the lines it wrote, and the switches it listens to. */
 function openStream (streamSeconds: number) {

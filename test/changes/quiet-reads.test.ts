@@ -3,6 +3,7 @@
 import t from 'tap'
 import { JOIN_MS, QuietReads } from '../../changes/quiet-reads.js'
 import type { Gathered, StreamPoint } from '../../changes/recent-changes.js'
+import { settle } from '../helpers/until.js'
 
 const pointAt = (data: string): StreamPoint => ({ resumeToken: { _data: data } })
 
@@ -23,7 +24,6 @@ function scriptedReads () {
 }
 
 const quiet = (point: StreamPoint): Gathered => ({ lost: false, ids: [], point, committedAt: [] })
-const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
 t.test('a burst on one point is one read; ' +
   'a step that arrives while it runs waits for the next, which is one read too', async (t) => {

@@ -6,6 +6,7 @@ import { mock } from 'node:test'
 import t from 'tap'
 import type { Change } from '../../changes/change-events.js'
 import { Waiters, type WaitClock } from '../../changes/waiters.js'
+import { settle } from '../helpers/until.js'
 
 const change = (projects: string[], lost = false): Change =>
   ({ token: { _data: 'k' }, key: 'k', type: 'update', id: 'd', projects, lost, committedAt: 0 })
@@ -98,9 +99,6 @@ function startWait (
     .then(() => { wait.ended = true }, () => {})
   return wait
 }
-
-/** Lets the promise callbacks a timer or a wake set off run (setImmediate: no fake timer holds it back). */
-const settle = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
 t.test('a wait with no change ends at its deadline, not a millisecond before, and leaves nothing behind', async (t) => {
   const clock = manualClock()

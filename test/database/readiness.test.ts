@@ -8,7 +8,7 @@ import t from 'tap'
 import { DatabaseReadiness } from '../../database/readiness.js'
 import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
-import { resolvesWithin, until } from '../helpers/until.js'
+import { resolvesWithin, settle, until } from '../helpers/until.js'
 
 const quiet = () => {}
 const log = {
@@ -91,10 +91,9 @@ t.test('a ping whose driver never ends it (a dropped signal) still fails, a tick
   })
   let ended = false
   const pinging = checks.ping().finally(() => { ended = true })
-  const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve)) }
   // Not yet started, so not the first ping: its limit is pingTimeoutMs, and the tick is 500 ms.
   mock.timers.tick(1499)
-  await settle()
+  await settle(5)
   t.equal(ended, false, 'still waiting within its limit and a tick')
   mock.timers.tick(1)
   t.equal(await pinging, false, 'then it fails')

@@ -32,3 +32,11 @@ export async function resolvesWithin (promise: Promise<unknown>, withinMs: numbe
   promise.then(() => { resolved = true }, () => {})
   return await until(() => resolved, withinMs)
 }
+
+/**
+ * Lets `turns` turns of the event loop run (setImmediate, which no fake timer holds back): what a
+ * fake's reply, a timer or a wake set off runs to its next wait.
+ */
+export async function settle (turns = 1): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
+}
