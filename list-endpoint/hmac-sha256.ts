@@ -36,10 +36,14 @@ export class HmacSha256 {
 
   /** `oneShot`: compose from hash() (where it gives RFC 4231's answer, checked once), or call createHmac. */
   constructor (key: Uint8Array, oneShot = HmacSha256.oneShot ??= oneShotHashAgrees()) {
-    this.key = oneShot ? undefined : Buffer.from(key)
+    this.inner = Buffer.alloc(oneShot ? BLOCK + 256 : 0)
+    if (!oneShot) {
+      this.key = Buffer.from(key)
+      return
+    }
+    this.key = undefined
     const block = Buffer.alloc(BLOCK)
     block.set(key.length > BLOCK ? createHash('sha256').update(key).digest() : key)
-    this.inner = Buffer.alloc(BLOCK + 256)
     for (let i = 0; i < BLOCK; i++) {
       this.inner[i] = (block[i] as number) ^ 0x36
       this.outer[i] = (block[i] as number) ^ 0x5c
