@@ -16,6 +16,34 @@ const EXPOSED_HEADERS = [
 const PREFLIGHT_MAX_AGE_S = 600
 
 /**
+ * Whether a request gets CORS headers: its origin is allowed, and it is no OPTIONS but a preflight
+ * (an OPTIONS without Access-Control-Request-Method is the method it names, refused with 405).
+ */
+function granted (origins: '*' | string[], request: FastifyRequest): boolean {
+  const origin = request.headers.origin
+  return origin !== undefined && (origins === '*' || origins.includes(origin)) &&
+    (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] !== undefined)
+}
+
+/**
+ * The CORS headers @fastify/cors's hook puts on an answer, for what the router refuses before any
+ * hook runs (errors.ts' frameworkErrors: a path segment too long, a bad escape), so that a browser
+ * reads that problem as it reads the others rather than seeing a network error.
+ */
+export function corsHeadersBeforeHooks (request: FastifyRequest): Record<string, string> {
+  const setting = request.server.config.CORS_ORIGINS
+  if (setting === undefined) return {}
+  const origins = corsOrigins(setting)
+  // The plugin's origin is decided per request, so its hook always adds Vary: Origin.
+  if (!granted(origins, request)) return { vary: 'Origin' }
+  return {
+    vary: 'Origin',
+    'access-control-allow-origin': origins === '*' ? '*' : String(request.headers.origin),
+    'access-control-expose-headers': EXPOSED_HEADERS.join(', ')
+  }
+}
+
+/**
  * CORS_ORIGINS: browsers on those origins may call the lists (GET and HEAD) with a bearer token,
  * a request id and If-None-Match, and read the paging, ETag, id and retry headers. Unset, nothing of CORS is
  * registered: no header, no preflight answer. A request from another origin, or an OPTIONS
@@ -26,11 +54,10 @@ async function corsPlugin (fastify: FastifyInstance) {
   const setting = fastify.config.CORS_ORIGINS
   if (setting === undefined) return
   const origins = corsOrigins(setting)
-  const allowed = (origin: string): boolean => origins === '*' || origins.includes(origin)
-  const granted: FastifyCorsOptions = {
+  const grant: FastifyCorsOptions = {
     origin: origins === '*'
       ? '*'
-      : (origin, callback) => { callback(null, origin !== undefined && allowed(origin) ? origin : false) },
+      : (origin, callback) => { callback(null, origin !== undefined && origins.includes(origin) ? origin : false) },
     methods: ['GET', 'HEAD'],
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: EXPOSED_HEADERS,
@@ -41,11 +68,7 @@ async function corsPlugin (fastify: FastifyInstance) {
   await fastify.register(fastifyCors, {
     hideOptionsRoute: true,
     delegator: (request: FastifyRequest, callback) => {
-      const origin = request.headers.origin
-      const preflightHeader = request.headers['access-control-request-method']
-      const usable = origin !== undefined && allowed(origin) &&
-        (request.method !== 'OPTIONS' || preflightHeader !== undefined)
-      callback(null, usable ? granted : refused)
+      callback(null, granted(origins, request) ? grant : refused)
     }
   })
 }

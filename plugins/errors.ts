@@ -13,6 +13,7 @@ import {
   type ProblemItem
 } from '../schemas/problem.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
+import { corsHeadersBeforeHooks } from './cors.js'
 
 function fromValidation (error: FastifyError): Problem {
   const param = error.validationContext ?? 'request'
@@ -87,10 +88,10 @@ function send (request: FastifyRequest, reply: FastifyReply, body: Problem, head
 
 /**
  * For Fastify's `frameworkErrors` option: errors raised while routing (bad URL, overlong
- * parameter) answered like all others.
+ * parameter) answered like all others, with the CORS headers no hook has set.
  */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  return send(request, reply, toProblem(error))
+  return send(request, reply, toProblem(error), corsHeadersBeforeHooks(request))
 }
 
 /**

@@ -53,6 +53,34 @@ t.test('a refusal before the route is reached (shutting down) still carries CORS
   t.equal(pre.statusCode, 204, 'a preflight is still answered: the request it announces gets the 503 to read')
 })
 
+t.test('what the router refuses before any hook carries the CORS headers of every other answer', async (t) => {
+  const CORS = ['access-control-allow-origin', 'access-control-expose-headers', 'vary']
+  const corsOf = (headers: Record<string, unknown>) => Object.fromEntries(CORS.map((name) => [name, headers[name]]))
+  for (const setting of [APP, '*']) {
+    const fastify = await buildWithDemoData(t, { config: { CORS_ORIGINS: setting } })
+    for (const origin of [APP, 'https://evil.example']) {
+      // A route's own refusal: its headers are @fastify/cors's.
+      const routed = await fastify.inject({ url: '/projects?limit=x', headers: { origin } })
+      t.equal(routed.statusCode, 400)
+      const refusals: Array<[string, string, number]> = [
+        ['a path segment too long for the router', `/projects/${'a'.repeat(200)}/sessions`, 414],
+        ['a bad percent-escape', '/projects/%zz/sessions', 400]
+      ]
+      for (const [what, url, status] of refusals) {
+        const refused = await fastify.inject({ url, headers: { origin } })
+        t.equal(refused.statusCode, status, what)
+        t.match(refused.headers['content-type'], /problem\+json/)
+        t.same(corsOf(refused.headers), corsOf(routed.headers), `${setting}, ${origin}, ${what}: as @fastify/cors's`)
+      }
+    }
+    const granted = await fastify.inject({ url: '/projects/%zz/sessions', headers: { origin: APP } })
+    t.equal(granted.headers['access-control-allow-origin'], setting === '*' ? '*' : APP, 'a browser reads why')
+  }
+  const off = await buildWithDemoData(t)
+  const refused = await off.inject({ url: '/projects/%zz/sessions', headers: { origin: APP } })
+  t.notOk(Object.keys(refused.headers).some((name) => name.startsWith('access-control-')), 'unset: none')
+})
+
 t.test('other origins, and OPTIONS that is not a preflight, get no CORS header', async (t) => {
   const fastify = await buildWithDemoData(t, { config: { CORS_ORIGINS: APP } })
   const stranger = await fastify.inject(preflight('https://evil.example'))
