@@ -102,8 +102,10 @@ async function startStandInProcess (): Promise<{ uri: string, close: () => Promi
   const cli = fileURLToPath(new URL(`../offline-mongodb/cli${extname(import.meta.filename)}`, import.meta.url))
   // This process's node options (tsx's loader when run from the sources), without a debugger port.
   const nodeOptions = process.execArgv.filter((arg) => !arg.startsWith('--inspect'))
+  // A process group of its own: a terminal's Ctrl-C, sent to the service's group, would stop the
+  // database at once, under the service's drain. It stops when told to, or when its stdin ends.
   const child = spawn(process.execPath, [...nodeOptions, '--allow-natives-syntax', cli, '--port', '0', '--with-stdin'],
-    { stdio: ['pipe', 'pipe', 'inherit'] })
+    { stdio: ['pipe', 'pipe', 'inherit'], detached: true })
   const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
   const uri = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -64,7 +64,12 @@ export async function startEmbeddedMongod (options: MongodOptions): Promise<Embe
     // config: the driver keeps to that address once it reads the member's hello (the Server
     // Discovery and Monitoring spec, "updateRSFromPrimary"). The maxTimeAlwaysTimeOut fail point
     // of the timeout tests needs the test commands.
-    replSet: { count: 1, storageEngine: 'wiredTiger', args: ['--setParameter', 'enableTestCommands=1'] }
+    // mongod in a process group of its own, as the stand-in's (choose-database.ts): a terminal's
+    // Ctrl-C would stop it under the service's drain. Should the service die, the library's killer
+    // process stops it.
+    replSet: {
+      count: 1, storageEngine: 'wiredTiger', args: ['--setParameter', 'enableTestCommands=1'], spawn: { detached: true }
+    }
   })
   try {
     await replSet.start()

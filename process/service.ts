@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../app.js'
 import { chooseDatabase, describeDatabase } from './choose-database.js'
+import { FORWARDED_SIGNALS, onShutdownSignals } from './signals.js'
 import { ConfigError, listenError } from '../plugins/config.js'
 import type { Config } from '../schemas/config.js'
 import { CLIENT_MARGIN_MS } from '../plugins/mongodb.js'
@@ -69,9 +70,19 @@ export async function runService ({ config, onClosed, tracingEndpoint }: Service
   // Drain (docs/operations.md): not ready at once, keep serving while load balancers notice, stop
   // accepting (new connections refused, kept-alive ones closed: a proxy retries elsewhere), let
   // in-flight requests finish (each is bounded by the query timeout), database last.
-  closeWithGrace({ delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000 }, async ({ signal, err }) => {
+  // SIGINT and SIGTERM are taken by onShutdownSignals (./signals.ts), which lets a copy of the
+  // first go; close-with-grace keeps the others, its errors and its time limit.
+  let closing = false
+  let received: string | undefined
+  const grace = closeWithGrace({
+    delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000, skip: [...FORWARDED_SIGNALS]
+  }, async ({ signal, err }) => {
+    closing = true
     if (err !== undefined) fastify.log.error({ err }, 'server closing after an error')
-    else fastify.log.info(`${signal} received: /ready is 503; serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
+    else {
+      fastify.log.info(`${signal ?? received} received: /ready is 503; ` +
+        `serving ${SHUTDOWN_DELAY_MS} ms more, then closing`)
+    }
     await fastify.lifecycle.drain({
       delayMs: err === undefined ? SHUTDOWN_DELAY_MS : 0,
       settleMs: QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS,
@@ -81,6 +92,18 @@ export async function runService ({ config, onClosed, tracingEndpoint }: Service
     await database.close()
     await onClosed?.()
     fastify.log.info('closed')
+  })
+  const exitAtOnce = (signal: string): never => {
+    fastify.log.error(`second ${signal}, exiting`)
+    process.exit(1)
+  }
+  onShutdownSignals({
+    first: (signal) => {
+      if (closing) exitAtOnce(signal)
+      received = signal
+      grace.close()
+    },
+    again: exitAtOnce
   })
 
   try {

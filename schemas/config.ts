@@ -63,8 +63,8 @@ export const ConfigSchema = Type.Object({
   SEND_TIMEOUT_MS: PositiveInteger(10_000, 600_000, 'How long a written answer may wait for its client to read it: ' +
     'a client that reads slower is disconnected and the answer dropped, so that it holds no memory ' +
     '(checked four times a second).'),
-  SHUTDOWN_DELAY_MS: Integer(0, 60_000, 5000, 'After SIGTERM, /ready answers 503 and requests are still served ' +
-    'this long, so that load balancers stop sending.'),
+  SHUTDOWN_DELAY_MS: Integer(0, 60_000, 5000, 'After SIGTERM (or SIGINT), /ready answers 503 and requests are ' +
+    'still served this long, so that load balancers stop sending.'),
   METRICS_PORT: Integer(0, 65535, 9464,
     'Port of the Prometheus listener (GET /metrics) on HOST, never the API\'s; 0 turns it off.'),
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: Integer(0, 60_000, 1000, 'Event-loop delay beyond which lists and /ready ' +

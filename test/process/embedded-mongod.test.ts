@@ -23,7 +23,9 @@ t.test('a mongod at hand: a one-member replica set on wiredTiger, test commands 
   t.same(calls.created, [{
     binary: { version: MONGOD_VERSION, systemBinary: '/cache/mongod-8.0' },
     instanceOpts: [{ dbPath }],
-    replSet: { count: 1, storageEngine: 'wiredTiger', args: ['--setParameter', 'enableTestCommands=1'] }
+    replSet: {
+      count: 1, storageEngine: 'wiredTiger', args: ['--setParameter', 'enableTestCommands=1'], spawn: { detached: true }
+    }
   }])
   t.equal(calls.started, 1)
   t.equal(await where(dbPath), 'there', 'a data directory of its own')
@@ -113,7 +115,7 @@ t.test('the real mongodb-memory-server starts the binary it is given as a replic
   const binary = join(dir, 'mongod')
   await writeFile(binary, '#!/bin/sh\n' +
     `if [ "$1" = --version ]; then echo "db version v${MONGOD_VERSION}"; exit 0; fi\n` +
-    `printf '%s\\n' "$@" > "${dir}/args"\nexit 14\n`)
+    `printf '%s\\n' "$@" > "${dir}/args"\ncut -d' ' -f5 /proc/$$/stat > "${dir}/group"\nexit 14\n`)
   await chmod(binary, 0o755)
   const db = await chooseDatabase({ env: { MONGOMS_SYSTEM_BINARY: binary }, failureMark: join(dir, 'mark') })
   t.teardown(db.close)
@@ -125,6 +127,14 @@ t.test('the real mongodb-memory-server starts the binary it is given as a replic
   t.equal(option('--storageEngine'), 'wiredTiger')
   t.equal(option('--bind_ip'), '127.0.0.1', 'on loopback')
   t.equal(option('--setParameter'), 'enableTestCommands=1')
+  // Field 5 of /proc/<pid>/stat is the process group (proc(5)); the second, the name, is in parentheses.
+  const group = async (file: string): Promise<string> => {
+    const stat = await readFile(file, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2] ?? ''
+  }
+  const mongodGroup = (await readFile(join(dir, 'group'), 'utf8')).trim()
+  t.not(mongodGroup, await group('/proc/self/stat'), 'in a process group other than the service\'s: ' +
+    'a Ctrl-C to the service\'s group does not stop it under the drain')
   const dbPath = option('--dbpath') as string
   t.equal(await where(dbPath), 'gone', `its data directory ${dbPath} is removed`)
 })

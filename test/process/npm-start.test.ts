@@ -1,11 +1,12 @@
 // `npm start` as a supervisor runs it: SIGTERM sent to npm's own process reaches the service,
 // which drains and exits 0 with its embedded database, leaving no process behind. npm hands the
 // signal to the shell it ran the script in; a shell that ran it as a child would not pass it on.
+// And as a person runs it: Ctrl-C in a terminal signals every process of the group at once.
 import { spawn } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
-import t from 'tap'
-import { listening } from '../faults/service-process.js'
+import t, { type Test } from 'tap'
+import { get, listening } from '../faults/service-process.js'
 import { resolvesWithin, until } from '../helpers/until.js'
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
@@ -17,32 +18,40 @@ const listens = async (port: number): Promise<boolean> => await new Promise((res
   socket.once('error', () => { resolve(false) })
 })
 
+/** `npm run <script>` on the embedded stand-in, once the service reaches its database. */
+async function startNpm (t: Test, script: string, env: Record<string, string> = {}) {
+  const npm = spawn('npm', ['run', '--silent', script], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      EMBEDDED_DATABASE: 'stand-in',
+      PORT: '0',
+      METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      CURSOR_KEY_FILE: 'off',
+      SHUTDOWN_DELAY_MS: '0',
+      LOG_LEVEL: 'info',
+      ...env
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own, as a terminal gives a command; should the test fail, the teardown ends
+    // npm and all it started.
+    detached: true
+  })
+  t.teardown(() => { try { process.kill(-(npm.pid as number), 'SIGKILL') } catch {} })
+  const service = await listening(npm)
+  const port = Number(new URL(service.url).port)
+  const connected = (): RegExpExecArray | null =>
+    /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
+  t.ok(await until(() => connected() !== null, 15_000), 'the service reaches its database')
+  const database = Number(connected()?.[1])
+  t.ok(await listens(port) && await listens(database), 'the service and its database listen')
+  return { npm, service, port, database }
+}
+
 for (const script of ['start', 'demo:writes']) {
   t.test(`npm run ${script}: SIGTERM to npm drains the service, which exits 0 with its database`, async (t) => {
-    const npm = spawn('npm', ['run', '--silent', script], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        EMBEDDED_DATABASE: 'stand-in',
-        PORT: '0',
-        METRICS_PORT: '0',
-        HOST: '127.0.0.1',
-        CURSOR_KEY_FILE: 'off',
-        SHUTDOWN_DELAY_MS: '0',
-        LOG_LEVEL: 'info'
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // A group of its own: should the test fail, the teardown ends npm and all it started.
-      detached: true
-    })
-    t.teardown(() => { try { process.kill(-(npm.pid as number), 'SIGKILL') } catch {} })
-    const service = await listening(npm)
-    const port = Number(new URL(service.url).port)
-    const connected = (): RegExpExecArray | null =>
-      /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
-    t.ok(await until(() => connected() !== null, 15_000), 'the service reaches its database')
-    const database = Number(connected()?.[1])
-    t.ok(await listens(port) && await listens(database), 'the service and its database listen')
+    const { npm, service, port, database } = await startNpm(t, script)
     npm.kill('SIGTERM')
     t.ok(await resolvesWithin(service.exited, 20_000), 'npm ends')
     t.equal(await service.exited, 0, 'with the service\'s own exit code, 0')
@@ -51,3 +60,21 @@ for (const script of ['start', 'demo:writes']) {
     t.notOk(await listens(database), 'nor at its database\'s')
   })
 }
+
+t.test('npm start and Ctrl-C, SIGINT to its whole group as a terminal sends it: a drain, then exit 0', async (t) => {
+  // npm forwards the SIGINT the service also got: the service sees it twice, its database once.
+  const { npm, service, port, database } = await startNpm(t, 'start', { SHUTDOWN_DELAY_MS: '3000' })
+  const before = service.lines.length
+  const since = (): string[] => service.lines.slice(before)
+  process.kill(-(npm.pid as number), 'SIGINT')
+  t.ok(await until(() => since().some((line) => line.includes('SIGINT received')), 10_000), 'the service drains')
+  const during = await get(`${service.url}/projects?limit=1`)
+  t.equal(during.status, 200, 'lists are still served during the drain: the database did not stop with the group')
+  t.ok(await resolvesWithin(service.exited, 20_000), 'npm ends')
+  t.equal(await service.exited, 0, 'exit code 0: the copy of the signal was let go')
+  t.notOk(since().some((line) => /waiting for the database|second SIGINT|MongoTopologyClosedError/.test(line)),
+    'no warning that the database is gone, no forced exit')
+  t.match(since().join('\n'), /"closed"/)
+  t.notOk(await listens(port), 'nothing listens at the service\'s port')
+  t.notOk(await listens(database), 'nor at its database\'s')
+})
