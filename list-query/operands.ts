@@ -212,15 +212,34 @@ const isInstant = (v: Literal): v is Extract<DateValue, { kind: 'instant' }> =>
 const plain = (v: Literal): unknown => isInstant(v) ? v.at : v
 
 /**
- * Date-only and year-only values name a period [s, e) (docs/query-language.md): $eq means s <= v < e,
- * $gt v >= e, $gte v >= s, $lt v < s, $lte v < e, $ne/$nin the negation, $in any period.
+ * One date in [start, end). Through arrays of embedded documents, inside `$elemMatch`: on a dotted
+ * path into an array, MongoDB may meet `$gte` with one element and `$lt` with another (the manual,
+ * "Query an Array of Embedded Documents", "Specify Multiple Conditions for Array of Documents").
  */
-function comparison (path: string, op: Operator, value: Literal): Converted {
+function within (field: FieldSpec, start: Date, end: Date): Document {
+  let path = field.path
+  let condition: Document = { $gte: start, $lt: end }
+  for (const array of [...field.arrays ?? []].reverse()) {
+    condition = { $elemMatch: { [path.slice(array.length + 1)]: condition } }
+    path = array
+  }
+  return { [path]: condition }
+}
+
+/**
+ * Date-only and year-only values name a period [s, e) (docs/query-language.md): $eq means s <= v < e,
+ * $gt v >= e, $gte v >= s, $lt v < s, $lte v < e, $ne/$nin the negation, $in any period; each of
+ * one element, where the date is in an array.
+ */
+function comparison (field: FieldSpec, op: Operator, value: Literal): Converted {
   if (!isPeriod(value)) return { operators: [[op, plain(value)]] }
   const { start, end } = value
+  const inArray = field.arrays !== undefined
   switch (op) {
-    case '$eq': return { operators: [['$gte', start], ['$lt', end]] }
-    case '$ne': return { clause: { [path]: { $not: { $gte: start, $lt: end } } } }
+    case '$eq': return inArray ? { clause: within(field, start, end) } : { operators: [['$gte', start], ['$lt', end]] }
+    case '$ne': return {
+      clause: inArray ? { $nor: [within(field, start, end)] } : { [field.path]: { $not: { $gte: start, $lt: end } } }
+    }
     case '$gt': return { operators: [['$gte', end]] }
     case '$gte': return { operators: [['$gte', start]] }
     case '$lt': return { operators: [['$lt', start]] }
@@ -228,9 +247,9 @@ function comparison (path: string, op: Operator, value: Literal): Converted {
   }
 }
 
-function membership (path: string, op: '$in' | '$nin', values: Literal[]): Converted {
+function membership (field: FieldSpec, op: '$in' | '$nin', values: Literal[]): Converted {
   if (!values.some(isPeriod)) return { operators: [[op, values.map(plain)]] }
-  const alternatives = values.map((v) => isPeriod(v) ? { [path]: { $gte: v.start, $lt: v.end } } : { [path]: plain(v) })
+  const alternatives = values.map((v) => isPeriod(v) ? within(field, v.start, v.end) : { [field.path]: plain(v) })
   return { clause: op === '$in' ? { $or: alternatives } : { $nor: alternatives } }
 }
 
@@ -245,7 +264,7 @@ export function convertOperand (
     case '$in': case '$nin': case '$all': {
       const values = list(field, op, node, pointer, problems)
       if (values === undefined) return undefined
-      return op === '$all' ? { operators: [[op, values.map(plain)]] } : membership(field.path, op, values)
+      return op === '$all' ? { operators: [[op, values.map(plain)]] } : membership(field, op, values)
     }
     case '$exists': {
       const value = flag(node)
@@ -265,7 +284,7 @@ export function convertOperand (
     }
     default: {
       const value = literal(field, node, pointer, problems)
-      return value === undefined ? undefined : comparison(field.path, op, value)
+      return value === undefined ? undefined : comparison(field, op, value)
     }
   }
 }

@@ -9,6 +9,8 @@ export interface FieldSpec {
   operators: ReadonlySet<Operator>
   /** Scalars, refs, `_id` and custom fields sort; arrays do not. */
   sortable: boolean
+  /** The arrays of embedded documents the path goes through, outermost first (`sessionsSubscriptions`). */
+  arrays?: readonly string[]
 }
 
 /** What one list endpoint accepts, derived once from its kind's schema. */
@@ -34,7 +36,7 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
   const references = new Set<string>()
   const elements = new Map<string, QuerySpec>()
   let hasCustomFields = false
-  const add = (path: string, property: TSchema, inArray: boolean) => {
+  const add = (path: string, property: TSchema, arrays: readonly string[]) => {
     const kind = fieldKind(property)
     if (kind === undefined) return
     if (kind === 'custom') {
@@ -42,15 +44,16 @@ export function buildQuerySpec (schema: TObject, { scopeField }: { scopeField?: 
       return
     }
     if (kind === 'ref' || kind === 'ref[]') references.add(path)
-    const sortable = !inArray && !kind.endsWith('[]')
-    fields.set(path, { path, kind, operators: path === '_id' ? ID_OPERATORS : OPERATORS_BY_KIND[kind], sortable })
+    const sortable = arrays.length === 0 && !kind.endsWith('[]')
+    const operators = path === '_id' ? ID_OPERATORS : OPERATORS_BY_KIND[kind]
+    fields.set(path, { path, kind, operators, sortable, ...(arrays.length === 0 ? {} : { arrays }) })
     if (kind === 'object[]') {
       const items = (property as unknown as { items: TObject }).items
-      for (const [name, inner] of Object.entries(items.properties)) add(`${path}.${name}`, inner, true)
+      for (const [name, inner] of Object.entries(items.properties)) add(`${path}.${name}`, inner, [...arrays, path])
       elements.set(path, buildQuerySpec(items))
     }
   }
-  for (const [name, property] of Object.entries(schema.properties)) add(name, property, false)
+  for (const [name, property] of Object.entries(schema.properties)) add(name, property, [])
   if (scopeField !== undefined) fields.delete(scopeField)
   const suggestions = [...fields.keys()]
   return {

@@ -183,3 +183,46 @@ t.test('on tags: one tag satisfies every condition, in the collation, page by pa
   }), { numRuns: RUNS, seed: Number(process.env.ELEM_MATCH_SEED ?? 4747) })
   t.ok(matched > RUNS / 3, `${matched} of ${RUNS} filters match some activities`)
 })
+
+t.test('a date-only value on sessionsSubscriptions.subscribedAt is one subscription\'s day, in every operator',
+  async (t) => {
+    // Without $elemMatch too, one value is a condition on one element: a period's two bounds are
+    // met by the same subscription, not one before its end and another after its start.
+    const stored = await db.collection('registrations').find({ project }, { sort: { _id: 1 } }).toArray()
+    const times = (r: Document): number[] => ((r.sessionsSubscriptions as Document[] | null | undefined) ?? [])
+      .map((s) => (s.subscribedAt as Date).getTime())
+    const period = (value: string): [number, number] => {
+      const start = Date.parse(value.length === 4 ? `${value}-01-01T00:00:00Z` : `${value}T00:00:00Z`)
+      const end = value.length === 4 ? Date.parse(`${Number(value) + 1}-01-01T00:00:00Z`) : start + 86_400_000
+      return [start, end]
+    }
+    const inside = (time: number, value: string): boolean => {
+      const [start, end] = period(value)
+      return start <= time && time < end
+    }
+    const holds: Record<string, (ts: number[], values: string[]) => boolean> = {
+      $eq: (ts, [v]) => ts.some((time) => inside(time, v as string)),
+      $ne: (ts, [v]) => !ts.some((time) => inside(time, v as string)),
+      $in: (ts, vs) => ts.some((time) => vs.some((v) => inside(time, v))),
+      $nin: (ts, vs) => !ts.some((time) => vs.some((v) => inside(time, v))),
+      $gt: (ts, [v]) => ts.some((time) => time >= period(v as string)[1]),
+      $gte: (ts, [v]) => ts.some((time) => time >= period(v as string)[0]),
+      $lt: (ts, [v]) => ts.some((time) => time < period(v as string)[0]),
+      $lte: (ts, [v]) => ts.some((time) => time < period(v as string)[1])
+    }
+    const values = fc.uniqueArray(fc.constantFrom(...DAYS, '2024-05-19', '2024', '2023'),
+      { minLength: 1, maxLength: 2 })
+    // The day no one subscribed, between days they did: a bound per element would match many.
+    const straddling = stored.filter((r) => !holds.$eq?.(times(r), ['2024-05-19']) &&
+      holds.$gte?.(times(r), ['2024-05-19']) && holds.$lte?.(times(r), ['2024-05-19'])).length
+    t.ok(straddling > 0, `${straddling} registrations subscribed before 2024-05-19 and after it, none on it`)
+    const run = async (op: string, days: string[], limit: number): Promise<void> => {
+      const operand = op === '$in' || op === '$nin' ? days : days[0]
+      const expected = stored.filter((r) => (holds[op] as (ts: number[], vs: string[]) => boolean)(times(r), days))
+        .map((r) => String(r._id))
+      await check('registrations', { 'sessionsSubscriptions.subscribedAt': { [op]: operand } }, expected, limit)
+    }
+    for (const op of ['$eq', '$ne', '$in', '$nin']) await t.resolves(run(op, ['2024-05-19'], 5), `${op} 2024-05-19`)
+    await t.resolves(fc.assert(fc.asyncProperty(fc.constantFrom(...Object.keys(holds)), values,
+      fc.integer({ min: 1, max: 9 }), run), { numRuns: RUNS, seed: Number(process.env.ELEM_MATCH_SEED ?? 4848) }))
+  })
