@@ -33,17 +33,20 @@ const parser = new RegExpParser({ ecmaVersion: 2024 })
 /** PCRE2 syntax that JavaScript lacks, found in a pattern JavaScript's parser refused, and how to write it instead. */
 const PCRE2_ONLY: Array<[RegExp, string]> = [
   [
-    /\(\?\^?[imnsxJU-]+[:)]/,
+    /\(\?(?:\^[imnsxJU]*|[imnsxJU-]+)[:)]/,
     'inline options such as (?i) are not accepted: give them in $options ("i", "m", "s", "x")'
   ],
   [/(?:^|[^\\])[*+?}]\+/, 'possessive quantifiers such as a++ are not accepted: write a+'],
   [/\(\?P</, '(?P<name>…) is not accepted: write (?<name>…)'],
+  [/\(\?'/, "(?'name'…) is not accepted: write (?<name>…)"],
   [/\(\?P=/, '(?P=name) is not accepted: write \\k<name>'],
   [/\(\?>/, 'atomic groups (?>…) are not accepted: write (?:…)'],
   [/\(\?\|/, 'branch-reset groups (?|…) are not accepted: write (?:…)'],
   [/\(\?#/, 'comments (?#…) are not accepted: remove them (or use the x option, where # starts a comment)'],
   [/\(\?(?:R|[+-]?\d|&|P>)/, 'recursion and subroutine calls are not accepted'],
   [/\(\?\(/, 'conditional groups (?(…)…) are not accepted'],
+  [/\(\?C/, 'callouts (?C…) are not accepted'],
+  [/\(\?<?\*/, 'non-atomic lookarounds (?*…) and (?<*…) are not accepted: write (?=…) or (?<=…)'],
   [/\(\*/, '(*…) verbs and settings are not accepted'],
   [
     /\(\?<[=!](?:[^()]|\([^()]*\))*\)[*+?{]/,

@@ -64,7 +64,9 @@ export const OWN_RULE: Array<[string, RegExp]> = [
   ['(?P<y>a)(?P=y)', /\(\?<name>|\\k<name>/],
   ['\\Ayoga', /write \^/], ['yoga\\z', /write \$/], ['[[:alpha:]]+', /\[a-zA-Z\]/], ['(?>a+)b', /\(\?:/],
   ['a(?#note)b', /remove/], ['\\012', /\\x\{hh\}/],
-  ['[]a]', /\\\]/], ['\\h+', /\[ \\t\]/], ['\\p{L}+', /class/], ['\\Qa.b\\E', /escape/]
+  ['[]a]', /\\\]/], ['\\h+', /\[ \\t\]/], ['\\p{L}+', /class/], ['\\Qa.b\\E', /escape/],
+  ['(?^)a', /\$options/], ['(?^:a)', /\$options/], ["(?'n'a)", /\(\?<name>/], ['(?C)a', /callouts/],
+  ['(?C1)a', /callouts/], ['(?*a)', /\(\?=/], ['(?<*a)b', /\(\?<=/]
 ]
 
 /** MongoDB refuses a NUL itself, before PCRE2 (code 2, "Regular expression cannot contain an embedded null byte"). */
