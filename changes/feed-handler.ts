@@ -2,8 +2,9 @@
 // (the project, the collection's history, the shared stream), one step or a wait for the next
 // change, or an NDJSON stream (feed-route.ts registers it).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { BSON, ObjectId, type Document } from 'mongodb'
+import { ObjectId, type Document } from 'mongodb'
 import type { FeedQuery } from '../list-query/compile-list-query.js'
+import { filterIdentity } from '../list-query/filter-identity.js'
 import { ProblemError, shuttingDown } from '../schemas/problem.js'
 import { parseCollation } from '../database/collation.js'
 import { collationSuffix, fieldsKey, type CursorBinding } from '../list-endpoint/cursor.js'
@@ -55,7 +56,7 @@ export class FeedHandler {
       : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())
     const binding: CursorBinding = {
       path: `${collection} ${this.feedUrl} ${String(request.projectId)}`,
-      filter: BSON.EJSON.stringify(filter, { relaxed: false }),
+      filter: filterIdentity(filter),
       sort: this.feedSort,
       fields: fieldsKey(fields)
     }

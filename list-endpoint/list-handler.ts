@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ObjectId, type CollationOptions, type Document } from 'mongodb'
 import { parseCollation } from '../database/collation.js'
 import type { ListQuery } from '../list-query/compile-list-query.js'
+import { filterIdentity } from '../list-query/filter-identity.js'
 import { collationSuffix, fieldsKey, valuesDocument, type CursorBinding } from './cursor.js'
 import { keysetFilter } from './keyset.js'
 import { bsonToJson, type Transcoder } from './bson-json.js'
@@ -13,7 +14,7 @@ import { decodeAt, topLevelValues, type Page } from './bson-page.js'
 import { offSchemaGuard, type Misfit } from './off-schema.js'
 import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
 import { cursorProblem, projectNotFound } from './list-problems.js'
-import { filterText, projectExists, readPage, sortValues, type PageRead } from './read-page.js'
+import { projectExists, readPage, sortValues, type PageRead } from './read-page.js'
 import { projectionOf } from './list-schema.js'
 
 /** What a list reads and for whom: the parts of its definition a request needs. */
@@ -150,7 +151,7 @@ export class ListHandler {
   private bindingOf (query: ListQuery, projectId: ObjectId | undefined): CursorBinding {
     return {
       path: `${this.scope.collection} ${this.scope.url} ${String(projectId)}`,
-      filter: filterText(query),
+      filter: filterIdentity(query.filter),
       sort: `${JSON.stringify(query.sort)}${this.sortIn}`,
       fields: fieldsKey(query.fields)
     }

@@ -1,8 +1,7 @@
 // How a list reads a page: one command for the page (and the project, when not remembered), and
 // what a next page's cursor is made of.
 import type { FastifyInstance } from 'fastify'
-import { BSON, type ObjectId } from 'mongodb'
-import type { ListQuery } from '../list-query/compile-list-query.js'
+import type { ObjectId } from 'mongodb'
 import { EXACT_VALUES } from './cursor.js'
 import { valueAt } from './keyset.js'
 import { decodeFields, type Page } from './bson-page.js'
@@ -45,18 +44,6 @@ export function readPage (
 
 /** What a list reads: its page, whether its project exists, and the count when asked. */
 export interface PageRead { exists: boolean, page: Page, total?: number }
-
-// The canonical text of a compiled query's filter, which cursors are bound to; compiled queries
-// are reused (plugins/list-query.ts), so it is written once per query rather than per page.
-const filterTexts = new WeakMap<ListQuery, string>()
-export function filterText (query: ListQuery): string {
-  let text = filterTexts.get(query)
-  if (text === undefined) {
-    text = BSON.EJSON.stringify(query.filter, { relaxed: false })
-    filterTexts.set(query, text)
-  }
-  return text
-}
 
 /** The values of the sort keys of the page's document `index`, decoded as stored (dotted keys included). */
 export function sortValues (page: Page, index: number, sortKeys: string[]): unknown[] {
