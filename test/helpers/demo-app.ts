@@ -10,7 +10,9 @@ export async function buildWithDemoData (t: Test, options: BuildOptions = {}): P
   return fastify
 }
 
-export interface Page { data: Array<Record<string, unknown>>, limit: number, skip: number, total?: number }
+export interface Page {
+  data: Array<Record<string, unknown>>, limit: number, skip: number, total?: number, next?: string
+}
 
 export async function list (fastify: FastifyInstance, url: string): Promise<Page> {
   const res = await fastify.inject(url)

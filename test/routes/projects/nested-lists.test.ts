@@ -167,3 +167,22 @@ t.test('bracket values for custom fields and lists find what the JSON form finds
   const plain = await list(fastify, `${base}&${q({ tags: { $in: [a, b] } })}`)
   t.equal(spaced.total, plain.total, `'${a}, ${b}' means '${a}' and '${b}'`)
 })
+
+t.test('a walk goes on whatever the order of the filter\'s keys and of $in\'s members', async (t) => {
+  // The same filter written otherwise on each page: JSON in two orders, then brackets.
+  const spellings = [
+    q({ role: { $in: ['volunteer', 'staff'] }, 'customFields.ticket': { $exists: true } }),
+    q({ 'customFields.ticket': { $exists: true }, role: { $in: ['staff', 'volunteer'] } }),
+    'filter[customFields.ticket][$exists]=true&filter[role][$in]=staff,volunteer'
+  ]
+  const base = `/projects/${first}/registrations?sort=%2BcreatedAt&fields=role`
+  const whole = (await list(fastify, `${base}&limit=1000&${spellings[0] as string}`)).data.map((d) => d._id)
+  const walked: unknown[] = []
+  for (let i = 0, after: string | undefined = ''; i < 100 && after !== undefined; i++) {
+    const page = await list(fastify, `${base}&limit=3&${spellings[i % spellings.length] as string}${after}`)
+    walked.push(...page.data.map((d) => d._id))
+    after = page.next === undefined ? undefined : `&after=${page.next}`
+  }
+  t.ok(whole.length > 6, `${whole.length} registrations: pages in each form`)
+  t.same(walked, whole, 'every page followed on, in order')
+})

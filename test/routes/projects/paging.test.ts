@@ -190,24 +190,6 @@ t.test('cursors are signed and bound to their query', async (t) => {
   )
   t.equal((await fastify.inject(`/projects/${first}/sessions?sort=%2Bname&fields=start,name&limit=9&count=true` +
     `&after=${cursor}`)).statusCode, 200, 'limit, count and the order of fields may change')
-  // The same filter written otherwise on each page: its keys, its $in's members, JSON or brackets.
-  const rewritten = [
-    `filter=${encodeURIComponent('{"role":{"$in":["volunteer","staff"]},"customFields.ticket":{"$exists":true}}')}`,
-    `filter=${encodeURIComponent('{"customFields.ticket":{"$exists":true},"role":{"$in":["staff","volunteer"]}}')}`,
-    'filter[customFields.ticket][$exists]=true&filter[role][$in]=staff,volunteer'
-  ]
-  const list = `/projects/${first}/registrations?sort=%2BcreatedAt&fields=role`
-  const whole = (await page(`${list}&limit=1000&${rewritten[0] as string}`)).body.data.map((d) => d._id)
-  const walked: unknown[] = []
-  let after = ''
-  for (let i = 0; i < 100; i++) {
-    const { body } = await page(`${list}&limit=3&${rewritten[i % rewritten.length] as string}${after}`)
-    walked.push(...body.data.map((d) => d._id))
-    if (body.next === undefined) break
-    after = `&after=${body.next}`
-  }
-  t.ok(whole.length > 6, `${whole.length} registrations: pages in each form`)
-  t.same(walked, whole, 'a walk goes on whatever the order of the filter\'s keys and of $in\'s members')
   // The same query string on two projects, in turn: each page's cursor is bound to its own project.
   const second = publicIds[1] as string
   for (const [project, other] of [[first, second], [second, first], [first, second]] as Array<[string, string]>) {
