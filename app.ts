@@ -1,12 +1,12 @@
 import path from 'node:path'
 import fastifyAutoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
-import { randomUUID } from 'node:crypto'
 import { LogController, type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Server } from 'node:http'
 import { trustProxy } from './plugins/config.js'
 import type { Config } from './schemas/config.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
+import { requestIdOf } from './plugins/request-id.js'
 import { lazyQuery } from './lib/lazy-query.js'
 import { sharedSerializers } from './lib/shared-serializers.js'
 
@@ -19,9 +19,6 @@ export interface AppOptions {
    */
   now?: () => number
 }
-
-/** docs/operations.md: an incoming X-Request-Id is kept only when it is this; otherwise one is made. */
-export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Fastify options shared by server.ts and the test helper, so tests run the server as deployed. */
 export function serverOptions (config: Config, { pretty = false } = {}): FastifyHttpOptions<Server> {
@@ -57,10 +54,7 @@ export function serverOptions (config: Config, { pretty = false } = {}): Fastify
     trustProxy: trustProxy(config.TRUST_PROXY),
     // Fastify 5 trusts an incoming id as it is: ours is validated first (plugins/request-id.ts sends it back).
     requestIdHeader: false,
-    genReqId: (request) => {
-      const id = request.headers['x-request-id']
-      return typeof id === 'string' && REQUEST_ID.test(id) ? id : randomUUID()
-    },
+    genReqId: requestIdOf,
     // What the HTTP layer refuses before a route runs is problem+json too (docs/errors.md).
     frameworkErrors,
     clientErrorHandler,

@@ -14,6 +14,7 @@ import {
 } from '../schemas/problem.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { corsHeadersBeforeHooks } from './cors.js'
+import { requestIdOf } from './request-id.js'
 
 function fromValidation (error: FastifyError): Problem {
   const param = error.validationContext ?? 'request'
@@ -95,11 +96,12 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
 }
 
 /**
- * The body of a problem answered before Fastify made a request (its headers not read, or not
- * whole): the id is always a new one, sent in the body and in X-Request-Id.
+ * The body of a problem answered before Fastify made a request: the id is the request's own
+ * where its headers were read whole, else a new one, sent in the body and in X-Request-Id.
  */
-function unroutedProblem (status: number, code: ErrorCode, detail: string): { requestId: string, body: string } {
-  const requestId = randomUUID()
+function unroutedProblem (
+  status: number, code: ErrorCode, detail: string, requestId: string = randomUUID()
+): { requestId: string, body: string } {
   return { requestId, body: JSON.stringify({ ...problem(status, code, detail), requestId }) }
 }
 
@@ -141,9 +143,9 @@ function refuseWhatNodeAnswers (server: Server): void {
       'Allow: GET, HEAD\r\n')
   })
   // RFC 9110, 10.1.1: a server may refuse an expectation it cannot meet with 417.
-  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST',
-      'The only expectation this server meets is Expect: 100-continue.')
+      'The only expectation this server meets is Expect: 100-continue.', requestIdOf(request))
     response.writeHead(417, {
       'content-type': PROBLEM_CONTENT_TYPE,
       'content-length': Buffer.byteLength(body),
@@ -161,9 +163,12 @@ async function errorsPlugin (fastify: FastifyInstance) {
       // Logged where it was raised.
     } else if (body.status >= 500 && body.code === 'INTERNAL_ERROR') {
       request.log.error({ err: error }, 'request failed')
+    } else if (body.code === 'OVERLOADED') {
+      // A refusal of this replica's (load shedding, waiting feeds, shutdown), not a fault.
+      request.log.info({ code: body.code }, 'request rejected')
     } else if (body.status >= 500) {
-      request.log.warn({ code: body.code, driverCode: (error as { code?: unknown }).code, err: error.name },
-        'database fault')
+      const driverCode = error instanceof ProblemError ? undefined : (error as { code?: unknown }).code
+      request.log.warn({ code: body.code, driverCode, err: error.name }, 'database fault')
     } else if (error.name.startsWith('Mongo')) {
       request.log.warn({ err: error },
         'MongoDB refused a query our checks accepted: the checks diverge from the server')

@@ -74,3 +74,14 @@ t.test('a query while the database is gone is a 503 DATABASE_UNAVAILABLE without
   t.match(res.json(), { status: 503, code: 'DATABASE_UNAVAILABLE' })
   t.notMatch(res.body, /ECONNREFUSED|127\.0\.0\.1|Mongo/)
 })
+
+t.test('a refusal of this replica (OVERLOADED) is logged as a rejected request, not a database fault', async (t) => {
+  const logLines: Array<Record<string, unknown>> = []
+  const fastify = await build(t, { logLines })
+  fastify.lifecycle.stopAccepting()
+  const res = await fastify.inject({ url: '/projects?limit=1', headers: { 'x-request-id': 'shed-1' } })
+  t.match(res.json(), { status: 503, code: 'OVERLOADED' })
+  const lines = logLines.filter((line) => line.requestId === 'shed-1' && line.code !== undefined)
+  t.same(lines.map(({ level, msg, code, driverCode }) => ({ level, msg, code, driverCode })),
+    [{ level: 30, msg: 'request rejected', code: 'OVERLOADED', driverCode: undefined }])
+})

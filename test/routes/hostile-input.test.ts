@@ -165,10 +165,12 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   t.match(await raw('GET * HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/,
     'GET *: the asterisk form is for OPTIONS')
   t.match(await raw('HEAD * HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 /, 'HEAD * too')
-  const expectation = await raw(`GET ${sessions} HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n`)
+  const expectation = await raw(`GET ${sessions} HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n` +
+    'X-Request-Id: client-7\r\n\r\n')
   t.match(expectation, /^HTTP\/1\.1 417 [\s\S]*application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/,
     'an expectation other than 100-continue')
-  t.equal(/^x-request-id: (.+)$/im.exec(expectation)?.[1]?.trim(), /"requestId":"([^"]+)"/.exec(expectation)?.[1])
+  t.equal(/^x-request-id: (.+)$/im.exec(expectation)?.[1]?.trim(), 'client-7', 'the request\'s own id, kept')
+  t.equal(/"requestId":"([^"]+)"/.exec(expectation)?.[1], 'client-7')
   const tunnel = await raw(`CONNECT ${sessions} HTTP/1.1\r\nHost: x\r\n\r\n`)
   t.match(tunnel, /^HTTP\/1\.1 405 [\s\S]*Allow: GET, HEAD[\s\S]*"code":"METHOD_NOT_ALLOWED"/, 'CONNECT')
   t.same(commands.names(), [], 'no database command')
