@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import zlib from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
 import type { FastifyInstance, RouteOptions } from 'fastify'
@@ -25,6 +26,25 @@ export const ENCODINGS = typeof (zlib as { zstdCompressSync?: unknown }).zstdCom
   ? ['zstd', 'br', 'gzip'] as const
   : ['br', 'gzip'] as const
 
+/** `negotiator`'s one method used here, as its README documents it (@types/negotiator is 0.6's: no `preferred`). */
+interface EncodingNegotiator {
+  encoding: (available: readonly string[], options: { preferred: readonly string[] }) => string | undefined
+}
+const Negotiator = createRequire(import.meta.url)('negotiator') as
+  new (request: { headers: Record<string, string> }) => EncodingNegotiator
+
+/**
+ * The content coding that answers `acceptEncoding` (RFC 9110 §12.5.3): never one at q=0, `*` only for codings
+ * the field does not list, the highest q, and at equal q zstd, br, gzip (those `offered`), then identity.
+ * 'identity' too when nothing offered is acceptable, even after `identity;q=0` (RFC 9110 allows it).
+ */
+export function chooseEncoding (acceptEncoding: string, offered: readonly string[] = ENCODINGS): string {
+  const preferred = [...offered, 'identity']
+  // x-gzip is gzip (RFC 9110 §8.4.1.3), as @fastify/compress reads it.
+  const headers = { 'accept-encoding': acceptEncoding.replace(/\bx-gzip\b/gi, 'gzip') }
+  return new Negotiator({ headers }).encoding(preferred, { preferred }) ?? 'identity'
+}
+
 /**
  * docs/operations.md, "Compressed answers": answers of at least 1 KiB are compressed as
  * Accept-Encoding asks — zstd where the runtime has it, then br, then gzip, at equal preference —
@@ -40,6 +60,13 @@ async function compressionPlugin (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route) => {
     route.decompress = false
     if (route.method === 'HEAD') headHooks.set(route, routeHooks(route.onSend).length)
+  })
+  // @fastify/compress's own choice reads `*` as gzip, even a refused one (`gzip;q=0, *`), and never weighs identity
+  // against a coding: it is handed ours instead, in place of the field. Global onSend hooks run before its route ones.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    const asked = request.headers['accept-encoding']
+    if (asked !== undefined) request.headers['accept-encoding'] = chooseEncoding(asked)
+    done(null, payload)
   })
   await fastify.register(fastifyCompress, {
     global: true,
