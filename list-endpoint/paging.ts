@@ -2,6 +2,7 @@
 // cursor needs, which are not returned), and the URL of the next page for the Link header.
 import type { FastifyRequest } from 'fastify'
 import type { Document } from 'mongodb'
+import { readTarget, type RequestTarget } from '../lib/request-target.js'
 
 export interface PageProjection {
   projection: Document
@@ -48,20 +49,26 @@ export function withoutExtra (docs: Document[], extra: string[]): Document[] {
   })
 }
 
-// A host as RFC 3986 allows it (a name, IPv4 or a bracketed IPv6, and a port): anything else in
-// Host or a trusted X-Forwarded-Host is not written into a Link.
-const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+// A host as RFC 3986 allows it (a name, IPv4 or a bracketed IPv6, and a port up to 65535): anything
+// else in Host, a trusted X-Forwarded-Host or an absolute request-target is not written into a Link.
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/
+const usableHost = (host: string): boolean => {
+  const port = HOST.exec(host)?.[1]
+  return HOST.test(host) && (port === undefined || Number(port) <= 65535)
+}
 
 /**
- * Where absolute URLs start: PUBLIC_URL when set; else the scheme and host of the request, which
- * Fastify reads from X-Forwarded-Proto and X-Forwarded-Host only when TRUST_PROXY trusts the
- * peer. An unusable host gives '' (the Link is then relative to the request, as RFC 8288 allows).
+ * Where absolute URLs start: PUBLIC_URL when set; else the scheme and host of an absolute-form
+ * target, or of the request, which Fastify reads from X-Forwarded-Proto and X-Forwarded-Host only
+ * when TRUST_PROXY trusts the peer. An unusable host gives '' (the Link is then relative to the
+ * request, as RFC 8288 allows).
  */
-export function baseUrl (request: FastifyRequest, publicUrl: string | undefined): string {
+export function baseUrl (request: FastifyRequest, publicUrl: string | undefined, target?: RequestTarget): string {
   if (publicUrl !== undefined) return publicUrl
-  const host = request.host
-  if (!HOST.test(host)) return ''
-  const scheme = request.protocol === 'https' ? 'https' : 'http'
+  const host = target?.origin?.authority ?? request.host
+  if (!usableHost(host)) return ''
+  // URI schemes are case-insensitive (RFC 3986, 3.1): X-Forwarded-Proto may say HTTPS.
+  const scheme = (target?.origin?.scheme ?? request.protocol.toLowerCase()) === 'https' ? 'https' : 'http'
   return `${scheme}://${host}`
 }
 
@@ -90,8 +97,6 @@ export function nextUrl (
   request: FastifyRequest, cursor: string, publicUrl: string | undefined, kept: string,
   param: 'after' | 'since' = 'after'
 ): string {
-  const url = request.raw.url ?? '/'
-  const mark = url.indexOf('?')
-  const path = mark < 0 ? url : url.slice(0, mark)
-  return `${baseUrl(request, publicUrl)}${path}?${kept}${param}=${cursor}`
+  const target = readTarget(request.raw.url ?? '/')
+  return `${baseUrl(request, publicUrl, target)}${target.path}?${kept}${param}=${cursor}`
 }

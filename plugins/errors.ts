@@ -15,6 +15,7 @@ import {
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { corsHeadersBeforeHooks } from './cors.js'
 import { requestIdOf } from './request-id.js'
+import { readTarget } from '../lib/request-target.js'
 
 function fromValidation (error: FastifyError): Problem {
   const param = error.validationContext ?? 'request'
@@ -180,7 +181,7 @@ async function errorsPlugin (fastify: FastifyInstance) {
 
   fastify.setNotFoundHandler((request, reply) => {
     return send(request, reply, problem(404, 'NOT_FOUND',
-      `No route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs`, [], 'path'))
+      `No route ${request.method} ${readTarget(request.url).path}; the routes are listed at /docs`, [], 'path'))
   })
 
   refuseWhatNodeAnswers(fastify.server)

@@ -1,6 +1,7 @@
 // Behind a proxy: which peers may say where a request came from (TRUST_PROXY), and where the
 // Link of the next page points (the forwarded scheme and host, or PUBLIC_URL). Untrusted peers'
 // X-Forwarded-* headers change nothing: not the Link, not the rate-limit bucket.
+import net, { type AddressInfo } from 'node:net'
 import t from 'tap'
 import { readConfig } from '../../plugins/config.js'
 import { buildWithDemoData } from '../helpers/demo-app.js'
@@ -19,9 +20,33 @@ t.test('untrusted (TRUST_PROXY unset): forwarded headers are ignored', async (t)
   })
   t.match(link(res), /^http:\/\/pod\.internal:3000\/projects\?limit=1&sort=-name&after=/,
     'the Host header and the socket\'s scheme')
-  const junk = await fastify.inject({ url: '/projects?limit=1', headers: { host: 'evil.example/x?y=' } })
-  t.match(link(junk), /^\/projects\?limit=1&after=/,
-    'a Host that is not a host name is not written: the Link is relative')
+  for (const host of ['evil.example/x?y=', 'pod:99999']) {
+    const junk = await fastify.inject({ url: '/projects?limit=1', headers: { host } })
+    t.match(link(junk), /^\/projects\?limit=1&after=/,
+      `a Host that is not a host name or port (${host}) is not written: the Link is relative`)
+  }
+})
+
+t.test('an absolute-form target: the Link keeps its path, on its host (RFC 9112, 3.2.2)', async (t) => {
+  const fastify = await buildWithDemoData(t)
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = fastify.server.address() as AddressInfo
+  const ask = async (target: string): Promise<string> => await new Promise((resolve, reject) => {
+    let answer = ''
+    // Written without ending the socket (a half-closed client's answer is dropped): the server closes.
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: pod:3000\r\nConnection: close\r\n\r\n`)
+    })
+    socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk }).on('end', () => { resolve(answer) })
+      .on('error', reject)
+  })
+  const linkIn = (answer: string): string => /^link: <([^>]+)>/im.exec(answer)?.[1] ?? ''
+  t.match(linkIn(await ask('http://api.example.org/projects?limit=1')),
+    /^http:\/\/api\.example\.org\/projects\?limit=1&after=/, 'the target\'s host, not Host\'s; its path once')
+  t.match(await ask('http://evil.example:99999/projects?limit=1'), /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/,
+    'a target with an impossible port is refused')
+  t.match(await ask('http://api.example.org/nowhere?x=1'), /"detail":"No route GET \/nowhere;/,
+    'a 404 names the path, not the target')
 })
 
 t.test('trusted by address: the forwarded scheme and host build the Link', async (t) => {
@@ -33,6 +58,10 @@ t.test('trusted by address: the forwarded scheme and host build the Link', async
     url: '/projects?limit=1', headers: { host: 'pod:3000', ...forwarded }, remoteAddress: '192.0.2.1'
   })
   t.match(link(stranger), /^http:\/\/pod:3000\//, 'a peer that is not the proxy cannot choose the host')
+  const upper = await fastify.inject({
+    url: '/projects?limit=1', headers: { ...forwarded, 'x-forwarded-proto': 'HTTPS' }, remoteAddress: PROXY
+  })
+  t.match(link(upper), /^https:\/\/api\.example\.org\//, 'a scheme in capitals is the same scheme')
   const odd = await fastify.inject({
     url: '/projects?limit=1',
     headers: { host: 'pod:3000', 'x-forwarded-proto': 'gopher', 'x-forwarded-host': 'a b' },
