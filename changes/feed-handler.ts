@@ -7,7 +7,7 @@ import type { FeedQuery } from '../list-query/compile-list-query.js'
 import { filterIdentity } from '../list-query/filter-identity.js'
 import { ProblemError, shuttingDown } from '../schemas/problem.js'
 import { parseCollation } from '../database/collation.js'
-import { collationSuffix, fieldsKey, type CursorBinding } from '../list-endpoint/cursor.js'
+import { collationSuffix, fieldsKey, projectsSuffix, type CursorBinding } from '../list-endpoint/cursor.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { unlessAborted } from '../lib/pause.js'
 import type { ChangeHub } from './change-hub.js'
@@ -54,8 +54,11 @@ export class FeedHandler {
     const admit = scoped || readable === '*'
       ? () => true
       : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())
+    // /projects/changes is the caller's projects: its token is bound to them too, so that a
+    // copy made under one claim is not followed under another (a project gained or lost would
+    // never reach it). A project's feed is refused (404) outside the claim: it is bound to none.
     const binding: CursorBinding = {
-      path: `${collection} ${this.feedUrl} ${String(request.projectId)}`,
+      path: `${collection} ${this.feedUrl} ${String(request.projectId)}${scoped ? '' : projectsSuffix(readable)}`,
       filter: filterIdentity(filter),
       sort: this.feedSort,
       fields: fieldsKey(fields)

@@ -38,8 +38,29 @@ export const EXACT_VALUES = {
   validation: { utf8: true }
 } as const
 
-/** What a cursor is bound to: the list's path (kind and project), filter, sort and fields. */
+/**
+ * What a cursor is bound to: the list's path (kind and project, and for /projects and its feed the
+ * caller's projects: projectsSuffix()), filter, sort and fields.
+ */
 export type CursorBinding = Record<typeof PARTS[number], string>
+
+const claimDigests = new WeakMap<ReadonlySet<string>, string>()
+/**
+ * What follows a binding's `path` where the list is the caller's projects (/projects and its feed
+ * with AUTH_MODE=jwt): a walk or a copy begun under one projects claim is refused under another,
+ * whose list differs. Nothing for '*' (every caller without access control): those bindings, and
+ * the cursors and tokens already issued under them, stay as they were.
+ */
+export function projectsSuffix (readable: '*' | ReadonlySet<string>): string {
+  if (readable === '*') return ''
+  let suffix = claimDigests.get(readable)
+  if (suffix === undefined) {
+    const ids = [...readable].sort().join(',')
+    suffix = ` projects ${createHash('sha256').update(ids).digest('base64url').slice(0, 16)}`
+    claimDigests.set(readable, suffix)
+  }
+  return suffix
+}
 
 /** What follows a binding's `sort` under a collation: a place decided in one collation is refused in another. */
 export function collationSuffix (collation: CollationOptions | undefined): string {
@@ -90,14 +111,18 @@ const altered = (param: string): CursorReading => invalid(param === 'since'
 /** The sort's digest also holds the collation it runs in (list-handler.ts): the message names both. */
 const PART_WORDS: Record<string, string> = { sort: 'sort (or the collation it ran in)' }
 
-function mismatch (changed: string[]): CursorReading {
+function mismatch (changed: string[], param: string): CursorReading {
   const words = changed.map((part) => PART_WORDS[part] ?? part)
+  // The path's digest also holds the caller's projects where the list is them (projectsSuffix()):
+  // those are not the client's to keep as they were, and it starts again.
+  const restart = param === 'since' ? FEED_ADVICE : ': start again from the first page'
+  const again = changed.includes('path') ? `; if the projects your token may read changed${restart}` : ''
   return {
     ok: false,
     code: 'CURSOR_MISMATCH',
     message: `This cursor continues another query: its ${words.join(', ')} ` +
       `${changed.length === 1 ? 'differs' : 'differ'} from this request's; ` +
-      'keep them as on the first page (only limit and count may change)'
+      `keep them as on the first page (only limit and count may change)${again}`
   }
 }
 
@@ -170,7 +195,7 @@ export class CursorCodec {
     }
     const changed = PARTS.filter((part, i) =>
       !digest(binding[part]).equals(payload.subarray(1 + i * DIGEST_BYTES, 1 + (i + 1) * DIGEST_BYTES)))
-    if (changed.length > 0) return mismatch(changed)
+    if (changed.length > 0) return mismatch(changed, param)
     try {
       const keyed = BSON.deserialize(payload.subarray(VALUES_AT), EXACT_VALUES)
       const values = Object.values(keyed)
@@ -195,7 +220,7 @@ function readVersion1 (payload: Buffer, binding: CursorBinding): CursorReading {
   const given = content.b as unknown[]
   const changed = PARTS.filter((part, i) =>
     given[i] !== createHash('sha256').update(binding[part]).digest('base64url').slice(0, 16))
-  if (changed.length > 0) return mismatch(changed)
+  if (changed.length > 0) return mismatch(changed, 'after')
   try {
     return { ok: true, values: BSON.EJSON.deserialize(content.k as unknown[], { relaxed: false }) as unknown[] }
   } catch {

@@ -6,7 +6,7 @@ import { ObjectId, type CollationOptions, type Document } from 'mongodb'
 import { parseCollation } from '../database/collation.js'
 import type { ListQuery } from '../list-query/compile-list-query.js'
 import { filterIdentity } from '../list-query/filter-identity.js'
-import { collationSuffix, fieldsKey, valuesDocument, type CursorBinding } from './cursor.js'
+import { collationSuffix, fieldsKey, projectsSuffix, valuesDocument, type CursorBinding } from './cursor.js'
 import { keysetFilter } from './keyset.js'
 import { bsonToJson, type Transcoder } from './bson-json.js'
 import { countMatching } from './count-matching.js'
@@ -52,10 +52,11 @@ export class ListHandler {
   private readonly transcode: Transcoder
   /**
    * The head of the cursors of a compiled query on this route (its binding's digests), kept
-   * for the project it was last used with: a query is bound to nothing else. With it, the
-   * pairs of its query string that the next page's URL keeps: a compiled query is one text.
+   * for the project (or, on /projects, the caller's projects) it was last used with: a query is
+   * bound to nothing else. With it, the pairs of its query string that the next page's URL keeps:
+   * a compiled query is one text.
    */
-  private readonly heads = new WeakMap<ListQuery, { projectKey: string, bytes: Buffer, kept: string }>()
+  private readonly heads = new WeakMap<ListQuery, { boundTo: string, bytes: Buffer, kept: string }>()
 
   constructor (private readonly fastify: FastifyInstance, private readonly scope: ListScope) {
     this.projection = projectionOf(scope.schema)
@@ -80,7 +81,7 @@ export class ListHandler {
     const where = this.where(request, query.filter)
     // What a cursor is bound to; built once, and only when a cursor is read or written.
     let bound: CursorBinding | undefined
-    const binding = (): CursorBinding => (bound ??= this.bindingOf(query, projectId))
+    const binding = (): CursorBinding => (bound ??= this.bindingOf(request, query, projectId))
     const pageWhere = query.after === undefined
       ? where
       : { $and: [where, this.afterCursor(query, sortKeys, binding())] }
@@ -148,13 +149,22 @@ export class ListHandler {
     })
   }
 
-  private bindingOf (query: ListQuery, projectId: ObjectId | undefined): CursorBinding {
+  private bindingOf (request: FastifyRequest, query: ListQuery, projectId: ObjectId | undefined): CursorBinding {
     return {
-      path: `${this.scope.collection} ${this.scope.url} ${String(projectId)}`,
+      path: `${this.scope.collection} ${this.scope.url} ${String(projectId)}${this.projectsBound(request)}`,
       filter: filterIdentity(query.filter),
       sort: `${JSON.stringify(query.sort)}${this.sortIn}`,
       fields: fieldsKey(query.fields)
     }
+  }
+
+  /**
+   * What a cursor of /projects is bound to besides its path: the caller's projects, which are its
+   * list (where()). A nested list outside them is 404 (projectKey()), an open one reads no claim.
+   */
+  private projectsBound (request: FastifyRequest): string {
+    const { scoped, open } = this.scope
+    return scoped || open ? '' : projectsSuffix(request.principal?.projects ?? '*')
   }
 
   /**
@@ -231,8 +241,9 @@ export class ListHandler {
     // top-level fields, else only they are decoded.
     const values = topLevelValues(page, last, sortKeys) ?? valuesDocument(sortValues(page, last, sortKeys))
     let head = this.heads.get(query)
-    if (head === undefined || head.projectKey !== projectKey) {
-      head = { projectKey, bytes: cursors.head(binding()), kept: keptPairs(request.raw.url ?? '') }
+    const boundTo = projectKey + this.projectsBound(request)
+    if (head === undefined || head.boundTo !== boundTo) {
+      head = { boundTo, bytes: cursors.head(binding()), kept: keptPairs(request.raw.url ?? '') }
       this.heads.set(query, head)
     }
     const next = cursors.encodeBson(head.bytes, values)
