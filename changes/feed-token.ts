@@ -53,7 +53,8 @@ export function decodeToken (codec: CursorCodec, binding: CursorBinding, text: s
         ok: false,
         code: 'INVALID_CURSOR',
         message: 'since is a list\'s cursor (its after), not a feed\'s token: ' +
-          'pass the next of a previous answer of this feed'
+          'pass the next of a previous answer of this feed, or start again without since, and replace the copy ' +
+          'with what the feed lists'
       }
     }
     if (reading.code === 'CURSOR_MISMATCH') {

@@ -121,7 +121,7 @@ function mismatch (changed: string[], param: string): CursorReading {
     ok: false,
     code: 'CURSOR_MISMATCH',
     message: `This cursor continues another query: its ${words.join(', ')} ` +
-      `${changed.length === 1 ? 'differs' : 'differ'} from this request's; ` +
+      `${changed.length === 1 && changed[0] !== 'fields' ? 'differs' : 'differ'} from this request's; ` +
       `keep them as on the first page (only limit and count may change)${again}`
   }
 }

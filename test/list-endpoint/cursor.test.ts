@@ -67,6 +67,8 @@ t.test('a mismatch names what changed', async (t) => {
     { ok: false, code: 'CURSOR_MISMATCH', message: /sort \(or the collation it ran in\), fields differ/ })
   t.match(codec.decode(cursor, { ...binding, path: 'sessions / p2' }),
     { ok: false, code: 'CURSOR_MISMATCH', message: /path differs/ })
+  t.match(codec.decode(cursor, { ...binding, fields: 'name' }),
+    { ok: false, code: 'CURSOR_MISMATCH', message: /its fields differ from/ }, 'fields are plural')
 })
 
 t.test('values come back exactly as stored: an int64 beyond 2^53 stays one, ' +
