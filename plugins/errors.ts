@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import diagnosticsChannel from 'node:diagnostics_channel'
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { finished } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import {
@@ -89,11 +91,41 @@ function send (request: FastifyRequest, reply: FastifyReply, body: Problem, head
 }
 
 /**
+ * A refusal no onResponse hook sees: Fastify runs none for `frameworkErrors` (its request has the
+ * router's own context), and the others are written on the socket. plugins/metrics.ts counts them.
+ */
+export interface Refusal {
+  /** The server that refused: a process may run several apps (the tests do). */
+  server: Server
+  /** The request's method; null where Node's parser refused before one was known. */
+  method: string | null
+  status: number
+  code: ErrorCode
+  /** From the refusal to its answer written whole (or its connection gone). */
+  seconds: number
+}
+
+/** The node:diagnostics_channel each Refusal is published on, while someone listens. */
+export const REFUSALS_CHANNEL = 'listing-api:refusals'
+const refusals = diagnosticsChannel.channel(REFUSALS_CHANNEL)
+
+/** Publishes `refusal` once `answer` is written, or its connection gone: nothing when no one listens. */
+function announce (answer: NodeJS.WritableStream, refusal: Omit<Refusal, 'seconds'>): void {
+  if (!refusals.hasSubscribers) return
+  const started = performance.now()
+  finished(answer, { readable: false }, () => {
+    refusals.publish({ ...refusal, seconds: (performance.now() - started) / 1000 } satisfies Refusal)
+  })
+}
+
+/**
  * For Fastify's `frameworkErrors` option: errors raised while routing (bad URL, overlong
  * parameter) answered like all others, with the CORS headers no hook has set.
  */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  return send(request, reply, toProblem(error), corsHeadersBeforeHooks(request))
+  const body = toProblem(error)
+  announce(reply.raw, { server: request.server.server, method: request.method, status: body.status, code: body.code })
+  return send(request, reply, body, corsHeadersBeforeHooks(request))
 }
 
 /**
@@ -106,8 +138,16 @@ function unroutedProblem (
   return { requestId, body: JSON.stringify({ ...problem(status, code, detail), requestId }) }
 }
 
-/** A problem written straight to a socket the HTTP layer gave up on, then the connection closed. */
-function endWithProblem (socket: Socket, status: number, code: ErrorCode, detail: string, headers = ''): void {
+/**
+ * A problem written straight to a socket the HTTP layer gave up on, then the connection closed;
+ * announced where its server is known.
+ */
+function endWithProblem (
+  socket: Socket, refusal: Omit<Refusal, 'server' | 'seconds'> & { server: Server | undefined },
+  detail: string, headers = ''
+): void {
+  const { server, status, code } = refusal
+  if (server !== undefined) announce(socket, { ...refusal, server })
   const { requestId, body } = unroutedProblem(status, code, detail)
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n${headers}X-Request-Id: ${requestId}\r\n` +
@@ -121,16 +161,19 @@ export const HEADERS_TOO_LARGE_DETAIL = 'The URL and headers are larger than the
 
 /**
  * For Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (oversized URL or
- * headers, malformed requests) never reaches a route, so the answer is written here.
+ * headers, malformed requests) never reaches a route, so the answer is written here. Fastify
+ * binds `this` to its instance, whose server the refusal is announced for.
  */
-export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler (
+  this: FastifyInstance | undefined, error: Error & { code?: string }, socket: Socket
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return
   const [status, code, detail]: [number, ErrorCode, string] = error.code === 'HPE_HEADER_OVERFLOW'
     ? [431, 'HEADERS_TOO_LARGE', HEADERS_TOO_LARGE_DETAIL]
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'BAD_REQUEST', 'The request took too long to arrive.']
       : [400, 'BAD_REQUEST', 'The request is not valid HTTP.']
-  endWithProblem(socket, status, code, detail)
+  endWithProblem(socket, { server: this?.server, method: null, status, code }, detail)
 }
 
 /**
@@ -140,13 +183,14 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
  */
 function refuseWhatNodeAnswers (server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
-    endWithProblem(socket, 405, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: every route answers GET and HEAD.',
-      'Allow: GET, HEAD\r\n')
+    endWithProblem(socket, { server, method: 'CONNECT', status: 405, code: 'METHOD_NOT_ALLOWED' },
+      'CONNECT is not allowed: every route answers GET and HEAD.', 'Allow: GET, HEAD\r\n')
   })
   // RFC 9110, 10.1.1: a server may refuse an expectation it cannot meet with 417.
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST',
       'The only expectation this server meets is Expect: 100-continue.', requestIdOf(request))
+    announce(response, { server, method: request.method ?? null, status: 417, code: 'BAD_REQUEST' })
     response.writeHead(417, {
       'content-type': PROBLEM_CONTENT_TYPE,
       'content-length': Buffer.byteLength(body),

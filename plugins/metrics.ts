@@ -1,9 +1,11 @@
+import diagnosticsChannel from 'node:diagnostics_channel'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { MongoClient } from 'mongodb'
 import { listenError } from './config.js'
+import { REFUSALS_CHANNEL, type Refusal } from './errors.js'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { SeriesHistogram } from '../lib/series-histogram.js'
 
@@ -51,7 +53,13 @@ function gaugeOf (registry: Registry, name: string, help: string, read: () => nu
   new Gauge({ name, help, registers: [registry], collect () { this.set(read()) } })
 }
 
-/** Requests by route template, method and status; problems by code. */
+/** The route label of every request no route matched: raw URLs would make the series unbounded. */
+const UNMATCHED = 'unmatched'
+
+/**
+ * Requests by route template, method and status; problems by code. The refusals no hook sees
+ * (plugins/errors.ts publishes them) count as unmatched, their method `_OTHER` where none was read.
+ */
 function requestMetrics (fastify: FastifyInstance, registry: Registry): void {
   // The three histograms every request feeds are SeriesHistograms (series-histogram.ts says why).
   const requests = new SeriesHistogram('http_server_request_duration_seconds',
@@ -63,11 +71,22 @@ function requestMetrics (fastify: FastifyInstance, registry: Registry): void {
     registers: [registry]
   })
   fastify.addHook('onResponse', (request, reply, done) => {
-    // Unmatched URLs share one label value: raw URLs would make the series unbounded.
-    const route = request.routeOptions.url ?? 'unmatched'
+    const route = request.routeOptions.url ?? UNMATCHED
     requests.observe(requests.series(route, methodLabel(request.method), String(reply.statusCode)),
       reply.elapsedTime / 1000)
     if (request.problemCode !== null) rejected.inc({ code: request.problemCode })
+    done()
+  })
+  const onRefusal = (message: unknown): void => {
+    const { server, method, status, code, seconds } = message as Refusal
+    if (server !== fastify.server) return
+    requests.observe(requests.series(UNMATCHED, method === null ? '_OTHER' : methodLabel(method), String(status)),
+      seconds)
+    rejected.inc({ code })
+  }
+  diagnosticsChannel.subscribe(REFUSALS_CHANNEL, onRefusal)
+  fastify.addHook('onClose', (_instance, done) => {
+    diagnosticsChannel.unsubscribe(REFUSALS_CHANNEL, onRefusal)
     done()
   })
 }

@@ -128,7 +128,7 @@ t.test('the method label takes the known methods as they are and any other as _O
     request(`${address}${path}`, { method }, (res) => { res.resume().on('end', resolve) }).on('error', reject).end()
   })
   const urls = [`/projects/${publicIds[0] as string}/teams`, '/projects', '/no/such/path']
-  // CONNECT never reaches a route: plugins/errors.ts answers it on the socket, outside the metrics.
+  // CONNECT never reaches a route: plugins/errors.ts answers it on the socket (metrics-refusals.test.ts counts it).
   const sent = METHODS.filter((m) => m !== 'CONNECT')
   for (const method of sent) for (const url of urls) await send(method, url)
   const samples = parse((await get(`${fastify.metricsAddress as string}/metrics`)).text)
