@@ -2,7 +2,7 @@
 // same element must satisfy. Its two forms follow MongoDB's: on an array of documents the object
 // names the element's fields; on an array of scalars it holds operators of the element's type.
 import { BSONRegExp, type Document } from 'mongodb'
-import type { FilterNode } from './filter-tree.js'
+import { emptiedByRefusals, type FilterNode } from './filter-tree.js'
 import { MAX_BRANCHES, MAX_DEPTH } from './limits.js'
 import {
   BLOCKED_OPERATORS, ELEMENT_KIND, ELEMENT_OPERATORS, ELEM_MATCH, isOperator, type Operator
@@ -43,6 +43,7 @@ export function compileElemMatch (
       `is a ${field.kind} field${inside}`)
     return undefined
   }
+  if (emptiedByRefusals(node)) return undefined
   if (node.type !== 'object' || node.entries.length === 0) {
     problems.add(PARAM, pointer, 'INVALID_VALUE', '$elemMatch takes a non-empty object of conditions on one element, ' +
       `such as {"${field.path}":${EXAMPLES[element] as string}}`)
@@ -158,6 +159,7 @@ function scalarBranches (
   const branches: Atom[][][] = []
   node.items.forEach((item, i) => {
     const at = childPointer(pointer, i)
+    if (emptiedByRefusals(item)) return
     if (item.type !== 'object' || item.entries.length === 0) {
       problems.add(PARAM, at, 'INVALID_VALUE', `Each branch of ${operator} inside $elemMatch is a non-empty object ` +
         `of operators on one element of '${field.path}'`)

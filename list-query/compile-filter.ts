@@ -1,7 +1,7 @@
 // Validates a filter tree against an endpoint's QuerySpec and compiles it to a MongoDB filter.
 // Every problem is collected with its JSON Pointer; nothing reaches the driver unless all is well.
 import type { Document } from 'mongodb'
-import type { FilterNode } from './filter-tree.js'
+import { emptiedByRefusals, type FilterNode } from './filter-tree.js'
 import { compileElemMatch, type Enclosing } from './compile-elem-match.js'
 import { MAX_BRANCHES, MAX_CONDITIONS, MAX_DEPTH } from './limits.js'
 import { BLOCKED_OPERATORS, ELEM_MATCH, isOperator, type Operator } from './operators.js'
@@ -138,8 +138,10 @@ function compileField (
     return conditions
   }
   if (value.entries.length === 0) {
-    problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: ` +
-      'give a value or operators such as {"$eq": …}')
+    if (!emptiedByRefusals(value)) {
+      problems.add(PARAM, pointer, 'INVALID_VALUE', `The condition on '${field.path}' is an empty object: ` +
+        'give a value or operators such as {"$eq": …}')
+    }
     return undefined
   }
   let options: FilterNode | undefined

@@ -37,6 +37,11 @@ export function compileSort (text: string | undefined, spec: QuerySpec, problems
       )
       return
     }
+    const spaced = spacing(item)
+    if (spaced !== undefined) {
+      problems.add('sort', pointer, 'INVALID_SORT', spaced)
+      return
+    }
     const resolved = resolvePath(spec, path, 'sort')
     if (!('field' in resolved)) {
       problems.add('sort', pointer, 'INVALID_SORT', resolved.message)
@@ -54,4 +59,26 @@ export function compileSort (text: string | undefined, spec: QuerySpec, problems
   })
   if (!('_id' in sort)) sort._id = 1
   return sort
+}
+
+/**
+ * An item with a space after its first character: a raw `+` arrives as a space, so `+name, -start` reads
+ * `' -start'` (a `+` then `-start`). What was written is said, not an unknown field `-start`.
+ */
+function spacing (item: string): string | undefined {
+  const [prefix, path] = [item.charAt(0), item.slice(1)]
+  const signed = prefix === ' ' && (path.startsWith('+') || path.startsWith('-'))
+  if (!signed && !path.includes(' ')) return undefined
+  const name = path.replaceAll(' ', '')
+  const arrives = "a '+' written in a URL arrives as a space"
+  if (name === '' || name === '+' || name === '-') {
+    return `Sort item '${item}' names no field (${arrives}): write +field or -field, and a '+' as %2B`
+  }
+  if (signed) {
+    return `Sort item '${item}' begins with a space, which is how a '+' written in a URL arrives: it reads as '+' ` +
+      `then '${path}'. Write ${name} with no space before it (and a '+' as %2B)`
+  }
+  const sign = prefix === '-' ? '-' : '+'
+  const field = /^[+-]/.test(name) ? name.slice(1) : name
+  return `Sort item '${item}' holds a space (${arrives}): write ${sign}${field} with no space (and a '+' as %2B)`
 }

@@ -53,8 +53,15 @@ export function resolveGroup (spec: QuerySpec, text: string): GroupBy | { proble
     return refuse(path === spec.scopeField ? `'${path}' is fixed by the URL path` : `'${path}' cannot be grouped by`)
   }
   if (kind === 'date') {
-    if (unit === undefined || !(DATE_UNITS as readonly string[]).includes(unit)) {
+    if (unit === undefined) {
       return refuse(`'${path}' is a date: group it by a period, as ${path}:day, ${path}:month or ${path}:year (UTC)`)
+    }
+    if (!(DATE_UNITS as readonly string[]).includes(unit)) {
+      const given = unit === ''
+        ? `'${text}' names no unit after the colon`
+        : `'${unit}' is not a unit to group '${path}' by`
+      const units = `${DATE_UNITS.slice(0, -1).join(', ')} and ${DATE_UNITS.at(-1) as string}`
+      return refuse(`${given}: the units are ${units} (UTC), as ${path}:${DATE_UNITS[0]}`)
     }
   } else if (unit !== undefined) {
     return refuse(`'${path}' is not a date: it takes no unit`)

@@ -107,6 +107,7 @@ class Reader {
       this.position++
       return { type: 'object', entries }
     }
+    let dropped = false
     for (;;) {
       this.skipSpace()
       if (this.text[this.position] !== '"') throw new JsonSyntaxError('expected a double-quoted key', this.position)
@@ -138,10 +139,11 @@ class Reader {
       }
       const value = this.value(depth + 1)
       this.path.pop()
-      if (!rejected) entries.push([key, value])
+      if (rejected) dropped = true
+      else entries.push([key, value])
       this.skipSpace()
       const next = this.text[this.position++]
-      if (next === '}') return { type: 'object', entries }
+      if (next === '}') return dropped ? { type: 'object', entries, refused: true } : { type: 'object', entries }
       if (next !== ',') throw new JsonSyntaxError("expected ',' or '}'", this.position - 1)
     }
   }

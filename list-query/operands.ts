@@ -7,12 +7,14 @@ import type { FilterNode } from './filter-tree.js'
 import type { Operator } from './operators.js'
 import { childPointer, type Problems } from './problems.js'
 import type { FieldSpec } from './query-spec.js'
+import { size, sizeMessage } from './size-operand.js'
+
+export { MAX_SIZE } from './size-operand.js'
 
 const PARAM = 'filter'
 export const MAX_ARRAY = 100
 export const MAX_REGEX = 500
 export const MAX_NUMBER = 2 ** 53
-export const MAX_SIZE = 2 ** 31 - 1
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 /** What one operator compiles to: entries of the field's operator map, or a clause for `$and`. */
@@ -137,15 +139,6 @@ function flag (node: FilterNode): boolean | undefined {
     return node.value === 'true'
   }
   return undefined
-}
-
-/** A bracket value is read as a JSON number is, so that `1e2` and `-0` mean what they mean in JSON. */
-function size (node: FilterNode): number | undefined {
-  const n = node.type === 'number'
-    ? node.value
-    : node.type === 'string' && node.fromText && JSON_NUMBER.test(node.value) ? exactNumber(node.value) ?? NaN : NaN
-  // -0 is 0.
-  return Number.isInteger(n) && n >= 0 && n <= MAX_SIZE ? n + 0 : undefined
 }
 
 function codePoints (text: string): number {
@@ -275,7 +268,7 @@ export function convertOperand (
     case '$size': {
       const value = size(node)
       if (value !== undefined) return { operators: [['$size', value]] }
-      problems.add(PARAM, pointer, 'INVALID_VALUE', '$size takes a non-negative integer')
+      problems.add(PARAM, pointer, 'INVALID_VALUE', sizeMessage(node))
       return undefined
     }
     case '$regex': {

@@ -94,6 +94,13 @@ export function resolvePath (spec: QuerySpec, path: string, context: 'filter' | 
     CUSTOM_FIELD_NAME.test(path.slice(dot + 1))) {
     return { field: customFieldSpec(path) }
   }
+  if (path.startsWith('_id.') && spec.fields.has('_id')) {
+    return {
+      code: 'UNKNOWN_FIELD',
+      message: `Unknown field '${path}' in ${context}: '_id' is the document's own object id and has no fields ` +
+        `inside; ${context} on '_id' itself`
+    }
+  }
   for (let end = path.indexOf('.'); end > 0; end = path.indexOf('.', end + 1)) {
     const prefix = path.slice(0, end)
     if (spec.references.has(prefix) || prefix === spec.scopeField) {
@@ -103,6 +110,10 @@ export function resolvePath (spec: QuerySpec, path: string, context: 'filter' | 
           `use '${prefix}' with an object id`
       }
     }
+  }
+  const inArray = elementHint(spec, path, context)
+  if (inArray !== undefined) {
+    return { code: 'UNKNOWN_FIELD', message: `Unknown field '${path}' in ${context}; ${inArray}` }
   }
   const suggestion = suggest(spec, path)
   const hint = path.startsWith('customFields') && spec.hasCustomFields
@@ -118,4 +129,25 @@ function suggest (spec: QuerySpec, path: string): string | undefined {
   if (sameLetters !== undefined) return sameLetters
   const best = closest(path, spec.suggestions)
   return distance(path, best) <= Math.max(2, Math.floor(path.length / 3)) ? best : undefined
+}
+
+/**
+ * A path into an array of documents that names none of its elements' fields: those fields, closest
+ * first (in a filter), or that none of them sorts.
+ */
+function elementHint (spec: QuerySpec, path: string, context: 'filter' | 'sort'): string | undefined {
+  for (let end = path.lastIndexOf('.'); end > 0; end = path.lastIndexOf('.', end - 1)) {
+    const array = path.slice(0, end)
+    const element = spec.elements.get(array)
+    if (element === undefined) continue
+    if (context === 'sort') return `'${array}' is an array of documents: neither it nor its elements' fields sort`
+    const rest = path.slice(end + 1).toLowerCase()
+    const names = [...element.fields.keys()]
+      .map((name, order) => ({ name, order, distance: distance(rest, name.toLowerCase()) }))
+      .sort((a, b) => a.distance - b.distance || a.order - b.order)
+      .map(({ name }) => `'${array}.${name}'`)
+    const listed = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}` : names.join('')
+    return `the elements of '${array}' have the fields ${listed}`
+  }
+  return undefined
 }

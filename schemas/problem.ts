@@ -15,7 +15,8 @@ export const ERRORS = {
   FILTER_TOO_LARGE: { status: [400], meaning: '`filter` (JSON or brackets) is longer than the service reads.' },
   UNKNOWN_FIELD: {
     status: [400],
-    meaning: 'A field the kind does not have (with the nearest name, when one is close), in `filter` or `sort`.'
+    meaning: 'A field the kind does not have (with the nearest name, when one is close), in `filter`; ' +
+      'in `sort` it is `INVALID_SORT`, in `fields` `INVALID_FIELDS`.'
   },
   RELATED_PATH: {
     status: [400],
@@ -63,7 +64,7 @@ export const ERRORS = {
   MIXED_FILTER_NOTATION: { status: [400], meaning: '`filter=<JSON>` and `filter[…]` brackets in one request.' },
   INVALID_SORT: {
     status: [400],
-    meaning: 'A sort key without a direction, on a field that cannot be sorted, repeated, or too many.'
+    meaning: 'A sort key without a direction, naming no field or one that cannot be sorted, repeated, or too many.'
   },
   INVALID_LIMIT: { status: [400], meaning: '`limit` is not a whole number from 0 to MAX_LIMIT.' },
   INVALID_SKIP: { status: [400], meaning: '`skip` is not a whole number from 0 to MAX_SKIP.' },
