@@ -47,6 +47,9 @@ export class FeedHandler {
   readonly feed = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const { fastify, options: { collection, scoped } } = this
     const { filter, fields, since, limit, wait } = request.feedQuery as FeedQuery
+    // Never reused (each answer follows its own position); JSON or a stream as Accept chooses.
+    reply.header('cache-control', 'no-store')
+    varyOnAccept(reply)
     const projectKey = this.options.projectKey(request)
     const readable = request.principal?.projects ?? '*'
     const where = this.options.where(request, filter)
@@ -189,4 +192,12 @@ export class FeedHandler {
     reply.raw.off('close', leave)
     return current
   }
+}
+
+/** Adds Accept to the answer's Vary beside what is there (Origin, Accept-Encoding): Vary is one list. */
+function varyOnAccept (reply: FastifyReply): void {
+  const vary = reply.getHeader('vary')
+  const fields = String(vary ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
+  if (fields.some((name) => name === '*' || name.toLowerCase() === 'accept')) return
+  reply.header('vary', [...fields, 'Accept'].join(', '))
 }

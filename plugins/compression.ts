@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import zlib from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, onRequestHookHandler, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { routeHooks } from '../lib/route-hooks.js'
 
@@ -46,9 +46,26 @@ export function chooseEncoding (acceptEncoding: string, offered: readonly string
 }
 
 /**
+ * Adds `field` to the answer's Vary beside the fields there (Origin, say), once whatever its case; nothing beside `*`.
+ * As @fastify/cors and @fastify/compress add theirs: Vary is one list, never overwritten.
+ */
+export function varyOn (reply: FastifyReply, field: string): void {
+  const vary = reply.getHeader('vary')
+  const fields = String(vary ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
+  if (fields.some((name) => name === '*' || name.toLowerCase() === field.toLowerCase())) return
+  reply.header('vary', [...fields, field].join(', '))
+}
+
+/** Whether an answer is compressed depends on Accept-Encoding, even when this one is not: caches must know it. */
+const varyOnEncoding: onRequestHookHandler = (request, reply, done) => {
+  varyOn(reply, 'accept-encoding')
+  done()
+}
+
+/**
  * docs/operations.md, "Compressed answers": answers of at least 1 KiB are compressed as
  * Accept-Encoding asks — zstd where the runtime has it, then br, then gzip, at equal preference —
- * with `Vary: Accept-Encoding`.
+ * with `Vary: Accept-Encoding`; every answer of a list, its counts and its feed carries it, compressed or not.
  * COMPRESSION=off sends identity always (for an ingress that compresses itself).
  */
 async function compressionPlugin (fastify: FastifyInstance) {
@@ -60,6 +77,11 @@ async function compressionPlugin (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route) => {
     route.decompress = false
     if (route.method === 'HEAD') headHooks.set(route, routeHooks(route.onSend).length)
+    // Counts and feeds, from their first hook on: a feed's stream sends the headers it has when it begins.
+    // (A list's handler adds it itself, list-endpoint/list-handler.ts; a list's 304, conditional-requests.ts.)
+    if (route.config?.countsQuery !== undefined || route.config?.feedQuery !== undefined) {
+      route.onRequest = [varyOnEncoding, ...routeHooks(route.onRequest)]
+    }
   })
   // @fastify/compress's own choice reads `*` as gzip, even a refused one (`gzip;q=0, *`), and never weighs identity
   // against a coding: it is handed ours instead, in place of the field. Global onSend hooks run before its route ones.

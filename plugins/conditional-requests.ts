@@ -13,6 +13,7 @@ import type { ConditionalRequests, ValidatorScope } from '../list-endpoint/valid
 import type { StreamPoint } from '../changes/recent-changes.js'
 import { AnswerDigests, SharedProbes, etagOf, validatorsIn, type Validator } from '../changes/entity-tags.js'
 import { routeHooks } from '../lib/route-hooks.js'
+import { varyOn } from './compression.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,10 +40,6 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   /** The request's identity: its path and query as sent, the caller's projects and the collation. */
   const requestDigest = (request: FastifyRequest): string =>
     digests.request(request.raw.url ?? '', request.principal?.projects)
-
-  const send304 = (reply: FastifyReply, validator: Validator): void => {
-    reply.code(304).header('etag', etagOf(validator)).header('cache-control', 'no-cache')
-  }
 
   fastify.decorate('conditional', {
     notModified: (request: FastifyRequest, reply: FastifyReply,
@@ -115,7 +112,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       (read?.named ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
       send304(reply, validator)
       reply.removeHeader('content-type')
-      done(null, '')
+      // No body, and so no Content-Length (RFC 9110 §8.6): null, where a text would be measured.
+      done(null, null)
       return
     }
     reply.header('etag', etagOf(validator)).header('cache-control', 'no-cache')
@@ -125,8 +123,29 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   // depends on this plugin, and a route's hooks follow the global ones): one ETag for every encoding.
   fastify.addHook('onRoute', (route) => {
     if (route.config?.conditional !== true) return
-    route.onSend = [tagAnswer, ...routeHooks(route.onSend)]
+    route.onSend = [tagAnswer, ...routeHooks(route.onSend).map(notModifiedUnmeasured)]
   })
+}
+
+/** A 304 carries the validator and the Vary its 200 would (RFC 9110 §15.4.5): with compression, Accept-Encoding. */
+function send304 (reply: FastifyReply, validator: Validator): void {
+  reply.code(304).header('etag', etagOf(validator)).header('cache-control', 'no-cache')
+  if (reply.server.config.COMPRESSION === 'on') varyOn(reply, 'accept-encoding')
+}
+
+/**
+ * A HEAD route's last onSend hook, Fastify's own (exposeHeadRoutes, its lib/head-route.js), gives
+ * every answer the Content-Length of its body, a 304 '0'; a 304 carries none, as GET's (RFC 9110
+ * §8.6). Its replacement keeps its name: plugins/compression.ts finds the hook by it.
+ */
+function notModifiedUnmeasured (hook: onSendHookHandler): onSendHookHandler {
+  if (hook.name !== 'headRouteOnSendHandler') return hook
+  const headRouteOnSendHandler: onSendHookHandler = function (request, reply, payload, done) {
+    if (reply.statusCode !== 304) return hook.call(this, request, reply, payload, done)
+    reply.removeHeader('content-length')
+    done(null, null)
+  }
+  return headRouteOnSendHandler
 }
 
 export default fp(conditionalRequestsPlugin, {
