@@ -2,10 +2,10 @@
 // answers"): a coding at q=0 never, `*` only for codings the field does not list, the highest q, and at
 // equal q zstd (where the runtime has it), then br, then gzip, then identity; identity when nothing
 // offered is acceptable, even after `identity;q=0`. Held for chooseEncoding alone, and over HTTP.
-import zlib from 'node:zlib'
 import t from 'tap'
 import { chooseEncoding, ENCODINGS } from '../../plugins/compression.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+import { decompress } from '../helpers/decompress.js'
 
 /** A field, and the coding it gets where the service offers zstd, br and gzip, and where it offers br and gzip. */
 const FIELDS: Array<[field: string, withZstd: string, withoutZstd: string]> = [
@@ -47,15 +47,6 @@ t.test('chooseEncoding: each field, with zstd offered and without', async (t) =>
     t.equal(chooseEncoding(field), zstd ? withZstd : withoutZstd, `"${field}" with this runtime's codings`)
   }
 })
-
-const decompress = (encoding: string | undefined, body: Buffer): Buffer => {
-  switch (encoding) {
-    case 'gzip': return zlib.gunzipSync(body)
-    case 'br': return zlib.brotliDecompressSync(body)
-    case 'zstd': return (zlib as unknown as { zstdDecompressSync: (b: Buffer) => Buffer }).zstdDecompressSync(body)
-    default: return body
-  }
-}
 
 t.test('over HTTP: the Content-Encoding each field gets, the same answer, Vary: Accept-Encoding', async (t) => {
   const fastify = await buildWithDemoData(t)

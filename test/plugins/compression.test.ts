@@ -6,20 +6,12 @@ import zlib from 'node:zlib'
 import t from 'tap'
 import { ENCODINGS, LEVELS } from '../../plugins/compression.js'
 import { buildWithDemoData, projectIds } from '../helpers/demo-app.js'
+import { decompress } from '../helpers/decompress.js'
 
 const fastify = await buildWithDemoData(t)
 const { publicIds } = await projectIds(fastify)
 const page = `/projects/${publicIds[0] as string}/registrations?limit=100`
 const zstd = ENCODINGS.includes('zstd' as never)
-
-const decompress = (encoding: string | undefined, body: Buffer): Buffer => {
-  switch (encoding) {
-    case 'gzip': return zlib.gunzipSync(body)
-    case 'br': return zlib.brotliDecompressSync(body)
-    case 'zstd': return (zlib as unknown as { zstdDecompressSync: (b: Buffer) => Buffer }).zstdDecompressSync(body)
-    default: return body
-  }
-}
 
 t.test('each encoding a client asks for, the same answer, a fifth of the bytes or less', async (t) => {
   const identity = await fastify.inject({ url: page, headers: { 'accept-encoding': 'identity' } })
