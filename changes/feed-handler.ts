@@ -10,6 +10,7 @@ import { parseCollation } from '../database/collation.js'
 import { collationSuffix, fieldsKey, projectsSuffix, type CursorBinding } from '../list-endpoint/cursor.js'
 import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { unlessAborted } from '../lib/pause.js'
+import { varyOn } from '../lib/vary.js'
 import type { ChangeHub } from './change-hub.js'
 import type { StreamPoint } from './recent-changes.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
@@ -49,7 +50,7 @@ export class FeedHandler {
     const { filter, fields, since, limit, wait } = request.feedQuery as FeedQuery
     // Never reused (each answer follows its own position); JSON or a stream as Accept chooses.
     reply.header('cache-control', 'no-store')
-    varyOnAccept(reply)
+    varyOn(reply, 'Accept')
     const projectKey = this.options.projectKey(request)
     const readable = request.principal?.projects ?? '*'
     const where = this.options.where(request, filter)
@@ -192,12 +193,4 @@ export class FeedHandler {
     reply.raw.off('close', leave)
     return current
   }
-}
-
-/** Adds Accept to the answer's Vary beside what is there (Origin, Accept-Encoding): Vary is one list. */
-function varyOnAccept (reply: FastifyReply): void {
-  const vary = reply.getHeader('vary')
-  const fields = String(vary ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
-  if (fields.some((name) => name === '*' || name.toLowerCase() === 'accept')) return
-  reply.header('vary', [...fields, 'Accept'].join(', '))
 }

@@ -16,6 +16,7 @@ import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
 import { cursorProblem, projectNotFound } from './list-problems.js'
 import { projectExists, readPage, sortValues, type PageRead } from './read-page.js'
 import { projectionOf } from './list-schema.js'
+import { varyOn } from '../lib/vary.js'
 
 /** What a list reads and for whom: the parts of its definition a request needs. */
 export interface ListScope {
@@ -87,7 +88,7 @@ export class ListHandler {
       : { $and: [where, this.afterCursor(query, sortKeys, binding())] }
     // What is read: the fields asked for, and the sort keys a cursor needs (`extra`, not answered).
     const { projection: read, extra } = pageProjection(this.projection, query.fields, sortKeys)
-    if (this.varies) varyOnEncoding(reply)
+    if (this.varies) varyOn(reply, 'accept-encoding')
     const { page, total } = await this.readList(request, projectId, projectKey, query, read, where, pageWhere)
     let next: string | undefined
     if (page.starts.length > query.limit) {
@@ -283,9 +284,4 @@ export class ListHandler {
     const json = this.transcode(page, extra.length === 0 ? undefined : new Set(extra), report, '{"data":', tail)
     return json.length < SMALL_ANSWER ? json.toString('utf8') : json
   }
-}
-
-function varyOnEncoding (reply: FastifyReply): void {
-  const vary = reply.getHeader('vary')
-  reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
 }

@@ -53,8 +53,8 @@ export function withoutExtra (docs: Document[], extra: string[]): Document[] {
 // else in Host, a trusted X-Forwarded-Host or an absolute request-target is not written into a Link.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/
 const usableHost = (host: string): boolean => {
-  const port = HOST.exec(host)?.[1]
-  return HOST.test(host) && (port === undefined || Number(port) <= 65535)
+  const match = HOST.exec(host)
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535)
 }
 
 /**

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module'
 import zlib from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
-import type { FastifyInstance, FastifyReply, onRequestHookHandler, RouteOptions } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { routeHooks } from '../lib/route-hooks.js'
+import { varyOn } from '../lib/vary.js'
 
 /** Answers smaller than this are sent as they are: compressing them saves less than it costs. */
 export const COMPRESSION_THRESHOLD = 1024
@@ -43,17 +44,6 @@ export function chooseEncoding (acceptEncoding: string, offered: readonly string
   // x-gzip is gzip (RFC 9110 §8.4.1.3), as @fastify/compress reads it.
   const headers = { 'accept-encoding': acceptEncoding.replace(/\bx-gzip\b/gi, 'gzip') }
   return new Negotiator({ headers }).encoding(preferred, { preferred }) ?? 'identity'
-}
-
-/**
- * Adds `field` to the answer's Vary beside the fields there (Origin, say), once whatever its case; nothing beside `*`.
- * As @fastify/cors and @fastify/compress add theirs: Vary is one list, never overwritten.
- */
-export function varyOn (reply: FastifyReply, field: string): void {
-  const vary = reply.getHeader('vary')
-  const fields = String(vary ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
-  if (fields.some((name) => name === '*' || name.toLowerCase() === field.toLowerCase())) return
-  reply.header('vary', [...fields, field].join(', '))
 }
 
 /** Whether an answer is compressed depends on Accept-Encoding, even when this one is not: caches must know it. */

@@ -13,7 +13,7 @@ import type { ConditionalRequests, ValidatorScope } from '../list-endpoint/valid
 import type { StreamPoint } from '../changes/recent-changes.js'
 import { AnswerDigests, SharedProbes, etagOf, validatorsIn, type Validator } from '../changes/entity-tags.js'
 import { routeHooks } from '../lib/route-hooks.js'
-import { varyOn } from './compression.js'
+import { varyOn } from '../lib/vary.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
