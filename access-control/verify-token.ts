@@ -35,6 +35,7 @@ export interface VerifierOptions {
 const CLOCK_TOLERANCE_MS = 30_000
 // RFC 6750, 2.1: the scheme (case-insensitive, RFC 9110), one or more spaces, the token.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/i
+const BEARER_SCHEME = /^Bearer(?: |$)/i
 /** At most one key-set fetch per this long for unknown `kid`s, after one that succeeded… */
 export const KEY_SET_COOLDOWN_MS = 10_000
 /** …and after one that failed. */
@@ -163,7 +164,13 @@ export function tokenVerifier (options: VerifierOptions): TokenVerifier {
   const verify: TokenVerifier = async (authorization) => {
     if (authorization === undefined || authorization === '') return { ok: false, reason: 'no token', tokenSent: false }
     const parts = BEARER.exec(authorization)
-    if (parts === null) return { ok: false, reason: 'not a bearer token', tokenSent: true }
+    if (parts === null) {
+      // RFC 6750, 3.1: a request in another scheme (Basic, or none) sent no bearer token, and its
+      // refusal names no error; `Bearer` with something else than a JWT is a malformed token.
+      return BEARER_SCHEME.test(authorization)
+        ? { ok: false, reason: 'malformed', tokenSent: true }
+        : { ok: false, reason: 'not a bearer token', tokenSent: false }
+    }
     const header = headerOf(parts[1] as string)
     if (header === undefined) return { ok: false, reason: 'malformed', tokenSent: true }
     // A token of another algorithm never costs a key lookup.

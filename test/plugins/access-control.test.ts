@@ -58,7 +58,7 @@ const REFUSED: Refused[] = [
   ['no projects claim', mint(rsa), 'no valid projects claim'],
   ['a malformed projects claim', mint(rsa, { projects: ['not-an-id'] }), 'no valid projects claim'],
   ['a projects claim that is a string', mint(rsa, { projects: a }), 'no valid projects claim'],
-  ['garbage', 'abc.def', 'not a bearer token']
+  ['a bearer token that is no JWT', 'abc.def', 'malformed']
 ]
 
 const failures = () => [...fastify.authFailures.values()].reduce((x, y) => x + y, 0)
@@ -83,6 +83,19 @@ t.test('refused tokens: 401 UNAUTHENTICATED with WWW-Authenticate, and no query'
     t.notMatch(res.body, token === undefined ? /^$/ : token.slice(-20), 'the token is not echoed')
   }
   t.same(commands.names(), [], 'no database command for a refused caller')
+})
+
+t.test('another scheme sent no bearer token: 401 without an error code (RFC 6750, 3.1)', async (t) => {
+  const commands = watchCommands(fastify)
+  for (const header of ['Basic dXNlcjpwYXNz', 'Token abc', 'Bearerabc.def.ghi', 'abc.def.ghi']) {
+    const before = fastify.authFailures.get('not a bearer token') ?? 0
+    const res = await fastify.inject({ url: `/projects/${a}/sessions`, headers: { authorization: header } })
+    t.equal(res.statusCode, 401, header)
+    t.equal(res.headers['www-authenticate'], 'Bearer realm="listing-api"', `${header}: no error named`)
+    t.match(res.json().detail, /needs a bearer token/, `${header}: says what to send`)
+    t.equal(fastify.authFailures.get('not a bearer token'), before + 1, `${header}: counted`)
+  }
+  t.same(commands.names(), [], 'no database command')
 })
 
 t.test('the header as RFC 6750 writes it: "Bearer" in any case, one or more spaces; ' +
