@@ -9,6 +9,7 @@ import { problem, problemResponse } from '../schemas/problem.js'
 import { HEADERS_TOO_LARGE_DETAIL } from './errors.js'
 import { rateLimited } from './load-shedding.js'
 import { takesListQuery } from './list-query.js'
+import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 
 interface Parameter {
   in: string
@@ -221,6 +222,7 @@ async function openapiPlugin (fastify: FastifyInstance) {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true }
   })
+  for (const url of ['/docs', '/docs/json', '/docs/yaml']) getAndHeadOnly(fastify, url, 'the API\'s documents')
 }
 
 export default fp(openapiPlugin, { name: 'openapi', dependencies: ['config', 'shared-schemas'] })

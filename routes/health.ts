@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 import { ProblemError, problemResponse } from '../schemas/problem.js'
 
 const Status = Type.Object({ status: Type.String() })
@@ -15,6 +16,8 @@ export default async function healthRoutes (fastify: FastifyInstance) {
   fastify.get('/health', {
     schema: { tags: ['health'], summary: 'Liveness: the process answers', response: { 200: Status } }
   }, async () => ({ status: 'ok' }))
+  getAndHeadOnly(fastify, '/health', 'the health checks')
+  getAndHeadOnly(fastify, '/ready', 'the health checks')
 
   // Probes ask every few seconds: a change of state (ready, not ready, shutting down) is logged
   // when it happens, at info, with the reason of that moment; never per answer.

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 import { PACKAGE } from '../lib/package-info.js'
 
 const Link = (description: string) => Type.String({ description })
@@ -52,4 +53,5 @@ export default async function indexRoute (fastify: FastifyInstance) {
       response: { 200: Index }
     }
   }, async () => (body ??= index()))
+  getAndHeadOnly(fastify, '/', 'the index')
 }

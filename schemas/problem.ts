@@ -96,7 +96,11 @@ export const ERRORS = {
     status: [400],
     meaning: '`after` (or `since`) was issued for another list, filter, sort or fields than the request\'s.'
   },
-  METHOD_NOT_ALLOWED: { status: [405], meaning: 'A method other than GET or HEAD on a list or a feed.' },
+  METHOD_NOT_ALLOWED: {
+    status: [405],
+    meaning: 'A method other than GET or HEAD on a path of the service (a list, a feed, counts, the index, ' +
+      'the health checks, the API\'s documents).'
+  },
   URI_TOO_LONG: { status: [414], meaning: 'A path segment over 100 characters.' },
   HEADERS_TOO_LARGE: { status: [431], meaning: 'The URL and headers exceed 16 KiB.' },
   BAD_REQUEST: {

@@ -99,6 +99,14 @@ t.test('errors raised before a route runs are problem+json too', async (t) => {
   t.equal(post.headers.allow, 'GET, HEAD')
   await check('DELETE on /projects',
     await fastify.inject({ method: 'DELETE', url: '/projects' }), 405, 'METHOD_NOT_ALLOWED')
+  for (const url of ['/', '/health', '/ready', '/docs', '/docs/json', '/docs/yaml']) {
+    for (const method of ['POST', 'DELETE'] as const) {
+      const res = await fastify.inject({ method, url, payload: method === 'POST' ? { a: 1 } : undefined })
+      await check(`${method} ${url}`, res, 405, 'METHOD_NOT_ALLOWED')
+      t.equal(res.headers.allow, 'GET, HEAD', `${method} ${url}: Allow`)
+    }
+    t.equal((await fastify.inject(url)).statusCode, 200, `GET ${url} still answers`)
+  }
   await check('PUT on a list, its project id malformed',
     await fastify.inject({ method: 'PUT', url: '/projects/not-an-id/sessions' }), 405, 'METHOD_NOT_ALLOWED')
   await check('the same with GET', await fastify.inject('/projects/not-an-id/sessions'), 400, 'INVALID_PROJECT_ID')
