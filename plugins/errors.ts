@@ -128,6 +128,17 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   return send(request, reply, body, corsHeadersBeforeHooks(request))
 }
 
+// RFC 9112, 3.2: a Host field that is not RFC 3986's `host [":" port]`, or more than one, is 400.
+const HOST_FIELD = /^(?:\[[\w:.~!$&'()*+,;=-]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d*)?$/
+function hostLines (rawHeaders: string[]): number {
+  let lines = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === 4 && name.toLowerCase() === 'host') lines++
+  }
+  return lines
+}
+
 /**
  * The body of a problem answered before Fastify made a request: the id is the request's own
  * where its headers were read whole, else a new one, sent in the body and in X-Request-Id.
@@ -232,8 +243,14 @@ async function errorsPlugin (fastify: FastifyInstance) {
   // A GET with a body is refused before anything runs (docs/errors.md): lists take no body. An
   // HTTP/1.1 request without Host is refused too (RFC 9112, 3.2): app.ts lets Node pass it on.
   fastify.addHook('onRequest', (request, _reply, done) => {
-    if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {
+    const host = request.headers.host
+    if (host === undefined && request.raw.httpVersion !== '1.0') {
       done(new ProblemError(400, 'BAD_REQUEST', 'An HTTP/1.1 request carries a Host header.'))
+      return
+    }
+    if (host !== undefined && (!HOST_FIELD.test(host) || hostLines(request.raw.rawHeaders) > 1)) {
+      done(ProblemError.about('host', 400, 'BAD_REQUEST',
+        'The request carries one Host header, a host and an optional port (RFC 9112, 3.2).'))
       return
     }
     // The asterisk form names the server, not a resource: OPTIONS only (RFC 9112, 3.2.4).

@@ -105,8 +105,8 @@ export const ERRORS = {
   HEADERS_TOO_LARGE: { status: [431], meaning: 'The URL and headers exceed 16 KiB.' },
   BAD_REQUEST: {
     status: [400, 408, 413, 415, 417],
-    meaning: 'A request the HTTP layer refuses: a GET with a body, broken percent-encoding, not HTTP, no `Host`, an ' +
-      'expectation other than `100-continue`, too slow to arrive.'
+    meaning: 'A request the HTTP layer refuses: a GET with a body, broken percent-encoding, not HTTP, no `Host` ' +
+      'or an invalid one, an expectation other than `100-continue`, too slow to arrive.'
   },
   UNAUTHENTICATED: {
     status: [401],

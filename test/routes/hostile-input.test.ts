@@ -170,6 +170,11 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   const noHost = await raw(`GET ${sessions} HTTP/1.1\r\n\r\n`)
   t.match(noHost, /^HTTP\/1\.1 400 [\s\S]*application\/problem\+json[\s\S]*"code":"BAD_REQUEST"/,
     'an HTTP/1.1 request without Host')
+  // RFC 9112, 3.2: a Host that is no host and port, or two Host lines, is 400 (valid ones below).
+  for (const host of ['a b', 'a/b', 'x:8o', 'a@b', 'x\r\nHost: y']) {
+    t.match(await raw(`GET ${sessions}?limit=1 HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+      /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"[\s\S]*"param":"host"/, `Host: ${JSON.stringify(host)}: 400`)
+  }
   t.match(await raw('GET * HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"/,
     'GET *: the asterisk form is for OPTIONS')
   t.match(await raw('HEAD * HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 /, 'HEAD * too')
@@ -184,4 +189,8 @@ t.test('what the HTTP parser of Node refuses is problem+json on a real socket', 
   t.same(commands.names(), [], 'no database command')
   t.match(await raw(`GET ${sessions}?limit=1 HTTP/1.0\r\n\r\n`, { open: true }), /^HTTP\/1\.1 200 /,
     'HTTP/1.0 needs no Host')
+  for (const host of ['[::1]:3000', 'Example.COM:', '127.0.0.1:80', 'xn--bcher-kva.example', '']) {
+    t.match(await raw(`GET ${sessions}?limit=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, { open: true }),
+      /^HTTP\/1\.1 200 /, `Host: ${JSON.stringify(host)}: 200`)
+  }
 })
