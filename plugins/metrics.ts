@@ -8,6 +8,7 @@ import { listenError } from './config.js'
 import { REFUSALS_CHANNEL, type Refusal } from './errors.js'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { SeriesHistogram } from '../lib/series-histogram.js'
+import { PROBLEM_CONTENT_TYPE, problem, type Problem } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -161,18 +162,34 @@ function contentMetrics (fastify: FastifyInstance, registry: Registry): void {
     'Stored values left out of responses for their type, by collection.field', 'field', () => fastify.offSchema.counts)
 }
 
+function answerProblem (response: http.ServerResponse, body: Problem, allow?: string): void {
+  const text = JSON.stringify(body)
+  response.writeHead(body.status, {
+    'content-type': PROBLEM_CONTENT_TYPE,
+    'content-length': Buffer.byteLength(text),
+    ...(allow === undefined ? {} : { allow })
+  }).end(text)
+}
+
 /** The listener of GET /metrics, closed with the app. */
 async function serveMetrics (fastify: FastifyInstance, registry: Registry, port: number, host: string): Promise<void> {
   const server = http.createServer((request, response) => {
-    if (request.method !== 'GET' || request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n')
+    // Its refusals are problem+json like the public port's; a query string is ignored, as Prometheus may send one.
+    const path = (request.url ?? '').split('?')[0]
+    if (path !== '/metrics') {
+      answerProblem(response, problem(404, 'NOT_FOUND', 'This listener serves GET /metrics only.', [], 'path'))
+      return
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      answerProblem(response, problem(405, 'METHOD_NOT_ALLOWED',
+        `${String(request.method)} is not allowed here: /metrics answers GET and HEAD`, [], 'method'), 'GET, HEAD')
       return
     }
     registry.metrics().then(
       (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
       (error: Error) => {
         fastify.log.error({ err: error }, 'metrics collection failed')
-        response.writeHead(500).end()
+        answerProblem(response, problem(500, 'INTERNAL_ERROR', 'The metrics could not be collected; see the log.'))
       }
     )
   })

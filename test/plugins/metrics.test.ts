@@ -149,6 +149,18 @@ t.test('the method label takes the known methods as they are and any other as _O
   }
 })
 
+t.test('the metrics listener refuses other paths and methods with problem+json', async (t) => {
+  const other = await get(`${String(fastify.metricsAddress)}/other`)
+  t.match([other.status, other.type, JSON.parse(other.text)], [404, 'application/problem+json', { code: 'NOT_FOUND' }])
+  const post = await fetch(`${String(fastify.metricsAddress)}/metrics`, { method: 'POST' })
+  t.match([post.status, post.headers.get('allow'), await post.json()],
+    [405, 'GET, HEAD', { code: 'METHOD_NOT_ALLOWED' }])
+  const head = await fetch(`${String(fastify.metricsAddress)}/metrics`, { method: 'HEAD' })
+  t.match([head.status, head.headers.get('content-type')], [200, /^text\/plain/], 'HEAD answers like GET')
+  const query = await get(`${String(fastify.metricsAddress)}/metrics?x=1`)
+  t.match([query.status, query.text], [200, /http_server_request_duration_seconds/], 'a query string is ignored')
+})
+
 t.test('the public port does not serve /metrics', async (t) => {
   t.equal((await get(`${address}/metrics`)).status, 404)
 })
