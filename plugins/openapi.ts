@@ -74,6 +74,12 @@ const VALIDATOR = {
     description: 'A cache may keep the answer, and revalidates it before each use'
   }
 }
+const IF_NONE_MATCH = {
+  'if-none-match': {
+    type: 'string',
+    description: 'ETags of answers kept, or `*`: 304 without a body while the answer would be the same'
+  }
+}
 const RETRY_AFTER = {
   'retry-after': { type: 'integer', minimum: 1, description: 'Seconds to wait before trying again' }
 }
@@ -147,7 +153,14 @@ function withTransportAnswers (
       'a body on GET, an Expect other than 100-continue or malformed HTTP (400, 417, 408 BAD_REQUEST)',
     problem(431, 'HEADERS_TOO_LARGE', HEADERS_TOO_LARGE_DETAIL)
   )
-  return { ...schema, response }
+  if (route.config?.conditional !== true) return { ...schema, response }
+  // Documented, not validated: the transform shapes the document only.
+  const own = schema.headers as { properties?: Record<string, unknown> } | undefined
+  return {
+    ...schema,
+    response,
+    headers: { type: 'object', ...own, properties: { ...own?.properties, ...IF_NONE_MATCH } }
+  }
 }
 
 const BEARER_AUTH = {

@@ -369,7 +369,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -596,7 +599,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -687,7 +693,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -879,7 +888,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1294,7 +1306,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1521,7 +1536,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1612,7 +1630,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1804,7 +1825,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1914,7 +1938,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -2183,7 +2210,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -2287,7 +2317,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -2512,7 +2545,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -2985,7 +3021,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -3242,7 +3281,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -3346,7 +3388,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -3571,7 +3616,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -4045,7 +4093,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -4304,7 +4355,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -4408,7 +4462,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -4633,7 +4690,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -5112,7 +5172,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -5401,7 +5464,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -5505,7 +5571,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -5730,7 +5799,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -6208,7 +6280,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -6476,7 +6551,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -6580,7 +6658,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -6805,7 +6886,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -7278,7 +7362,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -7536,7 +7623,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -7640,7 +7730,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -7865,7 +7958,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -8339,7 +8435,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -8597,7 +8696,10 @@ export interface paths {
                     /** @description Continue a listing: the `next` of the previous page, unchanged. Keep filter, sort and fields as they were; limit and count may change. */
                     after?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -8701,7 +8803,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)
@@ -8926,7 +9031,10 @@ export interface paths {
                     /** @description Groups at most */
                     limit?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /**
                      * @description The project (24 hexadecimal characters)

@@ -55,6 +55,12 @@ t.test('lists and counts: 200 with its validator, 304, 429 with the rate limit\'
       method: method.toUpperCase() as 'GET', url, headers: { authorization, ...headers }
     })
     found.push(...undocumented(document, method, path, res))
+    const parameters = (document.paths[path]?.[method] as { parameters?: Array<{ in: string, name: string }> })
+      .parameters ?? []
+    for (const name of Object.keys(headers).filter((header) => header !== 'authorization')) {
+      const listed = parameters.some((p) => p.in === 'header' && p.name === name)
+      if (!listed) found.push(`${method} ${path}: ${name} not a parameter`)
+    }
     return res
   }
   const list = await check('get', '/projects?limit=1', '/projects')
