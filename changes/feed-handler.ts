@@ -48,8 +48,7 @@ export class FeedHandler {
   readonly feed = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const { fastify, options: { collection, scoped } } = this
     const { filter, fields, since, limit, wait } = request.feedQuery as FeedQuery
-    // Never reused (each answer follows its own position); JSON or a stream as Accept chooses.
-    reply.header('cache-control', 'no-store')
+    // JSON or a stream, as Accept chooses (feed-route.ts makes every answer no-store).
     varyOn(reply, 'Accept')
     const projectKey = this.options.projectKey(request)
     const readable = request.principal?.projects ?? '*'

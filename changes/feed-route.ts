@@ -20,7 +20,13 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
     schema: feedOpenApi(options, ProblemError.badRequest(refused.problems)),
     config: { feedQuery: options.spec },
     // The feed-query hook checks the query string itself.
-    validatorCompiler: () => () => true
+    validatorCompiler: () => () => true,
+    // Never reused, refusals included (a 404 is cacheable by default, RFC 9110, 15.1): each
+    // answer follows its own position. A stream writes its own headers.
+    onSend: (_request, reply, payload, done) => {
+      reply.header('cache-control', 'no-store')
+      done(null, payload)
+    }
   }, handler.feed)
   getAndHeadOnly(fastify, handler.feedUrl, 'change feeds')
 }

@@ -61,5 +61,11 @@ for (const config of SETTINGS) {
     const polled = await app.inject({ url: `${feed}?since=${next}&wait=1`, headers })
     check(polled, 'a long poll')
     t.same(polled.json<{ events: unknown[] }>().events, [], 'that waited for nothing')
+    for (const [url, status] of [[`${feed}?limit=0`, 400], [`${feed}?since=x`, 400],
+      [`/projects/${String(new ObjectId())}/stewards/changes`, 404]] as const) {
+      const refused = await app.inject({ url, headers })
+      t.equal(refused.statusCode, status, `${url}: refused`)
+      t.equal(refused.headers['cache-control'], 'no-store', `${url}: a refusal is no-store too`)
+    }
   })
 }
