@@ -130,6 +130,14 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
 
 // RFC 9112, 3.2: a Host field that is not RFC 3986's `host [":" port]`, or more than one, is 400.
 const HOST_FIELD = /^(?:\[[\w:.~!$&'()*+,;=-]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d*)?$/
+// A replica's requests name one host or a few: the last one found valid is kept.
+let validHost: string | undefined
+function validHostField (host: string): boolean {
+  if (host === validHost) return true
+  if (!HOST_FIELD.test(host)) return false
+  validHost = host
+  return true
+}
 function hostLines (rawHeaders: string[]): number {
   let lines = 0
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -248,7 +256,7 @@ async function errorsPlugin (fastify: FastifyInstance) {
       done(new ProblemError(400, 'BAD_REQUEST', 'An HTTP/1.1 request carries a Host header.'))
       return
     }
-    if (host !== undefined && (!HOST_FIELD.test(host) || hostLines(request.raw.rawHeaders) > 1)) {
+    if (host !== undefined && (!validHostField(host) || hostLines(request.raw.rawHeaders) > 1)) {
       done(ProblemError.about('host', 400, 'BAD_REQUEST',
         'The request carries one Host header, a host and an optional port (RFC 9112, 3.2).'))
       return
