@@ -14,6 +14,7 @@ import type { StreamPoint } from '../changes/recent-changes.js'
 import { AnswerDigests, SharedProbes, etagOf, validatorsIn, type Validator } from '../changes/entity-tags.js'
 import { routeHooks } from '../lib/route-hooks.js'
 import { varyOn } from '../lib/vary.js'
+import { ProblemError } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,6 +30,11 @@ declare module 'fastify' {
     conditional?: boolean
   }
 }
+
+/** The 412 of an If-Match naming entity tags (RFC 9110, 13.1.1: a strong comparison, which weak tags never pass). */
+export const preconditionFailed = (): ProblemError => ProblemError.about('if-match', 412, 'PRECONDITION_FAILED',
+  'If-Match names entity tags, and this service\'s are weak: a strong comparison never matches them. ' +
+  'Send If-None-Match to revalidate, or If-Match: * to ask for any answer.')
 
 async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const probes = new SharedProbes()
@@ -49,7 +55,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       const hub = fastify.changes.hub(collection, scoped)
       if (hub.isRunning) request.validatorPoint = hub.position()
       const header = request.headers['if-none-match']
-      if (header === undefined) return false
+      // If-Match is decided first (RFC 9110, 13.2.2), on the answer: tagAnswer.
+      if (header === undefined || request.headers['if-match'] !== undefined) return false
       return revalidate(request, reply, hub, header, { collection, scoped, project })
     }
   })
@@ -98,6 +105,13 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const tagAnswer: onSendHookHandler = (request, reply, payload, done) => {
     if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
       done(null, payload)
+      return
+    }
+    // RFC 9110, 13.1.1: If-Match compares strongly, which no weak tag passes; `*` asks for an answer.
+    const ifMatch = request.headers['if-match']
+    if (ifMatch !== undefined && ifMatch.trim() !== '*') {
+      reply.removeHeader('link')
+      done(preconditionFailed())
       return
     }
     const point = request.validatorPoint

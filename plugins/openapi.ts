@@ -9,6 +9,7 @@ import { problem, problemResponse } from '../schemas/problem.js'
 import { HEADERS_TOO_LARGE_DETAIL } from './errors.js'
 import { rateLimited } from './load-shedding.js'
 import { takesListQuery } from './list-query.js'
+import { preconditionFailed } from './conditional-requests.js'
 import { getAndHeadOnly } from '../list-endpoint/get-only.js'
 
 interface Parameter {
@@ -78,6 +79,10 @@ const IF_NONE_MATCH = {
   'if-none-match': {
     type: 'string',
     description: 'ETags of answers kept, or `*`: 304 without a body while the answer would be the same'
+  },
+  'if-match': {
+    type: 'string',
+    description: 'Only `*` passes (any answer); entity tags give 412, as the service\'s are weak'
   }
 }
 const RETRY_AFTER = {
@@ -137,6 +142,8 @@ function withTransportAnswers (
       description: 'Not modified: the If-None-Match validator still holds (no body)',
       headers: response['200']?.headers
     }
+    response['412'] = problemResponse('If-Match named entity tags, which never match the weak ones of this ' +
+      'service (PRECONDITION_FAILED); only If-Match: * passes', preconditionFailed())
   }
   if (response['401'] !== undefined) {
     headers('400', {

@@ -96,6 +96,11 @@ export const ERRORS = {
     status: [400],
     meaning: '`after` (or `since`) was issued for another list, filter, sort or fields than the request\'s.'
   },
+  PRECONDITION_FAILED: {
+    status: [412],
+    meaning: '`If-Match` on a list or its counts names entity tags, where the service\'s are weak: the strong ' +
+      'comparison `If-Match` asks for never passes them (RFC 9110, 13.1.1). `If-Match: *` passes.'
+  },
   METHOD_NOT_ALLOWED: {
     status: [405],
     meaning: 'A method other than GET or HEAD on a path of the service (a list, a feed, counts, the index, ' +

@@ -108,6 +108,10 @@ const EXAMPLES: Record<ErrorCodeName, Asked | Built> = {
     shown: '/projects?limit=1&after=<next of /projects?limit=1&filter={"public":true}>'
   },
   METHOD_NOT_ALLOWED: { request: { method: 'POST', url: '/projects' } },
+  PRECONDITION_FAILED: {
+    request: { url: '/projects?limit=1', headers: { 'if-match': 'W/"v1.a"' } },
+    shown: '/projects?limit=1 with If-Match: W/"v1.a"'
+  },
   URI_TOO_LONG: {
     request: { url: `/projects/${'f'.repeat(101)}/sessions` },
     shown: '/projects/ffff…(101 characters)/sessions'

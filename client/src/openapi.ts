@@ -372,6 +372,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -465,6 +467,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "INVALID_LIMIT",
                          *           "message": "limit must be a whole number from 0 (count only) to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -602,6 +631,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -636,6 +667,13 @@ export interface paths {
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -696,6 +734,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -774,6 +814,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "INVALID_GROUP",
                          *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -891,6 +958,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -921,6 +990,13 @@ export interface paths {
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1309,6 +1385,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1402,6 +1480,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "INVALID_LIMIT",
                          *           "message": "limit must be a whole number from 0 (count only) to 1000"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1539,6 +1644,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1573,6 +1680,13 @@ export interface paths {
                 };
                 /** @description The request breaks a rule of the query language; every problem is listed */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1633,6 +1747,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1711,6 +1827,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "INVALID_GROUP",
                          *           "message": "by is required: the path whose values make the groups"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1828,6 +1971,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1858,6 +2003,13 @@ export interface paths {
                 };
                 /** @description The request breaks a rule of the query language, or by names no groupable path */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1941,6 +2093,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -2081,6 +2235,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -2213,6 +2394,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -2260,6 +2443,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2320,6 +2510,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -2439,6 +2631,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -2548,6 +2767,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -2591,6 +2812,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3024,6 +3252,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -3148,6 +3378,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "PROJECT_NOT_FOUND",
                          *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3284,6 +3541,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -3331,6 +3590,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3391,6 +3657,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -3510,6 +3778,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -3619,6 +3914,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -3662,6 +3959,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4096,6 +4400,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -4221,6 +4527,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "PROJECT_NOT_FOUND",
                          *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4358,6 +4691,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -4405,6 +4740,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4465,6 +4807,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -4584,6 +4928,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -4693,6 +5064,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -4736,6 +5109,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5175,6 +5555,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -5333,6 +5715,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -5467,6 +5876,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -5514,6 +5925,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5574,6 +5992,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -5693,6 +6113,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -5802,6 +6249,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -5845,6 +6294,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6283,6 +6739,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -6413,6 +6871,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "PROJECT_NOT_FOUND",
                          *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6554,6 +7039,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -6601,6 +7088,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6661,6 +7155,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -6780,6 +7276,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -6889,6 +7412,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -6932,6 +7457,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7365,6 +7897,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -7490,6 +8024,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "PROJECT_NOT_FOUND",
                          *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -7626,6 +8187,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -7673,6 +8236,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7733,6 +8303,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -7852,6 +8424,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -7961,6 +8560,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -8004,6 +8605,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8438,6 +9046,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -8562,6 +9172,33 @@ export interface paths {
                          *           "pointer": "",
                          *           "code": "PROJECT_NOT_FOUND",
                          *           "message": "No project has the id '65cd7e3007370d3300000009'"
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -8699,6 +9336,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -8746,6 +9385,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8806,6 +9452,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -8925,6 +9573,33 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "type": "about:blank",
+                         *       "title": "Precondition Failed",
+                         *       "status": 412,
+                         *       "code": "PRECONDITION_FAILED",
+                         *       "detail": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer.",
+                         *       "errors": [
+                         *         {
+                         *           "param": "if-match",
+                         *           "pointer": "",
+                         *           "code": "PRECONDITION_FAILED",
+                         *           "message": "If-Match names entity tags, and this service's are weak: a strong comparison never matches them. Send If-None-Match to revalidate, or If-Match: * to ask for any answer."
+                         *         }
+                         *       ],
+                         *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
+                         *     }
+                         */
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -9034,6 +9709,8 @@ export interface paths {
                 header?: {
                     /** @description ETags of answers kept, or `*`: 304 without a body while the answer would be the same */
                     "if-none-match"?: string;
+                    /** @description Only `*` passes (any answer); entity tags give 412, as the service's are weak */
+                    "if-match"?: string;
                 };
                 path: {
                     /**
@@ -9077,6 +9754,13 @@ export interface paths {
                 };
                 /** @description No project has this id, or none the caller may read */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description If-Match named entity tags, which never match the weak ones of this service (PRECONDITION_FAILED); only If-Match: * passes */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9476,7 +10160,7 @@ export interface components {
             title: string;
             status: number;
             /** @enum {string} */
-            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE" | "INVALID_GROUP";
+            code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "PRECONDITION_FAILED" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE" | "INVALID_GROUP";
             detail: string;
             errors: {
                 /** @description The query or path parameter at fault */
@@ -9484,7 +10168,7 @@ export interface components {
                 /** @description JSON Pointer into the parameter (for filter, into its JSON object; for sort, /<index>) */
                 pointer: string;
                 /** @enum {string} */
-                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE" | "INVALID_GROUP";
+                code: "INVALID_JSON" | "DUPLICATE_KEY" | "FILTER_NOT_OBJECT" | "FILTER_TOO_LARGE" | "UNKNOWN_FIELD" | "RELATED_PATH" | "SCOPE_FIELD" | "BLOCKED_OPERATOR" | "UNKNOWN_OPERATOR" | "FILTER_TOO_COMPLEX" | "OPERATOR_NOT_ALLOWED" | "INVALID_VALUE" | "INVALID_DATE" | "INVALID_OBJECT_ID" | "REGEX_TOO_LONG" | "INVALID_REGEX" | "UNSAFE_REGEX" | "INVALID_REGEX_OPTIONS" | "ARRAY_TOO_LARGE" | "MIXED_FILTER_NOTATION" | "INVALID_SORT" | "INVALID_LIMIT" | "INVALID_SKIP" | "INVALID_COUNT" | "DUPLICATE_PARAMETER" | "UNKNOWN_PARAMETER" | "INVALID_PROJECT_ID" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "QUERY_TIMEOUT" | "DATABASE_UNAVAILABLE" | "INTERNAL_ERROR" | "INVALID_FIELDS" | "INVALID_CURSOR" | "CURSOR_MISMATCH" | "PRECONDITION_FAILED" | "METHOD_NOT_ALLOWED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "BAD_REQUEST" | "UNAUTHENTICATED" | "RATE_LIMITED" | "OVERLOADED" | "AUTH_UNAVAILABLE" | "CHANGES_EXPIRED" | "CHANGES_UNAVAILABLE" | "INVALID_GROUP";
                 message: string;
             }[];
             /** @description The request id (X-Request-Id) to quote when reporting a problem */

@@ -106,11 +106,16 @@ t.test('lists and counts: 200 with its validator, 304, 429 with the rate limit\'
   }
 })
 
-t.test('without a rate limit, no 429 is described', async (t) => {
+t.test('without a rate limit, no 429 is described; If-Match and its 412 are', async (t) => {
   const fastify = await buildWithDemoData(t)
   const document = (await fastify.inject('/docs/json')).json<Document>()
   const statuses = new Set(Object.values(document.paths).flatMap((item) =>
     Object.values(item).flatMap((operation) => Object.keys(operation.responses))))
   t.notOk(statuses.has('429'))
   t.ok(statuses.has('304'))
+  const refused = await fastify.inject({ url: '/projects?limit=1', headers: { 'if-match': '"x"' } })
+  t.equal(refused.statusCode, 412)
+  t.same(undocumented(document, 'get', '/projects', refused), [], 'the 412 is described')
+  const { parameters = [] } = document.paths['/projects']?.get as { parameters?: Array<{ in: string, name: string }> }
+  t.ok(parameters.some((p) => p.in === 'header' && p.name === 'if-match'), 'If-Match is a parameter')
 })

@@ -41,7 +41,7 @@ t.test('each list documents its fields, operators, bounds and answers, from the 
   t.equal(parameter('limit').schema.maximum, 250, 'limit bound from MAX_LIMIT')
   t.equal(parameter('projectId').in, 'path')
   t.match(JSON.stringify(parameter('filter')), /\$gte/, 'a filter example')
-  t.same(Object.keys(sessions.responses).sort(), ['200', '304', '400', '404', '500', '503', 'default'])
+  t.same(Object.keys(sessions.responses).sort(), ['200', '304', '400', '404', '412', '500', '503', 'default'])
   t.ok(sessions.responses['400'].content['application/problem+json'], 'errors as problem+json')
   t.match(JSON.stringify(sessions.responses['200']), /#\/components\/schemas\/Session/)
   t.equal(document.components.schemas.Session.properties.start['x-field-kind'], 'date')

@@ -72,6 +72,26 @@ t.test('a weak ETag on every 200, the same in every encoding; If-None-Match give
   })).statusCode, 304, 'counts too')
 })
 
+t.test('If-Match compares strongly: no tag of the service passes it (412, decided first), * does', async (t) => {
+  const paged = `${url}&limit=1`
+  const etag = String((await a.inject(paged)).headers.etag)
+  const counts = `/projects/${project.toHexString()}/stewards/counts?by=name`
+  for (const header of [etag, etag.slice(2), '"x"', `"x", ${etag}`]) {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await a.inject({ method, url: paged, headers: { 'if-match': header, 'if-none-match': etag } })
+      t.equal(res.statusCode, 412, `${method} If-Match: ${header}`)
+      t.equal(res.headers.link, undefined, 'no next page offered')
+      if (method === 'GET') t.match(res.json(), { code: 'PRECONDITION_FAILED', errors: [{ param: 'if-match' }] })
+    }
+  }
+  t.equal((await a.inject({ url: counts, headers: { 'if-match': '"x"' } })).statusCode, 412, 'counts too')
+  t.equal((await a.inject({ url: paged, headers: { 'if-match': ' * ' } })).statusCode, 200, '* asks for an answer')
+  t.equal((await a.inject({ url: paged, headers: { 'if-match': '*', 'if-none-match': etag } })).statusCode, 304,
+    'then If-None-Match decides')
+  t.equal((await a.inject({ url: `${paged}&skip=-1`, headers: { 'if-match': '"x"' } })).statusCode, 400,
+    'a request refused anyway ignores its preconditions (RFC 9110, 13.2.1)')
+})
+
 t.test('a change in the answer is a 200; a change elsewhere a 304, ' +
   'without reading the collection', feeds, async (t) => {
   const seen = watch(a)
