@@ -36,6 +36,17 @@ export const preconditionFailed = (): ProblemError => ProblemError.about('if-mat
   'If-Match names entity tags, and this service\'s are weak: a strong comparison never matches them. ' +
   'Send If-None-Match to revalidate, or If-Match: * to ask for any answer.')
 
+/**
+ * RFC 9110, 13.1.1: If-Match compares strongly, which none of the service's weak tags passes, and
+ * `*` asks for an answer. Decided on a 200 (a refusal ignores it), before If-None-Match (13.2.2).
+ */
+function refusedByIfMatch (request: FastifyRequest, reply: FastifyReply): ProblemError | undefined {
+  const header = request.headers['if-match']
+  if (header === undefined || header.trim() === '*') return undefined
+  reply.removeHeader('link')
+  return preconditionFailed()
+}
+
 async function conditionalRequestsPlugin (fastify: FastifyInstance) {
   const probes = new SharedProbes()
   fastify.decorateRequest('validatorPoint', null)
@@ -107,13 +118,8 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       done(null, payload)
       return
     }
-    // RFC 9110, 13.1.1: If-Match compares strongly, which no weak tag passes; `*` asks for an answer.
-    const ifMatch = request.headers['if-match']
-    if (ifMatch !== undefined && ifMatch.trim() !== '*') {
-      reply.removeHeader('link')
-      done(preconditionFailed())
-      return
-    }
+    const failed = refusedByIfMatch(request, reply)
+    if (failed !== undefined) return done(failed)
     const point = request.validatorPoint
     const header = request.headers['if-none-match']
     const read = header === undefined ? undefined : readBy.get(request)
