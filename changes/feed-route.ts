@@ -28,5 +28,5 @@ export function feedRoute (fastify: FastifyInstance, options: FeedRouteOptions):
       done(null, payload)
     }
   }, handler.feed)
-  getAndHeadOnly(fastify, handler.feedUrl, 'change feeds')
+  getAndHeadOnly(fastify, handler.feedUrl, 'change feeds', { 'cache-control': 'no-store' })
 }

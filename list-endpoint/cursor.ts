@@ -67,9 +67,12 @@ export function collationSuffix (collation: CollationOptions | undefined): strin
   return collation === undefined ? '' : ` collation ${collationKey(collation)}`
 }
 
-/** A binding's `fields`: the same fields asked for in any order bind alike. */
+/**
+ * A binding's `fields`: the same fields asked for in any order bind alike, with `_id` named or
+ * not (it is always there).
+ */
 export function fieldsKey (fields: readonly string[] | undefined): string {
-  return fields === undefined ? '*' : [...fields].sort().join(',')
+  return fields === undefined ? '*' : fields.filter((field) => field !== '_id').sort().join(',')
 }
 
 export type CursorReading =

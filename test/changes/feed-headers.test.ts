@@ -67,5 +67,7 @@ for (const config of SETTINGS) {
       t.equal(refused.statusCode, status, `${url}: refused`)
       t.equal(refused.headers['cache-control'], 'no-store', `${url}: a refusal is no-store too`)
     }
+    const post = await app.inject({ method: 'POST', url: feed, headers })
+    t.match([post.statusCode, post.headers['cache-control']], [405, 'no-store'], 'a 405 too')
   })
 }

@@ -14,6 +14,7 @@ const bound = (fields: string[] | undefined, collation = 'simple'): CursorBindin
 t.test('the same fields asked for in another order continue the same walk', async (t) => {
   const cursor = codec.encode(bound(['name', 'start']), [1])
   t.match(codec.decode(cursor, bound(['start', 'name'])), { ok: true }, 'fields=start,name continues fields=name,start')
+  t.match(codec.decode(cursor, bound(['_id', 'start', 'name'])), { ok: true }, '_id named or not: it is always there')
   t.match(codec.decode(cursor, bound(['name'])), MISMATCH, 'fewer fields are another query')
   t.match(codec.decode(cursor, bound(undefined)), MISMATCH, 'every field is another query')
   t.equal(fieldsKey(undefined), '*', 'no fields parameter binds to every field')
