@@ -14,12 +14,15 @@ export const MAX_DATE_MS = 8.64e15
 /** A name or a string of raw BSON as text. */
 export const latin1 = (buf: Buffer, start: number, end: number): string => buf.toString('latin1', start, end)
 export const utf8 = (buf: Buffer, start: number, end: number): string => buf.toString('utf8', start, end)
-/** The driver's defaults for decoding replies (what the schema path sees). */
+/**
+ * The driver's defaults for decoding replies (what the schema path sees), but a regular
+ * expression as a BSONRegExp: its options as stored (a RegExp drops `x` and writes `s` as `g`).
+ */
 export const DECODE_OPTIONS = {
   promoteLongs: true,
   promoteValues: true,
   promoteBuffers: false,
-  bsonRegExp: false,
+  bsonRegExp: true,
   useBigInt64: false,
   validation: { utf8: true }
 } as const

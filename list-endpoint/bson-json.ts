@@ -8,9 +8,10 @@
 // - a value whose BSON type does not fit its field is left out and reported (off-schema.ts
 //   states the rules; they are the decoder's: Int64 is a number only within ±2^53, a
 //   date only within ±8.64e15 ms, a `{$ref, $id}` document is a DBRef, not a document);
-// - `customFields` as stored, as JSON.stringify writes the decoded values, but an Int64 beyond
-//   ±2^53 as `{"$numberLong": "…"}` (off-schema.ts); types other than the common ones
-//   (Decimal128, Binary, Regex, Timestamp, …) take the decoder's path.
+// - `customFields` as stored, as JSON.stringify writes the decoded values, but what JSON has no
+//   form for (an Int64 beyond ±2^53, NaN, a timestamp, …) in Extended JSON (off-schema.ts'
+//   exactCustom); types other than the common ones (Decimal128, Binary, Regex, Timestamp, …)
+//   take the decoder's path.
 // test/list-endpoint/bson-json.test.ts checks all of it against the schema serializer.
 import type { TObject } from '@sinclair/typebox'
 import { Elements, T, int32At, isDBRefLike, reusableWalk } from './bson-elements.js'
@@ -19,7 +20,7 @@ import { compilePlan, idOf, locate, type Field, type Plan } from './bson-plan.js
 import { COMMA, Out } from './json-out.js'
 import type { KeptDocuments } from './kept-documents.js'
 import { putAnyDocument, putCustom, putScalar, putScalarArray } from './json-values.js'
-import { withExactLongs, type Misfit } from './off-schema.js'
+import { exactCustom, type Misfit } from './off-schema.js'
 
 /** Hears of a value left out, by its field's dotted path. */
 type Report = (path: string) => void
@@ -176,7 +177,7 @@ export function documentsToJson (docs: Buffer[], head: string, tail: string): Bu
     const mark = out.pos
     if (!putAnyDocument(out, doc, 0)) {
       out.pos = mark
-      out.utf8(JSON.stringify(withExactLongs(decodeRaw(doc))))
+      out.utf8(JSON.stringify(exactCustom(decodeRaw(doc))))
     }
   }
   out.byte(0x5d)

@@ -6,7 +6,7 @@ import type { FieldKind } from '../schemas/fields.js'
 import { DECODE_OPTIONS, Elements, T, int32At, int64Value, isDBRefLike, reusableWalk } from './bson-elements.js'
 import { putDate } from './json-date.js'
 import { COMMA, putInt, putObjectId, putString, putText, type Out } from './json-out.js'
-import { withExactLongs } from './off-schema.js'
+import { exactCustom } from './off-schema.js'
 
 /** A scalar of a declared field as JSON; false (nothing written) when its type does not fit the field. */
 export function putScalar (out: Out, kind: FieldKind, buf: Buffer, type: number, at: number): boolean {
@@ -69,7 +69,8 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
   switch (type) {
     case T.Double: {
       const n = buf.readDoubleLE(at)
-      out.ascii(Number.isFinite(n) ? String(n) : 'null')
+      // NaN and the infinities have no JSON number: Extended JSON's form (exactCustom).
+      out.ascii(Number.isFinite(n) ? String(n) : `{"$numberDouble":"${String(n)}"}`)
       return true
     }
     case T.String: case T.Symbol: return putString(out, buf, at)
@@ -84,7 +85,7 @@ function putAny (out: Out, buf: Buffer, type: number, at: number): boolean {
       out.ascii('null')
       return true
     case T.Boolean: case T.Int32: return putScalar(out, type === T.Boolean ? 'boolean' : 'number', buf, type, at)
-    // Beyond ±2^53 a JSON number would not hold it exactly: Extended JSON's form (withExactLongs).
+    // Beyond ±2^53 a JSON number would not hold it exactly: Extended JSON's form (exactCustom).
     case T.Int64:
       out.ascii(int64Value(buf, at) ?? `{"$numberLong":"${buf.readBigInt64LE(at)}"}`)
       return true
@@ -133,7 +134,7 @@ export function putCustom (out: Out, buf: Buffer, type: number, at: number): boo
   if (isDBRefLike(buf, at)) return false
   // The rare types: decode this one value as the driver would, and write it as the serializer does.
   try {
-    out.utf8(JSON.stringify(withExactLongs(
+    out.utf8(JSON.stringify(exactCustom(
       BSON.deserialize(buf.subarray(at, at + buf.readInt32LE(at)), DECODE_OPTIONS)
     )))
     return true

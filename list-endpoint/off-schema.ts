@@ -3,7 +3,7 @@
 // (docs/query-language.md, "The lists"): never converted into an invented value, never a 5xx for the page.
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { FastifyBaseLogger } from 'fastify'
-import { Long, type Document } from 'mongodb'
+import { BSON, Long, Timestamp, type Document } from 'mongodb'
 import { fieldKind, type FieldKind } from '../schemas/fields.js'
 
 type Fits = (value: unknown) => boolean
@@ -25,24 +25,38 @@ const FITS: Record<Exclude<FieldKind, 'object[]'>, Fits> = {
   custom: isPlainObject
 }
 
+/** BSON values JSON.stringify would write as an invented value (their classes, not `_bsontype`). */
+const NO_JSON_FORM = ['Timestamp', 'BSONRegExp', 'Binary', 'Code', 'MinKey', 'MaxKey'] as const
+const hasNoJsonForm = (value: object): boolean => {
+  const type = (value as { _bsontype?: unknown })._bsontype
+  // A class's _bsontype is on its prototype; a stored document's field of that name is its own.
+  return typeof type === 'string' && (NO_JSON_FORM as readonly string[]).includes(type) &&
+    !Object.hasOwn(value, '_bsontype')
+}
+
 const put = (into: Record<string, unknown>, key: string, value: unknown): void => {
   // A stored `__proto__` name is data: never the prototype.
   Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
 /**
- * A decoded value with each Int64 beyond ±2^53 (a Long) as MongoDB's Extended JSON writes it,
- * `{ $numberLong: "<digits>" }`: a JSON number would not hold it exactly, and JSON.stringify
- * would write the Long's inner fields. The same object when it holds none (the common case).
+ * A decoded `customFields` value with what JSON has no exact form for in MongoDB's canonical
+ * Extended JSON: an Int64 beyond ±2^53 (a Long) `{ $numberLong: "<digits>" }`, a NaN or infinite
+ * double `{ $numberDouble: "NaN" }`, a timestamp, regular expression, binary, code, MinKey or
+ * MaxKey as EJSON.serialize writes it; never an invented JSON value (JSON.stringify would write
+ * null, {}, or binary as text). Dates, ObjectIds and Decimal128s keep their JSON forms. The same
+ * object when it holds none (the common case).
  */
-export function withExactLongs (value: unknown): unknown {
+export function exactCustom (value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : { $numberDouble: String(value) }
   if (typeof value !== 'object' || value === null) return value
-  // The class, not `_bsontype`: a stored document may hold a field of that name.
-  if (value instanceof Long) return { $numberLong: value.toString() }
+  // The class, not `_bsontype`: a stored document may hold a field of that name. A Timestamp is a Long.
+  if (value instanceof Long && !(value instanceof Timestamp)) return { $numberLong: value.toString() }
+  if (hasNoJsonForm(value)) return BSON.EJSON.serialize(value, { relaxed: false })
   if (Array.isArray(value)) {
     let out: unknown[] | undefined
     for (let i = 0; i < value.length; i++) {
-      const exact = withExactLongs(value[i])
+      const exact = exactCustom(value[i])
       if (exact !== value[i]) (out ??= value.slice())[i] = exact
     }
     return out ?? value
@@ -50,7 +64,7 @@ export function withExactLongs (value: unknown): unknown {
   if (!isPlainObject(value)) return value
   let out: Record<string, unknown> | undefined
   for (const key of Object.keys(value)) {
-    const exact = withExactLongs(value[key])
+    const exact = exactCustom(value[key])
     if (exact !== value[key]) put(out ??= { ...value }, key, exact)
   }
   return out ?? value
@@ -71,7 +85,7 @@ interface FieldCheck { fits: Fits, inner?: Record<string, FieldCheck>, exact?: (
 function checkFor (property: TSchema): FieldCheck | undefined {
   const kind = fieldKind(property)
   if (kind === undefined) return undefined
-  if (kind === 'custom') return { fits: FITS.custom, exact: withExactLongs }
+  if (kind === 'custom') return { fits: FITS.custom, exact: exactCustom }
   if (kind !== 'object[]') return { fits: FITS[kind] }
   const items = (property as unknown as { items: TObject }).items
   return { fits: (v) => Array.isArray(v) && v.every(isPlainObject), inner: checksFor(items) }

@@ -176,7 +176,8 @@ function endWithProblem (
   setTimeout(() => { socket.destroy() }, 1000).unref()
 }
 
-export const HEADERS_TOO_LARGE_DETAIL = 'The URL and headers are larger than the server accepts; shorten the filter.'
+export const HEADERS_TOO_LARGE_DETAIL =
+  'The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.'
 
 /**
  * For Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (oversized URL or

@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { replaceSection } from '../lib/generated-section.js'
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { NO_TOKEN_MESSAGE } from '../list-endpoint/list-problems.js'
+import { HEADERS_TOO_LARGE_DETAIL } from '../plugins/errors.js'
 import { expired, unavailable } from '../changes/feed-problems.js'
 import { OTHER_VARIABLES, configReference } from '../schemas/config.js'
 import {
@@ -117,8 +118,7 @@ const EXAMPLES: Record<ErrorCodeName, Asked | Built> = {
     shown: '/projects/ffff…(101 characters)/sessions'
   },
   HEADERS_TOO_LARGE: {
-    body: problem(431, 'HEADERS_TOO_LARGE',
-      'The URL and headers are larger than the server accepts; shorten the filter.'),
+    body: problem(431, 'HEADERS_TOO_LARGE', HEADERS_TOO_LARGE_DETAIL),
     when: 'the URL and headers pass 16 KiB (Node\'s HTTP parser refuses them before any route)'
   },
   BAD_REQUEST: {

@@ -41,13 +41,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -160,13 +160,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -275,13 +275,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -570,13 +570,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -917,13 +917,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1242,13 +1242,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1583,13 +1583,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -1930,13 +1930,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2330,13 +2330,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -2726,13 +2726,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3097,13 +3097,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3481,13 +3481,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -3873,13 +3873,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4244,13 +4244,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -4630,13 +4630,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -5023,13 +5023,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -5394,13 +5394,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -5810,13 +5810,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6208,13 +6208,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6579,13 +6579,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -6974,13 +6974,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -7371,13 +7371,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -7742,13 +7742,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -8127,13 +8127,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -8519,13 +8519,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -8890,13 +8890,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -9275,13 +9275,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -9668,13 +9668,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"
@@ -10039,13 +10039,13 @@ export interface paths {
                          *       "title": "Request Header Fields Too Large",
                          *       "status": 431,
                          *       "code": "HEADERS_TOO_LARGE",
-                         *       "detail": "The URL and headers are larger than the server accepts; shorten the filter.",
+                         *       "detail": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header.",
                          *       "errors": [
                          *         {
                          *           "param": "request",
                          *           "pointer": "",
                          *           "code": "HEADERS_TOO_LARGE",
-                         *           "message": "The URL and headers are larger than the server accepts; shorten the filter."
+                         *           "message": "The URL and headers are larger than the server accepts (16 KiB); shorten the filter, or the largest header."
                          *         }
                          *       ],
                          *       "requestId": "7f3c2a9e-4b1d-4c8e-9a51-2d6f0b8e1c47"

@@ -6,14 +6,16 @@ import { isUtf8 } from 'node:buffer'
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import Fastify from 'fastify'
-import { BSON, Decimal128, Int32, Long, ObjectId, type Document } from 'mongodb'
+import {
+  BSON, BSONRegExp, Binary, Code, Decimal128, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, type Document
+} from 'mongodb'
 import t from 'tap'
 import type { TObject } from '@sinclair/typebox'
 import { bsonToJson, documentsToJson } from '../../list-endpoint/bson-json.js'
 import { decodeFields, decodeRaw, pageOf } from '../../list-endpoint/bson-page.js'
 import { Out, putText } from '../../list-endpoint/json-out.js'
 import { listEnvelope } from '../../list-endpoint/list-schema.js'
-import { offSchemaGuard, withExactLongs, type Misfit } from '../../list-endpoint/off-schema.js'
+import { offSchemaGuard, exactCustom, type Misfit } from '../../list-endpoint/off-schema.js'
 import * as kinds from '../../schemas/kinds.js'
 import { documentFor } from './bson-json-cases.js'
 
@@ -76,7 +78,7 @@ t.test('schema-less (the raw floor writer): what JSON.stringify gives for the de
     runs++
     const raw = docs.map(serialize)
     const actual = JSON.parse(documentsToJson(raw, '{"data":', '}').toString()).data
-    const expected = JSON.parse(JSON.stringify(withExactLongs(raw.map(decodeRaw))))
+    const expected = JSON.parse(JSON.stringify(exactCustom(raw.map(decodeRaw))))
     if (!isDeepStrictEqual(actual, expected)) {
       throw new Error(`documents ${raw.map((doc) => show(decodeRaw(doc))).join(' ')}\n` +
         `stringify: ${show(expected)}\nwriter:    ${show(actual)}`)
@@ -139,7 +141,49 @@ t.test('customFields: an Int64 beyond ±2^53 in Extended JSON, exact, on the fas
       'the decoded path agrees')
   }
   const plain = { a: [1, { b: 'x' }] }
-  t.equal(withExactLongs(plain), plain, 'a value without one is returned as it is')
+  t.equal(exactCustom(plain), plain, 'a value without one is returned as it is')
+})
+
+t.test('customFields: what JSON has no form for in canonical Extended JSON, never null, {} or text', async (t) => {
+  const { Place } = kinds
+  const _id = new ObjectId()
+  const stored = {
+    nan: NaN,
+    inf: Infinity,
+    ninf: -Infinity,
+    ts: new Timestamp({ t: 1, i: 2 }),
+    re: new BSONRegExp('a+', 'ix'),
+    min: new MinKey(),
+    max: new MaxKey(),
+    bin: new Binary(Buffer.from('hi')),
+    code: new Code('x'),
+    date: new Date(0),
+    id: _id,
+    // A stored field named _bsontype (written below: the JavaScript serializer refuses it) is data.
+    fake: { _bsontypZ: 'Binary', x: 1 }
+  }
+  const written = {
+    nan: { $numberDouble: 'NaN' },
+    inf: { $numberDouble: 'Infinity' },
+    ninf: { $numberDouble: '-Infinity' },
+    ts: { $timestamp: { t: 1, i: 2 } },
+    re: { $regularExpression: { pattern: 'a+', options: 'ix' } },
+    min: { $minKey: 1 },
+    max: { $maxKey: 1 },
+    bin: { $binary: { base64: 'aGk=', subType: '00' } },
+    code: { $code: 'x' },
+    date: '1970-01-01T00:00:00.000Z',
+    id: _id.toHexString(),
+    fake: { _bsontype: 'Binary', x: 1 }
+  }
+  for (const [name, value] of Object.entries(stored)) {
+    const doc = serialize({ _id, customFields: { [name]: value, list: [value] } })
+    for (let at = doc.indexOf('_bsontypZ'); at >= 0; at = doc.indexOf('_bsontypZ')) doc.write('e', at + 8)
+    const json = written[name as keyof typeof written]
+    const expected = [{ _id: _id.toHexString(), customFields: { [name]: json, list: [json] } }]
+    t.same(viaTranscoder(Place, [doc]).data, expected, `${name}: the transcoder`)
+    t.same((await viaSchema('Place', [doc])).data, expected, `${name}: the decoded path`)
+  }
 })
 
 t.test('a name is matched whole, whatever the documents before it held', async (t) => {
