@@ -1,7 +1,7 @@
 // What `by` of a list's counts accepts (docs/counts.md): derived from the same QuerySpec as the
 // filter, so that one declaration of a kind says what can be filtered, sorted and grouped.
 import type { FieldKind } from '../schemas/fields.js'
-import { CUSTOM_FIELD_NAME, hasForbiddenSegment, type QuerySpec } from './query-spec.js'
+import { CUSTOM_FIELD_NAME, hasForbiddenSegment, nearest, type QuerySpec } from './query-spec.js'
 
 /** Dates are grouped by a period of UTC time. */
 export const DATE_UNITS = ['day', 'month', 'year'] as const
@@ -50,7 +50,11 @@ export function resolveGroup (spec: QuerySpec, text: string): GroupBy | { proble
   const field = spec.fields.get(path)
   const kind = field === undefined || path === '_id' ? undefined : ELEMENT[field.kind]
   if (field === undefined || kind === undefined) {
-    return refuse(path === spec.scopeField ? `'${path}' is fixed by the URL path` : `'${path}' cannot be grouped by`)
+    if (path === spec.scopeField) return refuse(`'${path}' is fixed by the URL path`)
+    const near = field === undefined
+      ? nearest(path, groupablePaths(spec).filter((p) => !p.includes('<')).map((p) => p.split(':')[0] as string))
+      : undefined
+    return refuse(`'${path}' cannot be grouped by${near === undefined ? '' : ` (did you mean '${near}'?)`}`)
   }
   if (kind === 'date') {
     if (unit === undefined) {

@@ -122,12 +122,15 @@ export function resolvePath (spec: QuerySpec, path: string, context: 'filter' | 
   return { code: 'UNKNOWN_FIELD', message: `Unknown field '${path}' in ${context}${hint}` }
 }
 
-function suggest (spec: QuerySpec, path: string): string | undefined {
-  if (path.length === 0 || path.length > 100) return undefined
+const suggest = (spec: QuerySpec, path: string): string | undefined => nearest(path, spec.suggestions)
+
+/** The name of `names` that `path` most likely misspells (the same letters in another case first), if one is near. */
+export function nearest (path: string, names: readonly string[]): string | undefined {
+  if (path.length === 0 || path.length > 100 || names.length === 0) return undefined
   const lower = path.toLowerCase()
-  const sameLetters = spec.suggestions.find((name) => name.toLowerCase() === lower)
+  const sameLetters = names.find((name) => name.toLowerCase() === lower)
   if (sameLetters !== undefined) return sameLetters
-  const best = closest(path, spec.suggestions)
+  const best = closest(path, names as string[])
   return distance(path, best) <= Math.max(2, Math.floor(path.length / 3)) ? best : undefined
 }
 

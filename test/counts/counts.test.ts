@@ -140,6 +140,13 @@ t.test('refusals: INVALID_GROUP names the groupable paths; the list\'s rules hol
       detail: /sessionsSubscriptions\.session, .*customFields\.<name>/
     })
   }
+  const misspelt = [
+    ['rol', 'role'], ['ROLE', 'role'], ['sessionsSubscriptions.sesion', 'sessionsSubscriptions.session']
+  ]
+  for (const [by, meant] of misspelt) {
+    t.match((await ask(`by=${by}`)).json().detail, `'${by}' cannot be grouped by (did you mean '${meant}'?)`, by)
+  }
+  t.notMatch((await ask('by=zzzzzzzz')).json().detail, /did you mean/, 'no guess when nothing is near')
   t.match((await ask('filter={"role":"x"}')).json(), { code: 'INVALID_GROUP', detail: /by is required/ })
   t.match((await ask('by=role&limit=0')).json(), { code: 'INVALID_LIMIT' })
   t.match((await ask('by=role&sort=%2Brole')).json(), { code: 'UNKNOWN_PARAMETER', errors: [{ param: 'sort' }] })
