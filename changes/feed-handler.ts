@@ -54,8 +54,9 @@ export class FeedHandler {
     const readable = request.principal?.projects ?? '*'
     const where = this.options.where(request, filter)
     // /projects/changes names only the caller's projects, even in a remove.
+    // A document whose _id is no ObjectId has no event (feed-steps.ts, upserts).
     const admit = scoped || readable === '*'
-      ? () => true
+      ? (id: unknown) => id instanceof ObjectId
       : (id: unknown) => id instanceof ObjectId && readable.has(id.toHexString())
     // /projects/changes is the caller's projects: its token is bound to them too, so that a
     // copy made under one claim is not followed under another (a project gained or lost would

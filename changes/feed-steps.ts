@@ -42,9 +42,7 @@ function idAt (page: Page, index: number): unknown {
   return decodeFields(page, index, ['_id'], EXACT_VALUES)._id
 }
 
-/** An `_id` as the lists write it (an ObjectId as its hex string). */
-const idJson = (id: unknown): unknown =>
-  id instanceof ObjectId ? id.toHexString() : (BSON.EJSON.serialize({ id }, { relaxed: true }) as { id: unknown }).id
+const isEvent = (event: string | undefined): event is string => event !== undefined
 
 /**
  * The cluster time a read must be at or after to see every change behind `point`. An event's
@@ -100,7 +98,7 @@ export class FeedSteps {
           filter, sort: { _id: 1 }, projection: read, skip: 0, limit: limit + 1
         }, signal)
         const more = page.starts.length > limit
-        const events = this.upserts(request, page, Math.min(limit, page.starts.length))
+        const events = this.upserts(request, page, Math.min(limit, page.starts.length)).filter(isEvent)
         if (more) {
           return {
             events,
@@ -244,29 +242,36 @@ export class FeedSteps {
     }
     const { page, pageIds, reasons } = await shared
     const events = this.upserts(request, page, page.starts.length, pageIds)
-    for (let i = 0; i < events.length; i++) found.set(idText(pageIds[i]), events[i] as string)
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]
+      if (event !== undefined) found.set(idText(pageIds[i]), event)
+    }
     for (const [text, { id, reason }] of reasons) {
-      found.set(text, `{"type":"remove","_id":${JSON.stringify(idJson(id))},"reason":"${reason}"}`)
+      // Every id here was admitted (feed-handler.ts): an ObjectId.
+      found.set(text, `{"type":"remove","_id":"${(id as ObjectId).toHexString()}","reason":"${reason}"}`)
     }
     return found
   }
 
   /**
    * The upsert events of a page's first `count` documents, in order, written from their BSON in
-   * one pass; `ids`, when given, are their `_id`s already read.
+   * one pass; `ids`, when given, are their `_id`s already read. A document whose `_id` is no
+   * ObjectId has none (undefined): the list leaves that `_id` out, and a copy could not hold it.
    */
-  private upserts (request: FastifyRequest, page: Page, count: number, ids?: unknown[]): string[] {
+  private upserts (request: FastifyRequest, page: Page, count: number, ids?: unknown[]): Array<string | undefined> {
     const bounds: number[] = []
     const report = (misfit: Misfit): void => { this.fastify.offSchema.report(this.collection, misfit, request.log) }
     const json = this.transcode(
       count === page.starts.length ? page : { bytes: page.bytes, starts: page.starts.slice(0, count) },
       undefined, report, '', '', bounds
     )
-    const events: string[] = []
+    const events: Array<string | undefined> = []
     for (let i = 0; i < count; i++) {
       const id = ids?.[i] ?? idAt(page, i)
-      events.push(`{"type":"upsert","_id":${JSON.stringify(idJson(id))},` +
-        `"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`)
+      events.push(id instanceof ObjectId
+        ? `{"type":"upsert","_id":"${id.toHexString()}",` +
+          `"document":${json.toString('utf8', bounds[2 * i], bounds[2 * i + 1])}}`
+        : undefined)
     }
     return events
   }
