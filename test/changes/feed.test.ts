@@ -69,27 +69,6 @@ t.test('listing, then changes: the copy equals the list, and removes are exact',
   t.same(foreign, [], 'no event named a document of another project (but the one that left)')
 })
 
-t.test('a document whose _id is no ObjectId has no event: the list leaves that _id out', feeds, async (t) => {
-  const { db, project, get } = await setUp(t)
-  const teams = db.collection('teams')
-  // Another service's ids (the driver's types allow only ObjectIds).
-  const odd = ['team-string-id', 42, { a: 1 }] as unknown as ObjectId[]
-  await teams.insertMany([{ project, name: 'Plain' }, ...odd.map((_id) => ({ _id, project, name: 'Odd' }))])
-  const path = `/projects/${String(project)}/teams/changes`
-  const copy = new FeedCopy(path)
-  await copy.catchUp(get, 2)
-  t.same([...copy.documents.values()].map((doc) => doc.name), ['Plain'], 'the listing: the plain document only')
-  for (const _id of odd) await teams.updateOne({ _id }, { $set: { name: 'Odder' } })
-  await teams.deleteOne({ _id: odd[0] })
-  await teams.insertOne({ project, name: 'Later' })
-  await copy.catchUp(get, 2)
-  t.same([...copy.documents.values()].map((doc) => doc.name).sort(), ['Later', 'Plain'], 'the changes: the same')
-  t.ok([...copy.seen].every((id) => /^[0-9a-f]{24}$/.test(id)), 'every event\'s _id is an ObjectId\'s hex')
-  const listed = await listAll(get, `/projects/${String(project)}/teams`)
-  t.equal(listed.length, 4, 'the list has all four')
-  t.equal(listed.filter((text) => !text.includes('"_id"')).length, 2, 'the odd ones without _id')
-})
-
 t.test('documents that leave the filter while the listing is read: ' +
   'the answer that ends it is not "nothing left"', feeds, async (t) => {
   const { db, project, get } = await setUp(t)
