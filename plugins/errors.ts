@@ -17,6 +17,7 @@ import {
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { corsHeadersBeforeHooks } from './cors.js'
 import { requestIdOf } from './request-id.js'
+import { varyOn } from '../lib/vary.js'
 import { readTarget } from '../lib/request-target.js'
 
 function fromValidation (error: FastifyError): Problem {
@@ -87,7 +88,10 @@ function send (request: FastifyRequest, reply: FastifyReply, body: Problem, head
   headers['x-request-id'] = request.id
   // Every 503 (DATABASE_UNAVAILABLE, QUERY_TIMEOUT, OVERLOADED) is worth retrying soon.
   if (body.status === 503) headers['retry-after'] ??= '1'
-  return reply.code(body.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(body)
+  reply.code(body.status).headers(headers)
+  // A problem is compressed as any answer is (a long 400): caches must know it depends on Accept-Encoding.
+  if (reply.server.config.COMPRESSION === 'on') varyOn(reply, 'accept-encoding')
+  return reply.type(PROBLEM_CONTENT_TYPE).send(body)
 }
 
 /**

@@ -89,6 +89,19 @@ t.test('answers under 1 KiB are sent as they are', async (t) => {
   t.match(String(small.headers.vary), /accept-encoding/i)
 })
 
+t.test('a problem varies with Accept-Encoding too, raised before a list\'s handler or by it', async (t) => {
+  const filter = encodeURIComponent(JSON.stringify(Object.fromEntries(
+    Array.from({ length: 20 }, (_, i) => [`unknown${i}`, 1]))))
+  for (const [url, status] of [
+    ['/projects?limit=x', 400], [`/projects?filter=${filter}`, 400], ['/projects/not-an-id/sessions', 400],
+    ['/projects/65cd7e3007370d3300000009/sessions', 404], ['/nowhere', 404]
+  ] as const) {
+    const res = await fastify.inject({ url, headers: { 'accept-encoding': 'gzip' } })
+    t.equal(res.statusCode, status, url)
+    t.match(String(res.headers.vary), /accept-encoding/i, `${url}: Vary`)
+  }
+})
+
 t.test('COMPRESSION=off: identity always', async (t) => {
   const off = await buildWithDemoData(t, { config: { COMPRESSION: 'off' } })
   const { publicIds } = await projectIds(off)
