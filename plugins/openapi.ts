@@ -240,6 +240,8 @@ async function openapiPlugin (fastify: FastifyInstance) {
   })
   await fastify.register(fastifySwaggerUi, {
     routePrefix: '/docs',
+    // Behind a proxy that strips PUBLIC_URL's path, the page's asset links must carry it.
+    indexPrefix: fastify.config.PUBLIC_URL === undefined ? '' : new URL(fastify.config.PUBLIC_URL).pathname,
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true }
   })
   for (const url of ['/docs', '/docs/json', '/docs/yaml']) getAndHeadOnly(fastify, url, 'the API\'s documents')

@@ -77,6 +77,11 @@ t.test('PUBLIC_URL is the base of the Link whatever the headers say', async (t) 
   t.match(link(res), /^https:\/\/events\.example\.com\/listing\/projects\?limit=1&after=/)
   const doc = (await fastify.inject('/docs/json')).json() as { servers?: Array<{ url: string }> }
   t.same(doc.servers, [{ url: 'https://events.example.com/listing' }], 'Swagger UI calls the public address')
+  const page = (await fastify.inject('/docs')).body
+  const assets = [...page.matchAll(/(?:href|src)="([^"]+)"/g)].map(([, url]) => url as string)
+    .filter((url) => url.includes('static'))
+  t.ok(assets.length > 0 && assets.every((url) => url.startsWith('/listing/docs/static/')),
+    `the page's assets carry the public path: ${assets.join(' ')}`)
 })
 
 t.test('the rate limit keys on the forwarded client only when the proxy is trusted', async (t) => {
