@@ -5,9 +5,11 @@
 import { hash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { RecentMap } from '../lib/recent-map.js'
+import type { TextSeal } from '../lib/text-seal.js'
 import type { Gathered, StreamPoint } from './recent-changes.js'
 
-const VERSION = 'v1'
+// v2: the point is sealed (v1 carried it readable; a v1 tag is no longer read, and its request is answered 200).
+const VERSION = 'v2'
 /** Request digests kept, and the longest identity kept (longer ones are digested every time). */
 const REQUEST_DIGESTS_KEPT = 1000
 const KEPT_IDENTITY_LENGTH = 1024
@@ -27,39 +29,50 @@ function sameBytes (a: string | Buffer, b: string | Buffer): boolean {
   return a.equals(b)
 }
 
-export function etagOf ({ body, request, point }: Validator): string {
+/** The bound a point is sealed with: the tag's own digests, so that no point moves to another tag. */
+const boundOf = (body: string, request: string): string => `${VERSION}.${body}.${request}`
+
+/** The ETag of `validator`; its point sealed (lib/text-seal.ts): it moves with every project's writes. */
+export function etagOf ({ body, request, point }: Validator, seal: TextSeal): string {
   const at = point === undefined
     ? ''
-    : `.${Buffer.from(JSON.stringify(point.after === undefined
+    : `.${seal.seal(JSON.stringify(point.after === undefined
       ? { t: point.resumeToken }
-      : { t: point.resumeToken, a: point.after })).toString('base64url')}`
+      : { t: point.resumeToken, a: point.after }), boundOf(body, request))}`
   return `W/"${VERSION}.${body}.${request}${at}"`
 }
 
+/** One of the service's entity tags: its body's digest, its request's, and its sealed point, if any. */
+const TAG = new RegExp(
+  `^\\s*(?:W/)?"${VERSION}\\.([A-Za-z0-9_-]{22})\\.([A-Za-z0-9_-]{11})(?:\\.([A-Za-z0-9_-]+))?"\\s*$`)
+
 /** The service's validators among `If-None-Match`'s entity tags (weak comparison: W/ ignored). */
-export function validatorsIn (header: string | undefined): Validator[] {
+export function validatorsIn (header: string | undefined, seal: TextSeal): Validator[] {
   if (header === undefined || header.length > 8192) return []
   const found: Validator[] = []
   for (const tag of header.split(',')) {
-    const match = /^\s*(?:W\/)?"v1\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{11})(?:\.([A-Za-z0-9_-]+))?"\s*$/.exec(tag)
+    const match = TAG.exec(tag)
     if (match === null) continue
     const [, body, request, at] = match as unknown as [string, string, string, string | undefined]
-    let point: StreamPoint | undefined
-    if (at !== undefined) {
-      try {
-        const read = JSON.parse(Buffer.from(at, 'base64url').toString('utf8')) as { t?: unknown, a?: unknown }
-        if (read.t !== null && typeof read.t === 'object' &&
-          typeof (read.t as { _data?: unknown })._data === 'string') {
-          point = {
-            resumeToken: read.t as StreamPoint['resumeToken'],
-            ...(typeof read.a === 'string' ? { after: read.a } : {})
-          }
-        }
-      } catch {}
-    }
+    const point = at === undefined ? undefined : pointIn(seal.open(at, boundOf(body, request)))
     found.push({ body, request, ...(point === undefined ? {} : { point }) })
   }
   return found
+}
+
+/** The point a sealed text holds; none where it cannot be opened (another key, altered, grafted). */
+function pointIn (text: string | undefined): StreamPoint | undefined {
+  if (text === undefined) return undefined
+  try {
+    const read = JSON.parse(text) as { t?: unknown, a?: unknown }
+    if (read.t === null || typeof read.t !== 'object' || typeof (read.t as { _data?: unknown })._data !== 'string') {
+      return undefined
+    }
+    const resumeToken = read.t as StreamPoint['resumeToken']
+    return { resumeToken, ...(typeof read.a === 'string' ? { after: read.a } : {}) }
+  } catch {
+    return undefined
+  }
 }
 
 /**

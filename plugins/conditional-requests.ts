@@ -84,7 +84,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
       return false
     }
     const mine = requestDigest(request)
-    const named = validatorsIn(header)
+    const named = validatorsIn(header, fastify.textSeal)
     readBy.set(request, { named, mine })
     const asked = named.find((v) => v.point !== undefined && v.request === mine)
     if (asked?.point === undefined) return false
@@ -129,14 +129,14 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
     }
     // `*` matches whatever answer there is (RFC 9110, 13.1.2): a list always has one.
     if (header !== undefined && (header.trim() === '*' ||
-      (read?.named ?? validatorsIn(header)).some((v) => v.body === validator.body))) {
+      (read?.named ?? validatorsIn(header, fastify.textSeal)).some((v) => v.body === validator.body))) {
       send304(reply, validator)
       reply.removeHeader('content-type')
       // No body, and so no Content-Length (RFC 9110 §8.6): null, where a text would be measured.
       done(null, null)
       return
     }
-    reply.header('etag', etagOf(validator)).header('cache-control', 'no-cache')
+    reply.header('etag', etagOf(validator, fastify.textSeal)).header('cache-control', 'no-cache')
     done(null, payload)
   }
   // On the routes that opt in, before compression's own onSend hook (plugins/compression.ts
@@ -149,7 +149,7 @@ async function conditionalRequestsPlugin (fastify: FastifyInstance) {
 
 /** A 304 carries the validator and the Vary its 200 would (RFC 9110 §15.4.5): with compression, Accept-Encoding. */
 function send304 (reply: FastifyReply, validator: Validator): void {
-  reply.code(304).header('etag', etagOf(validator)).header('cache-control', 'no-cache')
+  reply.code(304).header('etag', etagOf(validator, reply.server.textSeal)).header('cache-control', 'no-cache')
   if (reply.server.config.COMPRESSION === 'on') varyOn(reply, 'accept-encoding')
 }
 
@@ -170,5 +170,5 @@ function notModifiedUnmeasured (hook: onSendHookHandler): onSendHookHandler {
 
 export default fp(conditionalRequestsPlugin, {
   name: 'conditional-requests',
-  dependencies: ['config', 'mongodb', 'changes']
+  dependencies: ['config', 'mongodb', 'changes', 'cursors']
 })

@@ -3,11 +3,14 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { CursorCodec } from '../list-endpoint/cursor.js'
 import { DEFAULT_KEY_FILE, KEY_BYTES, keptKey } from '../lib/kept-key.js'
+import { TextSeal } from '../lib/text-seal.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Signs and verifies `after` cursors and feed tokens with CURSOR_SECRET. */
     cursors: CursorCodec
+    /** Seals what a client carries but must not read or change (an ETag's point), with keys from CURSOR_SECRET's. */
+    textSeal: TextSeal
   }
 }
 
@@ -44,6 +47,7 @@ async function cursorsPlugin (fastify: FastifyInstance) {
   const secret = fastify.config.CURSOR_SECRET
   const keys = secret === undefined ? [await developmentKey(fastify)] : secret.split(',').map((key) => Buffer.from(key))
   fastify.decorate('cursors', new CursorCodec(keys))
+  fastify.decorate('textSeal', new TextSeal(keys))
 }
 
 export default fp(cursorsPlugin, { name: 'cursors', dependencies: ['config'] })

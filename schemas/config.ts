@@ -87,9 +87,9 @@ export const ConfigSchema = Type.Object({
   })),
   CURSOR_SECRET: Type.Optional(Type.String({
     minLength: 32,
-    description: 'Keys that sign cursors and feed tokens, comma-separated, each at least 32 bytes: the first ' +
-      'signs, all verify. Required when NODE_ENV=production (replicas share it). Unset: the development key of ' +
-      'CURSOR_KEY_FILE.'
+    description: 'Keys that sign cursors and feed tokens (and seal the ETags\' stream positions), comma-separated, ' +
+      'each at least 32 bytes: the first signs, all verify. Required when NODE_ENV=production (replicas share it). ' +
+      'Unset: the development key of CURSOR_KEY_FILE.'
   })),
   CURSOR_KEY_FILE: Type.Optional(Type.String({
     minLength: 1,

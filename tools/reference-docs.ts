@@ -110,8 +110,8 @@ const EXAMPLES: Record<ErrorCodeName, Asked | Built> = {
   },
   METHOD_NOT_ALLOWED: { request: { method: 'POST', url: '/projects' } },
   PRECONDITION_FAILED: {
-    request: { url: '/projects?limit=1', headers: { 'if-match': 'W/"v1.a"' } },
-    shown: '/projects?limit=1 with If-Match: W/"v1.a"'
+    request: { url: '/projects?limit=1', headers: { 'if-match': 'W/"v2.a"' } },
+    shown: '/projects?limit=1 with If-Match: W/"v2.a"'
   },
   URI_TOO_LONG: {
     request: { url: `/projects/${'f'.repeat(101)}/sessions` },

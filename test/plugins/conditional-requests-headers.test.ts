@@ -66,7 +66,10 @@ for (const config of SETTINGS) {
           t.equal(res.rawPayload.length, 0, `${what}: no body`)
           got.push(res)
         }
-        const [get, head] = got.map(({ headers }) => ({ ...headers, date: undefined, 'x-request-id': undefined }))
+        // The ETag's stream point is sealed afresh for every answer (lib/text-seal.ts): its digests are the same.
+        const digests = (etag: unknown): string => String(etag).split('.').slice(0, 3).join('.')
+        const [get, head] = got.map(({ headers }) =>
+          ({ ...headers, date: undefined, 'x-request-id': undefined, etag: digests(headers.etag) }))
         t.same(head, get, `${url}, decided by ${way}: HEAD's headers are GET's`)
       }
     }

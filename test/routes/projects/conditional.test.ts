@@ -38,7 +38,7 @@ const reads = (seen: Array<{ name: string, pipeline?: Document[] }>): string[] =
 t.test('a weak ETag on every 200, the same in every encoding; If-None-Match gives 304 with no body', async (t) => {
   const first = await a.inject(url)
   const etag = first.headers.etag as string
-  t.match(etag, /^W\/"v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/, 'weak')
+  t.match(etag, /^W\/"v2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/, 'weak')
   t.equal(first.headers['cache-control'], 'no-cache')
   for (const encoding of ['gzip', 'br', 'identity']) {
     t.equal((await a.inject({ url: `${url}&limit=1000`, headers: { 'accept-encoding': encoding } })).headers.etag,
@@ -63,7 +63,7 @@ t.test('a weak ETag on every 200, the same in every encoding; If-None-Match give
   t.equal((await a.inject({ url: `${url}&limit=x`, headers: { 'if-none-match': '*' } })).statusCode, 400,
     'a bad request stays one')
   t.equal((await a.inject({
-    url, headers: { 'if-none-match': `${etag.replace('v1.', 'v1.x')}, W/"other"` }
+    url, headers: { 'if-none-match': `${etag.replace('v2.', 'v2.x')}, W/"other"` }
   })).statusCode, 200, 'tags that name no answer of this request')
   const counts = await a.inject(`/projects/${project.toHexString()}/stewards/counts?by=name`)
   t.equal((await a.inject({
@@ -115,6 +115,33 @@ t.test('a change in the answer is a 200; a change elsewhere a 304, ' +
   const same = await a.inject({ url, headers: { 'if-none-match': changed.headers.etag as string } })
   t.equal(same.statusCode, 304, 'a change the answer does not show (email, not asked for): the same body, a 304')
   t.same(reads(seen), ['find'], 'decided by reading and comparing')
+})
+
+t.test('the stream\'s point is sealed: unreadable, fresh every time, and bound to its tag', feeds, async (t) => {
+  // Another project's list: this test's writes leave the others' points alone.
+  const other = `/projects/${elsewhere.toHexString()}/stewards?sort=%2Bname&fields=name`
+  /** The next ETag that satisfies `wanted` (one with the point: the stream opens at the first revalidation). */
+  const etagWhere = async (wanted: (etag: string) => boolean): Promise<string> => {
+    let etag = ''
+    t.ok(await until(async () => {
+      etag = String((await a.inject(other)).headers.etag)
+      return etag.split('.').length === 4 && wanted(etag)
+    }, 10_000))
+    return etag
+  }
+  const withPoint = async (): Promise<string> => await etagWhere(() => true)
+  const first = await withPoint()
+  const sealed = first.split('.')[3]?.replace(/"$/, '') as string
+  t.notMatch(Buffer.from(sealed, 'base64url').toString('latin1'), /_data|"t"/, 'the collection\'s position does not show')
+  const second = await withPoint()
+  t.not(second.split('.')[3], first.split('.')[3], 'the same answer, another seal: a write elsewhere does not show')
+  // A newer point grafted onto an older body's digests would vouch for a body the client does not hold.
+  await db.collection('stewards').insertOne({ project: elsewhere, name: 'Bérénice' })
+  const newer = await etagWhere((etag) => etag.split('.')[1] !== first.split('.')[1])
+  const grafted = `${first.split('.').slice(0, 3).join('.')}.${newer.split('.')[3] as string}`
+  const res = await a.inject({ url: other, headers: { 'if-none-match': grafted } })
+  t.equal(res.statusCode, 200, 'a grafted point is not opened: the query decides, and the body differs')
+  t.match(res.json(), { data: [{ name: 'Ailleurs' }, { name: 'Bérénice' }] })
 })
 
 t.test('another replica, and a restart, understand the ETag', feeds, async (t) => {
