@@ -54,7 +54,7 @@ export function validatorsIn (header: string | undefined, seal: TextSeal): Valid
     const match = TAG.exec(tag)
     if (match === null) continue
     const [, body, request, at] = match as unknown as [string, string, string, string | undefined]
-    const point = at === undefined ? undefined : pointIn(seal.open(at, boundOf(body, request)))
+    const point = at === undefined ? undefined : pointIn(seal.open(at, boundOf(body, request))?.toString('utf8'))
     found.push({ body, request, ...(point === undefined ? {} : { point }) })
   }
   return found

@@ -67,7 +67,7 @@ export class FeedHandler {
       sort: this.feedSort,
       fields: fieldsKey(fields)
     }
-    const token = since === undefined ? undefined : decodeToken(fastify.cursors, binding, since)
+    const token = since === undefined ? undefined : decodeToken(fastify.cursors, fastify.textSeal, binding, since)
     if (token !== undefined && !token.ok) throw ProblemError.about('since', 400, token.code, token.message)
     // HEAD of a stream gets the headers a stream begins with, and holds nothing open.
     const stream = asksForStream(request.headers.accept)
@@ -86,7 +86,7 @@ export class FeedHandler {
         budget = undefined
         return this.steps.step(request, hub, where, read, from, limit, project, admit, shared)
       }
-      const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, binding, at, identity)
+      const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, fastify.textSeal, binding, at, identity)
       const delivered = (step: FeedStep): void => {
         fastify.changes.delivered(collection, step.events.length, step.committedAt)
       }

@@ -1,11 +1,12 @@
 // A change feed's token (`next`, sent back as `since`): signed and bound like a list's cursor
-// (list-endpoint/cursor.ts) to the path, the filter and the fields, with a sort of its own so
-// that a list's cursor is never taken for a feed's token. It holds the phase, the point in
+// (list-endpoint/cursor.ts) to the path, the filter and the fields, with a sort of its own so that
+// a list's cursor is never taken for a feed's token, then sealed (lib/text-seal.ts). It holds the phase, the point in
 // the collection's changes (changes/change-hub.ts), the identity of the collection's history
 // (changes/collection-identity.ts) and, while listing, the last `_id` listed.
 import type { Document } from 'mongodb'
 import type { CursorBinding, CursorCodec } from '../list-endpoint/cursor.js'
 import type { StreamPoint } from './recent-changes.js'
+import type { TextSeal } from '../lib/text-seal.js'
 
 /** The binding's sort part: a feed lists by `_id`, and its tokens are not a list's cursors. */
 export const FEED_SORT = 'changes'
@@ -26,10 +27,10 @@ export type TokenReading =
  * as `true`, not twice, since an event's `_data` holds the document's key (a long shard key).
  */
 export function encodeToken (
-  codec: CursorCodec, binding: CursorBinding, position: FeedPosition, identity: string | null
+  codec: CursorCodec, seal: TextSeal, binding: CursorBinding, position: FeedPosition, identity: string | null
 ): string {
   const point = position.phase === 'listing' ? position.start : position.point
-  return codec.encode(binding, [
+  return sealed(seal, codec.encode(binding, [
     position.phase === 'listing' ? 'l' : 'f',
     point.resumeToken,
     point.after === undefined ? null : point.after === point.resumeToken._data ? true : point.after,
@@ -38,15 +39,35 @@ export function encodeToken (
     point.seq === undefined ? null : String(point.seq),
     position.phase === 'listing' ? position.lastId ?? null : null,
     identity
-  ])
+  ]))
 }
+
+// The signed token sealed whole (lib/text-seal.ts): its point moves with every project's writes,
+// which a caller must not watch. The signature's 32 bytes follow the payload's.
+const SEALED = 'listing-api feed token'
+const SIGNATURE_BYTES = 32
+function sealed (seal: TextSeal, signed: string): string {
+  const [payload = '', signature = ''] = signed.split('.')
+  return seal.seal(Buffer.concat([Buffer.from(payload, 'base64url'), Buffer.from(signature, 'base64url')]), SEALED)
+}
+
+/** The signed token a sealed one holds; a token without a dot is sealed, one with a dot is of before. */
+export function unsealed (seal: TextSeal, text: string): string {
+  if (text.includes('.') || text.length > MAX_SEALED) return text
+  const bytes = seal.open(text, SEALED)
+  if (bytes === undefined || bytes.length <= SIGNATURE_BYTES) return text
+  const at = bytes.length - SIGNATURE_BYTES
+  return `${bytes.subarray(0, at).toString('base64url')}.${bytes.subarray(at).toString('base64url')}`
+}
+const MAX_SEALED = 16 * 1024
 
 const isDocument = (value: unknown): value is Document =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** The position a token holds, if it is ours, intact, and made for this feed, filter and fields. */
-export function decodeToken (codec: CursorCodec, binding: CursorBinding, text: string): TokenReading {
-  const reading = codec.decode(text, binding, 'since')
+export function decodeToken (codec: CursorCodec, seal: TextSeal, binding: CursorBinding, text: string): TokenReading {
+  // One that cannot be opened is read as it is: codec.decode says it is no token of this service.
+  const reading = codec.decode(unsealed(seal, text), binding, 'since')
   if (!reading.ok) {
     if (reading.code === 'CURSOR_MISMATCH' && reading.message.includes('sort')) {
       return {
