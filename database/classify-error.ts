@@ -24,8 +24,11 @@ export interface DatabaseProblem {
  * https://github.com/mongodb/specifications/blob/master/source/retryable-reads/retryable-reads.md
  */
 const RETRYABLE_READ_CODES = new Set([6, 7, 89, 91, 134, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436])
-/** Time limits: MaxTimeMSExpired and ExceededTimeLimit. */
-const TIME_LIMIT_CODES = new Set([50, 262])
+/**
+ * Time limits: MaxTimeMSExpired 50, ExceededTimeLimit 262, NetworkInterfaceExceededTimeLimit 202
+ * (a mongos whose shard did not answer in time) and LockTimeout 24.
+ */
+const TIME_LIMIT_CODES = new Set([50, 262, 202, 24])
 const UNAVAILABLE_LABELS = ['RetryableError', 'SystemOverloadedError', 'ResetPool', 'PoolRequestedRetry']
 /** Socket errors that escape the driver unwrapped. */
 const SOCKET_CODES = new Set([
@@ -56,7 +59,10 @@ export function isRetryableRead (error: unknown): boolean {
  * that the read preference allows, as in an election).
  */
 const UNAVAILABLE_CODES = new Set([
-  ...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601, 133
+  ...[...RETRYABLE_READ_CODES].filter((code) => !TIME_LIMIT_CODES.has(code)), ...CURSOR_LOST_CODES, 11601, 133,
+  // QueryPlanKilled (an index or the collection dropped under the query), and a shard's routing
+  // table changing under a mongos (StaleShardVersion 63, StaleEpoch 150, StaleConfig 13388).
+  175, 63, 150, 13388
 ])
 /** Unauthorized 13: the service's database user lacks a privilege; nothing the client sent. */
 const UNAUTHORIZED_CODE = 13
@@ -75,6 +81,9 @@ const unavailable = (code: ErrorCode, detail: string): DatabaseProblem =>
   ({ status: 503, code, detail, param: 'request' })
 
 const UNAVAILABLE = unavailable('DATABASE_UNAVAILABLE', 'The database is not answering; try again shortly.')
+/** Another server error: the database refused the read for a reason the service does not know. */
+const UNFORESEEN = unavailable('DATABASE_UNAVAILABLE',
+  'The database refused the read for a reason this service does not know (the log names it); try again shortly.')
 const REFUSED_ACCESS = unavailable('DATABASE_UNAVAILABLE',
   'The database refuses this service the read (its user lacks a privilege); ' +
   'try again once the operator has granted it.')
@@ -127,7 +136,8 @@ export function classifyDatabaseError (error: Error): DatabaseProblem | undefine
         : query
       return { status: 400, code: problemCode, detail, param: 'filter' }
     }
-    return undefined
+    // A database fault is never a 500: a 503, logged as every database fault is, with its code.
+    return UNFORESEEN
   }
   if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError ||
     error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError ||

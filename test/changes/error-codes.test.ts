@@ -67,6 +67,15 @@ t.test('lists answer the same database state errors alike, never 500', async (t)
     { status: 503, code: 'DATABASE_UNAVAILABLE' })
   t.match(classifyDatabaseError(serverError(13, 'Unauthorized')),
     { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /privilege/ })
+  for (const [code, name] of [[202, 'NetworkInterfaceExceededTimeLimit'], [24, 'LockTimeout']] as const) {
+    t.match(classifyDatabaseError(serverError(code, name)), { status: 503, code: 'QUERY_TIMEOUT' }, name)
+  }
+  for (const [code, name] of [[175, 'QueryPlanKilled'], [13388, 'StaleConfig'], [150, 'StaleEpoch']] as const) {
+    t.match(classifyDatabaseError(serverError(code, name)), { status: 503, code: 'DATABASE_UNAVAILABLE' }, name)
+  }
+  t.match(classifyDatabaseError(serverError(12345, 'SomethingNew')),
+    { status: 503, code: 'DATABASE_UNAVAILABLE', detail: /does not know/ }, 'a code the service does not know')
+  t.match(feedAnswer(serverError(12345, 'SomethingNew')), { status: 503 }, 'a feed too')
 })
 
 t.test('a connection checkout that waited out its time is a time limit, not an outage', async (t) => {
