@@ -5,7 +5,7 @@
 // another race, a reply that arrives before the drain.
 import net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
-import type { MongoClient } from 'mongodb'
+import type { MongoClient, ServerHeartbeatSucceededEvent } from 'mongodb'
 import type { DatabaseReadiness } from './readiness.js'
 import { atMost } from '../lib/pause.js'
 
@@ -36,10 +36,19 @@ export class ClientReplacement {
   count = 0
   private client: MongoClient
   private lastReplacement = 0
+  /** When the current client's monitor last had a heartbeat answered, and how long it took. */
+  private lastHeartbeat = 0
+  private heartbeatMs = 0
+  private readonly heard = ({ duration }: ServerHeartbeatSucceededEvent): void => {
+    this.lastHeartbeat = Date.now()
+    this.heartbeatMs = duration
+  }
+
   private readonly retiring = new Set<MongoClient>()
 
   constructor (private readonly options: ReplacementOptions) {
     this.client = options.client
+    this.client.on('serverHeartbeatSucceeded', this.heard)
     options.readiness.onCheck(async (answered) => { if (!answered) await this.judge() })
   }
 
@@ -55,6 +64,17 @@ export class ClientReplacement {
     const { stuckAfterMs, readiness, log } = this.options
     const now = Date.now()
     if (now - readiness.lastSuccess < stuckAfterMs || now - this.lastReplacement < stuckAfterMs) return
+    // The hang this works around stops the monitor's heartbeats. A client whose heartbeats are
+    // answered is talking to a slow database: a new one would start its handshakes over, and on a
+    // database slow after an outage, replaced every few seconds, none would finish.
+    // The next heartbeat comes a period after the last, and takes as long: a window of both, twice.
+    const period = this.client.options.heartbeatFrequencyMS ?? 10_000
+    const heartbeatWindow = Math.max(stuckAfterMs, 2 * (period + this.heartbeatMs))
+    if (now - this.lastHeartbeat < heartbeatWindow) {
+      log.debug(`the client has not recovered for ${now - readiness.lastSuccess} ms, but its heartbeats are ` +
+        'answered: kept (the database is slow, not the client stuck)')
+      return
+    }
     if (await this.reachable()) {
       this.replace()
     } else {
@@ -81,7 +101,10 @@ export class ClientReplacement {
 
   private replace (): void {
     const old = this.client
+    old.off('serverHeartbeatSucceeded', this.heard)
     this.client = this.options.createClient()
+    this.client.on('serverHeartbeatSucceeded', this.heard)
+    this.lastHeartbeat = 0
     this.options.readiness.watch(this.client)
     this.lastReplacement = Date.now()
     this.count++

@@ -20,10 +20,13 @@ const STUCK_AFTER_MS = 800
  * Readiness checks and a client replacement on `uri`, noting
  * when it replaces its client and how often it chose to keep it.
  */
-function watch (uri: string) {
-  const options = { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 }
+type DriverTimes = Partial<Record<'connectTimeoutMS' | 'heartbeatFrequencyMS' | 'serverSelectionTimeoutMS', number>>
+
+function watch (uri: string, driver: DriverTimes = {}) {
+  const options = { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500, ...driver }
   const replacedAt: number[] = []
   let kept = 0
+  let slow = 0
   const client = new MongoClient(uri, options)
   const checks = new DatabaseReadiness({ client, log, pingTimeoutMs: 1000 })
   const replacement = new ClientReplacement({
@@ -31,7 +34,10 @@ function watch (uri: string) {
     readiness: checks,
     log: {
       ...log,
-      debug: (message: string) => { if (/no member of the database accepts connections: kept/.test(message)) kept++ }
+      debug: (message: string) => {
+        if (/no member of the database accepts connections: kept/.test(message)) kept++
+        if (/heartbeats are answered: kept/.test(message)) slow++
+      }
     } as unknown as FastifyBaseLogger,
     stuckAfterMs: STUCK_AFTER_MS,
     connectTimeoutMs: 1000,
@@ -44,7 +50,7 @@ function watch (uri: string) {
     checks.stop()
     await Promise.all([replacement.stop(), current.close(true)])
   }
-  return { checks, replacedAt, kept: () => kept, stop }
+  return { checks, replacedAt, kept: () => kept, slowKept: () => slow, stop }
 }
 
 t.test('a database that accepts connections but never answers: the client is replaced', async (t) => {
@@ -108,4 +114,23 @@ t.test('a replica set with every member gone: no replacement', async (t) => {
   await checks.started()
   t.ok(await until(() => kept() >= 2, 6000), 'stuck, judged twice')
   t.equal(replacedAt.length, 0, 'nothing to gain from a new client')
+})
+
+t.test('a database slower than the pings but answering heartbeats: the client is kept, and recovers', async (t) => {
+  const database = await start()
+  t.teardown(database.close)
+  const proxy = await startFaultProxy({ host: '127.0.0.1', port: database.port })
+  t.teardown(proxy.close)
+  // Every reply 1.3 s late: a ping (1 s) fails, a heartbeat (3 s) is answered. A client replaced
+  // every stuck period would never finish its handshakes on such a database after an outage.
+  proxy.slow(1300)
+  const { checks, replacedAt, slowKept, stop } =
+    watch(proxy.uri, { connectTimeoutMS: 3000, heartbeatFrequencyMS: 500, serverSelectionTimeoutMS: 3000 })
+  t.teardown(stop)
+  checks.start()
+  await checks.started()
+  t.ok(await until(() => slowKept() >= 2, 10_000), 'judged twice, and kept: its heartbeats are answered')
+  t.equal(replacedAt.length, 0, 'never replaced')
+  proxy.heal()
+  t.ok(await until(() => checks.ready, 5000), 'ready once the database is fast again')
 })
