@@ -152,7 +152,7 @@ t.test('a failover error is retried once, as the driver retries a find (retryabl
   proxy.heal()
 })
 
-t.test('a refusal caused by the query is a 400; an unknown server error a 500 without its message', async (t) => {
+t.test('a refusal caused by the query is a 400; an unknown server error a 503 without its message', async (t) => {
   proxy.failCommands(['find'], {
     code: 51091, codeName: 'Location51091', errmsg: 'Regular expression is invalid: missing )'
   })
@@ -161,8 +161,9 @@ t.test('a refusal caused by the query is a 400; an unknown server error a 500 wi
   t.match(refused.json(), { code: 'INVALID_REGEX' })
   proxy.failCommands(['find'], { code: 12345, codeName: 'SomethingNew', errmsg: 'secret internals' })
   const unknown = await fastify.inject(urls[0] as string)
-  t.equal(unknown.statusCode, 500)
-  t.match(unknown.json(), { code: 'INTERNAL_ERROR' })
+  t.equal(unknown.statusCode, 503, 'a database fault, never a 500')
+  t.match(unknown.json(), { code: 'DATABASE_UNAVAILABLE' })
+  t.equal(unknown.headers['retry-after'], '1')
   t.notMatch(unknown.body, /secret internals/)
   proxy.heal()
 })
