@@ -45,8 +45,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_STUCK_AFTER_MS: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: 600_000,
-    description: 'No successful ping for this long while the database accepts connections: the MongoDB client ' +
-      'is replaced. Unset: QUERY_TIMEOUT_MS.'
+    description: 'No successful ping for this long while the database accepts connections and the client\'s ' +
+      'heartbeats go unanswered: the MongoDB client is replaced. Unset: QUERY_TIMEOUT_MS.'
   })),
   PROJECT_CACHE_TTL_MS: Integer(0, 600_000, 5000,
     'How long a nested list remembers that its project exists (or not); 0: asked every time.'),
