@@ -1,8 +1,7 @@
 // How the service's database work is run: bounded by a request's deadline, and timed for the
 // metrics (plugins/mongodb.ts gives both as `fastify.database`).
-import { MongoServerError } from 'mongodb'
 import { ProblemError } from '../schemas/problem.js'
-import { classifyDatabaseError } from './classify-error.js'
+import { classifyDatabaseError, refusedTheOperation } from './classify-error.js'
 import type { CommandListener, Database } from './database.js'
 
 /**
@@ -15,14 +14,6 @@ function refusing (): ProblemError {
   )
   error.logged = false
   return error
-}
-
-/**
- * A server's answer to one operation (a duplicate key, a time limit, a refused query), not a
- * network or state error (the server unreachable, stepping down, shutting down).
- */
-function refusedByServer (error: unknown): boolean {
-  return error instanceof MongoServerError && classifyDatabaseError(error)?.code !== 'DATABASE_UNAVAILABLE'
 }
 
 /** A request's deadline passed: read as QUERY_TIMEOUT (database/classify-error.ts). */
@@ -76,7 +67,7 @@ export function boundedWork (readiness: ReadinessSignals, budget: number): Datab
       readiness.answered()
       return result
     }, (error: unknown) => {
-      if (refusedByServer(error)) {
+      if (refusedTheOperation(error)) {
         // The others of the request (the count beside a page the server refused) run on to
         // their answers, still bounded by the deadline: aborting an operation in flight closes
         // its connection, and aborts by the hundred can empty the pool (the driver's

@@ -111,6 +111,17 @@ function isDamagedReply (error: Error): boolean {
     (error instanceof RangeError && error.message.startsWith('Attempt to access memory outside buffer bounds'))
 }
 
+/**
+ * A server's answer to one operation (a duplicate key, a time limit, a refused query, a code the
+ * service does not know), not a network or state error (the server unreachable, stepping down,
+ * shutting down, the service's user refused).
+ */
+export function refusedTheOperation (error: unknown): boolean {
+  if (!(error instanceof MongoServerError)) return false
+  const problem = classifyDatabaseError(error)
+  return problem?.code !== 'DATABASE_UNAVAILABLE' || problem === UNFORESEEN
+}
+
 /** The client's problem for a database failure, or undefined when it is not one (a bug: 500). */
 export function classifyDatabaseError (error: Error): DatabaseProblem | undefined {
   if (error instanceof MongoOperationTimeoutError) return TIMEOUT
