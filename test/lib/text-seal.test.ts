@@ -15,12 +15,12 @@ t.test('it opens with its key and its bound, and with nothing else', async (t) =
   t.equal(seal.open(sealed, 'v2.other.request'), undefined, 'another bound: grafted onto another tag')
   t.equal(new TextSeal([key('b')]).open(sealed, 'v2.body.request'), undefined, 'another key')
   const bytes = Buffer.from(sealed, 'base64url')
-  for (const at of [0, 12, bytes.length - 1]) {
+  for (const at of [0, 20, 40, bytes.length - 1]) {
     const altered = Buffer.from(bytes)
     altered[at] = (altered[at] as number) ^ 1
     t.equal(seal.open(altered.toString('base64url'), 'v2.body.request'), undefined, `byte ${at} altered`)
   }
-  for (const junk of ['', 'x', 'AAAA', bytes.subarray(0, 28).toString('base64url')]) {
+  for (const junk of ['', 'x', 'AAAA', bytes.subarray(0, 44).toString('base64url')]) {
     t.equal(seal.open(junk, 'v2.body.request'), undefined, `'${junk}': too short`)
   }
 })
@@ -39,4 +39,14 @@ t.test('a key being rotated out still opens what it sealed; the first key seals'
   t.equal(rotated.open(old, 'b')?.toString(), text)
   t.equal(new TextSeal([key('c')]).open(rotated.seal(text, 'b'), 'b')?.toString(), text, 'sealed with the first')
   t.throws(() => new TextSeal([]), /at least one key/)
+})
+
+t.test('a key seals at most so many texts: then a new salt, a new key, and both open', async (t) => {
+  const seal = new TextSeal([key('a')], 2)
+  const salts = Array.from({ length: 5 }, (_, i) => seal.seal(`${text}${i}`, 'b'))
+  const saltOf = (sealed: string): string => Buffer.from(sealed, 'base64url').subarray(0, 16).toString('hex')
+  t.equal(new Set(salts.map(saltOf)).size, 3, 'two seals per salt')
+  salts.forEach((sealed, i) => { t.equal(seal.open(sealed, 'b')?.toString(), `${text}${i}`, `seal ${i} opens`) })
+  t.equal(new TextSeal([key('a')]).open(salts[4] as string, 'b')?.toString(), `${text}4`,
+    'and another replica opens it')
 })
