@@ -48,7 +48,8 @@ export class TextSeal {
   /** The bytes `sealed` holds, when one of the keys sealed them with this `bound`; else undefined. */
   open (sealed: string, bound: string): Buffer | undefined {
     const bytes = Buffer.from(sealed, 'base64url')
-    if (bytes.length <= SALT + NONCE + TAG) return undefined
+    // Only the one text of the bytes is a seal: a character added or changed that decoding drops is not.
+    if (bytes.length <= SALT + NONCE + TAG || bytes.toString('base64url') !== sealed) return undefined
     const salt = bytes.subarray(0, SALT)
     const text = salt.toString('base64url')
     let keys = this.derived.get(text)

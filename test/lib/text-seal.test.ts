@@ -20,6 +20,9 @@ t.test('it opens with its key and its bound, and with nothing else', async (t) =
     altered[at] = (altered[at] as number) ^ 1
     t.equal(seal.open(altered.toString('base64url'), 'v2.body.request'), undefined, `byte ${at} altered`)
   }
+  for (const extra of ['x', 'xx', 'xxx', '=', ' ']) {
+    t.equal(seal.open(`${sealed}${extra}`, 'v2.body.request'), undefined, `'${extra}' added: not the seal's text`)
+  }
   for (const junk of ['', 'x', 'AAAA', bytes.subarray(0, 44).toString('base64url')]) {
     t.equal(seal.open(junk, 'v2.body.request'), undefined, `'${junk}': too short`)
   }
