@@ -2,6 +2,7 @@
 // cursor needs, which are not returned), and the URL of the next page for the Link header.
 import type { FastifyRequest } from 'fastify'
 import type { Document } from 'mongodb'
+import { usableHost } from '../lib/host.js'
 import { readTarget, type RequestTarget } from '../lib/request-target.js'
 
 export interface PageProjection {
@@ -47,20 +48,6 @@ export function withoutExtra (docs: Document[], extra: string[]): Document[] {
     }
     return out
   })
-}
-
-// A host as RFC 3986 allows it (a name, IPv4 or a bracketed IPv6, and a port up to 65535): anything
-// else in Host, a trusted X-Forwarded-Host or an absolute request-target is not written into a Link.
-const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/
-// A replica's requests name one host or a few: the last verdict is kept.
-let lastHost = ''
-let lastUsable = false
-const usableHost = (host: string): boolean => {
-  if (host === lastHost) return lastUsable
-  const match = HOST.exec(host)
-  lastUsable = match !== null && (match[1] === undefined || Number(match[1]) <= 65535)
-  lastHost = host
-  return lastUsable
 }
 
 /**

@@ -17,6 +17,7 @@ import {
 import { classifyDatabaseError } from '../database/classify-error.js'
 import { corsHeadersBeforeHooks } from './cors.js'
 import { requestIdOf } from './request-id.js'
+import { validHostField } from '../lib/host.js'
 import { varyOn } from '../lib/vary.js'
 import { readTarget } from '../lib/request-target.js'
 
@@ -132,16 +133,7 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   return send(request, reply, body, corsHeadersBeforeHooks(request))
 }
 
-// RFC 9112, 3.2: a Host field that is not RFC 3986's `host [":" port]`, or more than one, is 400.
-const HOST_FIELD = /^(?:\[[\w:.~!$&'()*+,;=-]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d*)?$/
-// A replica's requests name one host or a few: the last one found valid is kept.
-let validHost: string | undefined
-function validHostField (host: string): boolean {
-  if (host === validHost) return true
-  if (!HOST_FIELD.test(host)) return false
-  validHost = host
-  return true
-}
+/** How many Host lines a request has: RFC 9112, 3.2 refuses more than one. */
 function hostLines (rawHeaders: string[]): number {
   let lines = 0
   for (let i = 0; i < rawHeaders.length; i += 2) {

@@ -75,7 +75,7 @@ const VALIDATOR = {
     description: 'A cache may keep the answer, and revalidates it before each use'
   }
 }
-const IF_NONE_MATCH = {
+const CONDITIONAL_HEADERS = {
   'if-none-match': {
     type: 'string',
     description: 'ETags of answers kept, or `*`: 304 without a body while the answer would be the same'
@@ -166,7 +166,7 @@ function withTransportAnswers (
   return {
     ...schema,
     response,
-    headers: { type: 'object', ...own, properties: { ...own?.properties, ...IF_NONE_MATCH } }
+    headers: { type: 'object', ...own, properties: { ...own?.properties, ...CONDITIONAL_HEADERS } }
   }
 }
 
