@@ -4,7 +4,8 @@
 // the collection's changes (changes/change-hub.ts), the identity of the collection's history
 // (changes/collection-identity.ts) and, while listing, the last `_id` listed.
 import type { Document } from 'mongodb'
-import type { CursorBinding, CursorCodec } from '../list-endpoint/cursor.js'
+import { MAX_TEXT, type CursorBinding, type CursorCodec } from '../list-endpoint/cursor.js'
+import { DIGEST } from '../list-endpoint/hmac-sha256.js'
 import type { StreamPoint } from './recent-changes.js'
 import type { TextSeal } from '../lib/text-seal.js'
 
@@ -45,7 +46,6 @@ export function encodeToken (
 // The signed token sealed whole (lib/text-seal.ts): its point moves with every project's writes,
 // which a caller must not watch. The signature's 32 bytes follow the payload's.
 const SEALED = 'listing-api feed token'
-const SIGNATURE_BYTES = 32
 function sealed (seal: TextSeal, signed: string): string {
   const [payload = '', signature = ''] = signed.split('.')
   return seal.seal(Buffer.concat([Buffer.from(payload, 'base64url'), Buffer.from(signature, 'base64url')]), SEALED)
@@ -53,13 +53,12 @@ function sealed (seal: TextSeal, signed: string): string {
 
 /** The signed token a sealed one holds; a token without a dot is sealed, one with a dot is of before. */
 export function unsealed (seal: TextSeal, text: string): string {
-  if (text.includes('.') || text.length > MAX_SEALED) return text
+  if (text.includes('.') || text.length > MAX_TEXT) return text
   const bytes = seal.open(text, SEALED)
-  if (bytes === undefined || bytes.length <= SIGNATURE_BYTES) return text
-  const at = bytes.length - SIGNATURE_BYTES
+  if (bytes === undefined || bytes.length <= DIGEST) return text
+  const at = bytes.length - DIGEST
   return `${bytes.subarray(0, at).toString('base64url')}.${bytes.subarray(at).toString('base64url')}`
 }
-const MAX_SEALED = 16 * 1024
 
 const isDocument = (value: unknown): value is Document =>
   value !== null && typeof value === 'object' && !Array.isArray(value)

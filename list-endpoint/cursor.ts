@@ -25,7 +25,7 @@ const TEXT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
  * A cursor carries the last document's sort values, so one the service writes is read back
  * whenever its URL can be sent at all.
  */
-const MAX_TEXT = 16 * 1024
+export const MAX_TEXT = 16 * 1024
 
 /**
  * How a cursor's values are read, from the page and from the cursor: as stored, nothing promoted

@@ -7,7 +7,8 @@ import { createHash, createHmac, hash } from 'node:crypto'
 
 /** SHA-256's block: a longer key is hashed first, a shorter one padded with zeros (RFC 2104, 2). */
 const BLOCK = 64
-const DIGEST = 32
+/** A signature's bytes. */
+export const DIGEST = 32
 
 /**
  * Whether HMACs composed from hash() give RFC 4231's answer to its test case 2: hash() is a
