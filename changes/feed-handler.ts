@@ -98,10 +98,9 @@ export class FeedHandler {
       const mark = hub.mark()
       let answer = await next(position)
       if (answer.events.length === 0 && wait > 0) {
-        // N seconds from the request's arrival, not from the end of its first read (whole ms: never before it arrived).
-        answer = await this.waitForChanges(
-          reply, hub, project, answer, Date.now() - Math.floor(reply.elapsedTime) + wait * 1000, next, mark
-        )
+        // N seconds from the request's arrival, not from the end of its first read; on the clock
+        // the wait is kept by (Date.now), which a slewed wall clock sets apart from reply.elapsedTime's.
+        answer = await this.waitForChanges(reply, hub, project, answer, request.arrivedAt + wait * 1000, next, mark)
       }
       delivered(answer)
       const nextToken = encode(answer.position)

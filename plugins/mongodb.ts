@@ -15,6 +15,8 @@ declare module 'fastify' {
     database: Database
   }
   interface FastifyRequest {
+    /** When the request arrived, on the wall clock (Date.now) that its deadlines are kept by. */
+    arrivedAt: number
     /** When the request's database work must end (Database#bounded), set on its arrival. */
     databaseDeadline: number
   }
@@ -128,9 +130,12 @@ async function mongodbPlugin (fastify: FastifyInstance) {
   const budget = QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS
   // Every request carries the deadline of its database work, from its arrival: time spent before
   // its first command (a queue behind a busy event loop, a key fetched) is part of its bound.
+  fastify.decorateRequest('arrivedAt', 0)
   fastify.decorateRequest('databaseDeadline', 0)
   fastify.addHook('onRequest', (request, _reply, done) => {
-    request.databaseDeadline = Date.now() + budget
+    const now = Date.now()
+    request.arrivedAt = now
+    request.databaseDeadline = now + budget
     done()
   })
   fastify.decorate('database', {

@@ -72,6 +72,34 @@ t.test('a wait without changes waits on the stream until wait seconds after the 
   t.equal(hub.waiting, 0, 'and it waits no more')
 })
 
+t.test('a wait\'s deadline is kept on one clock: a monotonic clock running apart from the wall clock ' +
+  'does not move it', feeds, async (t) => {
+  const { fastify, copy } = await setUp(t)
+  const hub = fastify.changes.hub('registrations', true)
+  // From the request's sending to its first wait, performance.now runs 50 times as fast as
+  // Date.now, as it does apart from a wall clock that NTP slews.
+  const real = performance.now
+  const origin = real.call(performance)
+  const fast = (): number => origin + (real.call(performance) - origin) * 50
+  let offset: number | undefined
+  performance.now = () => offset === undefined ? fast() : real.call(performance) + offset
+  t.teardown(() => { performance.now = real })
+  const deadlines: number[] = []
+  const nextWake = hub.nextWake.bind(hub)
+  hub.nextWake = async (...args) => {
+    offset ??= fast() - real.call(performance)
+    deadlines.push(args[1])
+    await nextWake(...args)
+  }
+  const sent = Date.now()
+  const res = await fastify.inject(copy.url('wait=1'))
+  t.equal(res.statusCode, 200)
+  t.ok(deadlines.length >= 1, 'the request waited on the shared stream')
+  const deadline = deadlines[0] as number
+  t.ok(deadline >= sent + 1000, `its wait ends ${deadline - sent} ms after the request was sent, not sooner`)
+  t.ok(Date.now() >= sent + 1000, 'and it answered no sooner')
+})
+
 t.test('CHANGES_MAX_WAITING bounds the requests that wait; ' +
   'waiting takes no connection from lists', feeds, async (t) => {
   const { fastify, db, copy, project } = await setUp(t, { CHANGES_MAX_WAITING: 50 })
