@@ -10,7 +10,7 @@ import type { ChangeStream, Document } from 'mongodb'
 import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange } from './change-events.js'
 import { tokenLayoutBroken } from './cluster-time.js'
 import { RecentChanges, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
-import { readFrom, type StreamSource } from './stream-read.js'
+import { readFrom, type ReadRecord, type StreamSource } from './stream-read.js'
 import { Waiters } from './waiters.js'
 import { atMost, within } from '../lib/pause.js'
 
@@ -114,9 +114,14 @@ export class ChangeHub {
    */
   async readFrom (
     point: StreamPoint, project: string | undefined, limit: number, admit: (id: unknown) => boolean,
-    signal: AbortSignal, softDeadline = Infinity
+    signal: AbortSignal, softDeadline = Infinity, record?: ReadRecord
   ): Promise<Gathered> {
-    return await readFrom(this.options, this.recent, point, project, limit, admit, signal, softDeadline)
+    return await readFrom(this.options, this.recent, point, project, limit, admit, signal, softDeadline, record)
+  }
+
+  /** A point read elsewhere, placed among the recent changes when they hold its last change. */
+  join (at: StreamPoint): StreamPoint {
+    return this.recent.join(at)
   }
 
   /**
@@ -196,7 +201,8 @@ export class ChangeHub {
       this.stream = stream
       // The opening aggregate's empty batch gives the position; the driver's first tryNext then
       // waits out a getMore (AWAIT_MS) before it returns, and the hub is ready without that wait.
-      stream.on('resumeTokenChanged', (token) => {
+      // Only the first token announced: later ones come with events the loop has not added yet.
+      stream.once('resumeTokenChanged', (token) => {
         if (!this.running && stream.bufferedCount() === 0) this.following(token as Document)
       })
       try {

@@ -75,17 +75,28 @@ export class FeedHandler {
       ? (request.method === 'GET' ? fastify.changes.admit('stream') : undefined)
       : wait > 0 ? fastify.changes.admit('wait') : undefined
     try {
-      const { hub, identity, position } =
-        await this.checked(request, projectKey, token?.identity ?? null, token?.position)
       const { projection: read } = pageProjection(this.options.projection, fields, [])
       const project = scoped ? projectKey : undefined
       // The first step shares the request's budget with the checks; one after a wait, or in a stream, has its own.
       let budget: FastifyRequest | undefined = request
-      const next = (from: FeedPosition): Promise<FeedStep> => {
+      const stepsOf = (hub: ChangeHub) => (from: FeedPosition): Promise<FeedStep> => {
         const shared = budget
         budget = undefined
         return this.steps.step(request, hub, where, read, from, limit, project, admit, shared)
       }
+      // A follower's first step runs beside the checks, a round trip fewer on a slow database;
+      // it is answered only once they have passed.
+      let early: { mark: number, step: Promise<FeedStep> } | undefined
+      const begin = token === undefined || stream
+        ? undefined
+        : (hub: ChangeHub) => {
+            const mark = hub.mark()
+            early = { mark, step: stepsOf(hub)(token.position) }
+            early.step.catch(() => {})
+          }
+      const { hub, identity, position } =
+        await this.checked(request, projectKey, token?.identity ?? null, token?.position, begin)
+      const next = stepsOf(hub)
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, fastify.textSeal, binding, at, identity)
       const delivered = (step: FeedStep): void => {
         fastify.changes.delivered(collection, step.events.length, step.committedAt)
@@ -95,8 +106,8 @@ export class FeedHandler {
           fastify, request, reply, hub, project, limit, first: position, next, encode, delivered
         })
       }
-      const mark = hub.mark()
-      let answer = await next(position)
+      const mark = early?.mark ?? hub.mark()
+      let answer = await (early?.step ?? next(position))
       if (answer.events.length === 0 && wait > 0) {
         // N seconds from the request's arrival, not from the end of its first read; on the clock
         // the wait is kept by (Date.now), which a slewed wall clock sets apart from reply.elapsedTime's.
@@ -116,7 +127,8 @@ export class FeedHandler {
 
   /**
    * The checks before a first step, within the request's one budget: the feed can be given, the
-   * project exists, the token is of this collection's history; then the collection's shared
+   * project exists, the token is of this collection's history (`begin` is given the hub as soon
+   * as there is one, to run a step beside them); then the collection's shared
    * stream and, without a token, the point the changes are followed from, taken before the
    * listing so that nothing written during it is lost.
    */
@@ -124,7 +136,8 @@ export class FeedHandler {
     request: FastifyRequest,
     projectKey: string,
     issuedIn: string | null,
-    position: FeedPosition | undefined
+    position: FeedPosition | undefined,
+    begin?: (hub: ChangeHub) => void
   ): Promise<{ hub: ChangeHub, identity: string | null, position: FeedPosition }> {
     const { fastify, options: { collection, scoped } } = this
     const reason = await fastify.changes.unavailable(collection, scoped, request)
@@ -135,6 +148,7 @@ export class FeedHandler {
     // serves the waits and the next answers.
     const following = hub.ready()
     following.catch(() => {})
+    begin?.(hub)
     const [exists, identity] = await Promise.all([
       scoped ? this.options.projectExists(request, projectKey, request.projectId as ObjectId) : true,
       fastify.database.bounded(async (signal) => await fastify.changes.identities.of(collection, signal), request)

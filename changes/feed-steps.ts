@@ -5,6 +5,7 @@ import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BSON, ObjectId, type CollationOptions, type Document, type ReadPreferenceMode } from 'mongodb'
 import { parseCollation } from '../database/collation.js'
+import { FEED_MAX_LIMIT } from '../list-query/compile-list-query.js'
 import { EXACT_VALUES } from '../list-endpoint/cursor.js'
 import { keysetFilter } from '../list-endpoint/keyset.js'
 import { bsonToJson, type Transcoder } from '../list-endpoint/bson-json.js'
@@ -16,7 +17,8 @@ import type { ChangeHub } from './change-hub.js'
 import { clusterTimeOf } from './cluster-time.js'
 import { expired, feedError } from './feed-problems.js'
 import { readAtOrAfter } from './feed-reads.js'
-import { QuietReads } from './quiet-reads.js'
+import { QuietReads, changesAfter } from './quiet-reads.js'
+import type { ReadRecord } from './stream-read.js'
 import type { FeedPosition } from './feed-token.js'
 import { idText, type Gathered, type StreamPoint } from './recent-changes.js'
 
@@ -142,9 +144,10 @@ export class FeedSteps {
       // The shared stream brings a change a moment after its commit: before an answer says
       // "nothing", what it has not brought yet is read directly, so that an answer without
       // events is as current as the request.
-      // Steps confirming the same point share one read when it finds nothing (quiet-reads.ts).
+      // Steps confirming the same point share one read, and take their changes from it (quiet-reads.ts).
       if (from !== undefined && !gathered.lost && gathered.ids.length === 0) {
-        gathered = await this.quietOf(hub).confirm(gathered.point, signal) ??
+        const wants = { project, limit, admit, join: (at: StreamPoint) => hub.join(at) }
+        gathered = await changesAfter(hub, this.quietOf(hub), gathered.point, wants, signal) ??
           await hub.readFrom(gathered.point, project, limit, admit, signal, soft)
       }
     } catch (error) {
@@ -162,9 +165,12 @@ export class FeedSteps {
   private quietOf (hub: ChangeHub): QuietReads {
     let reads = this.quiet.get(hub)
     if (reads === undefined) {
-      const { QUERY_TIMEOUT_MS } = this.fastify.config
-      reads = new QuietReads(async (point) =>
-        await hub.readFrom(point, undefined, 1, () => true, AbortSignal.timeout(QUERY_TIMEOUT_MS)))
+      // Bounded as a request is: it serves requests that arrived up to JOIN_MS before it began.
+      reads = new QuietReads(async (point) => await this.fastify.database.bounded(async (signal) => {
+        const record: ReadRecord = { changes: [], caughtUp: false }
+        const gathered = await hub.readFrom(point, undefined, FEED_MAX_LIMIT, () => true, signal, Infinity, record)
+        return gathered.lost ? gathered : { lost: false, point: gathered.point, ...record }
+      }))
       this.quiet.set(hub, reads)
     }
     return reads

@@ -3,19 +3,103 @@
 // one runs share the next, which begins after all of them arrived, so it sees every change
 // committed before each of them. It begins when the running one ends, or JOIN_MS after the first
 // of them arrived when the database is slow to answer: a step waits a read and a moment, never
-// two reads in a row. A burst of waits costs a few reads, not one each. A shared read that finds
-// any change leaves each step to read for itself.
+// two reads in a row. A burst of waits costs a few reads, not one each. The read keeps every
+// change it looked at, of any project: each step takes its own from them (stepAnswer), and
+// reads for itself only when they cannot tell.
 import { BSON } from 'mongodb'
 import { atMost, pause, unlessAborted, type Wait } from '../lib/pause.js'
-import type { Gathered, StreamPoint } from './recent-changes.js'
+import type { ChangeHub } from './change-hub.js'
+import { concerns, type Change } from './change-events.js'
+import { idText, type Gathered, type StreamPoint } from './recent-changes.js'
 
-/** A read of every change after a point (any project, the first one enough), bounded in time. */
-export type AnyChangeAfter = (point: StreamPoint) => Promise<Gathered>
+/**
+ * What a shared read found after a point: its answer for any project, every change it looked
+ * at, and whether it caught up with the time it began at.
+ */
+export type SharedRead =
+  | { lost: true }
+  | { lost: false, point: StreamPoint, changes: Change[], caughtUp: boolean }
+
+/** A read of every change after a point, bounded in time. */
+export type AnyChangeAfter = (point: StreamPoint) => Promise<SharedRead>
+
+/** What a step wants of the changes: its project's (any when undefined), at most `limit` documents. */
+export interface StepWants {
+  project: string | undefined
+  limit: number
+  admit: (id: unknown) => boolean
+  /** Places a point after a change among the hub's recent changes (ChangeHub#join). */
+  join: (at: StreamPoint) => StreamPoint
+}
+
+/**
+ * A step's answer from the shared read after its `point`, taken as gather() takes it from the
+ * recent changes; undefined when the step must read for itself: the read crossed a lost history,
+ * or did not catch up and found nothing of the step's.
+ */
+export function stepAnswer (read: SharedRead, point: StreamPoint, wants: StepWants): Gathered | undefined {
+  if (read.lost) return undefined
+  // Nothing read at all: the step's own point (its place among the recent changes too), its resume token moved on.
+  if (read.changes.length === 0) {
+    return read.caughtUp
+      ? { lost: false, ids: [], point: { ...point, resumeToken: read.point.resumeToken }, committedAt: [] }
+      : undefined
+  }
+  const ids = new Map<string, unknown>()
+  const committedAt: number[] = []
+  for (const change of read.changes) {
+    if (change.lost) return undefined
+    if (concerns(change, wants.project)) {
+      const text = idText(change.id)
+      if (!ids.has(text) && wants.admit(change.id)) {
+        ids.set(text, change.id)
+        committedAt.push(change.committedAt)
+        // Full: the step stands after this change, before the ones it did not take.
+        if (ids.size === wants.limit) {
+          const at = wants.join({ resumeToken: change.token, after: change.key })
+          return { lost: false, ids: [...ids.values()], point: at, committedAt }
+        }
+      }
+    }
+  }
+  if (!read.caughtUp && ids.size === 0) return undefined
+  return { lost: false, ids: [...ids.values()], point: read.point, committedAt }
+}
+
+/**
+ * The changes after `point` that the hub's recent changes have not brought yet: from the next
+ * shared read after it, or from the recent changes when a change of the step's project comes
+ * there first (an answer with events need not wait for the read: only one without vouches that
+ * nothing was missed). Undefined when the step must read for itself (stepAnswer).
+ */
+export async function changesAfter (
+  hub: ChangeHub, reads: QuietReads, point: StreamPoint, wants: StepWants, signal: AbortSignal
+): Promise<Gathered | undefined> {
+  let cancel = (): void => {}
+  const fromHub = new Promise<{ gathered: Gathered }>((resolve) => {
+    const look = (): void => {
+      const from = hub.locate(point)
+      const gathered = from === undefined ? undefined : hub.gather(from, wants.project, wants.limit, wants.admit)
+      if (gathered !== undefined && (gathered.lost || gathered.ids.length > 0)) resolve({ gathered })
+      else cancel = hub.wait(wants.project, look)
+    }
+    cancel = hub.wait(wants.project, look)
+  })
+  const shared = reads.confirm(point, signal)
+  try {
+    const first = await Promise.race([shared, fromHub])
+    if (!('gathered' in first)) return stepAnswer(first, point, wants)
+    shared.catch(() => {})
+    return first.gathered
+  } finally {
+    cancel()
+  }
+}
 
 /** How long the steps that arrive during a slow read wait at most before their own shared read begins. */
 export const JOIN_MS = 100
 
-interface Queue { point: StreamPoint, running?: Promise<Gathered>, next?: Promise<Gathered> }
+interface Queue { point: StreamPoint, running?: Promise<SharedRead>, next?: Promise<SharedRead> }
 
 export class QuietReads {
   private readonly queues = new Map<string, Queue>()
@@ -23,21 +107,16 @@ export class QuietReads {
   constructor (private readonly read: AnyChangeAfter, private readonly wait: Wait = pause) {}
 
   /**
-   * What the next shared read after `point` finds, when it finds no change at all: the step's
-   * answer without events, at the point it reached. Undefined when it found one (the step reads
-   * for itself); the read's error when it failed; `signal`'s reason when the step's time ends first.
+   * What the next shared read after `point` finds (stepAnswer takes a step's answer from it);
+   * the read's error when it failed; `signal`'s reason when the step's time ends first.
    */
-  async confirm (point: StreamPoint, signal: AbortSignal): Promise<Extract<Gathered, { lost: false }> | undefined> {
+  async confirm (point: StreamPoint, signal: AbortSignal): Promise<SharedRead> {
     signal.throwIfAborted()
     const key = BSON.EJSON.stringify({ token: point.resumeToken, after: point.after ?? null }, { relaxed: false })
     const queue = this.queues.get(key) ?? { point }
     this.queues.set(key, queue)
     queue.next ??= this.after(key, queue)
-    const found = await unlessAborted(queue.next, signal)
-    // Nothing read at all (its `after` unmoved): the step's own point, its resume token moved on,
-    // as its own read would give it. A change without a document moved it: the step reads itself.
-    if (found.lost || found.ids.length > 0 || found.point.after !== point.after) return undefined
-    return { lost: false, ids: [], point: { ...point, resumeToken: found.point.resumeToken }, committedAt: [] }
+    return await unlessAborted(queue.next, signal)
   }
 
   /** How many points have a read running or waiting (none once they have ended). */
@@ -49,7 +128,7 @@ export class QuietReads {
    * The read that follows the one running: it begins once that one has ended or JOIN_MS have
    * passed, and takes no joiner after.
    */
-  private async after (key: string, queue: Queue): Promise<Gathered> {
+  private async after (key: string, queue: Queue): Promise<SharedRead> {
     // Awaited even with no read running: confirm() has made this the queue's next read by then.
     await (queue.running === undefined ? undefined : atMost(queue.running.catch(() => {}), JOIN_MS, this.wait))
     const running = this.read(queue.point)

@@ -1,8 +1,8 @@
 // A change stream read of its own, from a feed token's point that the shared stream's recent
 // changes do not reach back to (change-hub.ts): short, bounded by the request, and closed with it.
-import type { Collection, Document, MongoClient } from 'mongodb'
+import type { ChangeStream, ClientSession, Collection, Document, MongoClient } from 'mongodb'
 import {
-  STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions
+  STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions, type Change
 } from './change-events.js'
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
 import { idText, type Gathered, type RecentChanges, type StreamPoint } from './recent-changes.js'
@@ -17,6 +17,37 @@ export interface StreamSource {
   maxTimeMS: number
   /** The collection's documents belong to projects (routing by the images' `project`). */
   scoped: boolean
+}
+
+/** Every change a read looked at, of any project, and whether it caught up (quiet-reads.ts). */
+export interface ReadRecord { changes: Change[], caughtUp: boolean }
+
+/** What the opening aggregate's answer is when it shows the read caught up. */
+const OPENED = Symbol('opened')
+
+/**
+ * Resolves when the stream's opening `aggregate` answers an empty batch whose token reaches the
+ * aggregate's own operationTime: caught up in one round trip, without the getMore the driver's
+ * first tryNext sends after it. `answered` is given that time first, and the token when caught up.
+ */
+function caughtUpAtOpening (
+  stream: ChangeStream, session: ClientSession, answered: (time: bigint, token?: Document) => void
+): Promise<typeof OPENED> {
+  return new Promise((resolve) => {
+    // The driver announces the empty batch's postBatchResumeToken (its `resumeTokenChanged`).
+    stream.once('resumeTokenChanged', (announced) => {
+      const token = announced as Document | null | undefined
+      if (session.operationTime === undefined || stream.bufferedCount() > 0 || token == null) return
+      const time = fromTimestamp(session.operationTime)
+      const reached = clusterTimeOf(token)
+      if (reached === undefined || reached < time) {
+        answered(time)
+        return
+      }
+      answered(time, token)
+      resolve(OPENED)
+    })
+  })
 }
 
 /** The read waits this long on the server for events, then looks whether it has caught up. */
@@ -37,7 +68,7 @@ const CATCH_UP_POLL_MS = 50
  */
 export async function readFrom (
   source: StreamSource, recent: RecentChanges, point: StreamPoint, project: string | undefined, limit: number,
-  admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity
+  admit: (id: unknown) => boolean, signal: AbortSignal, softDeadline = Infinity, record?: ReadRecord
 ): Promise<Gathered> {
   const session = source.client().startSession({ causalConsistency: true })
   const stream = source.collection().watch(STREAM_PIPELINE, {
@@ -59,14 +90,30 @@ export async function readFrom (
     if (signal.aborted) resolve(null)
     signal.addEventListener('abort', () => { resolve(null) }, { once: true })
   })
+  let opening: Promise<typeof OPENED> | undefined = caughtUpAtOpening(stream, session, (time, token) => {
+    target = time
+    if (token !== undefined) at = { ...at, resumeToken: token }
+  })
   try {
     while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
-      const event = await Promise.race([stream.tryNext(), aborted])
+      const pending = stream.tryNext()
+      let event = await Promise.race(opening === undefined ? [pending, aborted] : [pending, aborted, opening])
+      opening = undefined
       if (signal.aborted) break
+      if (event === OPENED) {
+        // A batch's last event announces the same token, and tryNext has returned that event by
+        // then: it is read as any other. Else tryNext waits on its getMore, not needed.
+        event = await Promise.race([pending, Promise.resolve(OPENED)])
+        if (event === OPENED) {
+          caughtUp = true
+          break
+        }
+      }
       if (target === undefined && session.operationTime !== undefined) target = fromTimestamp(session.operationTime)
       if (event !== null) {
         scanned++
         const change = readChange(event as Document, source.scoped)
+        record?.changes.push(change)
         if (change.lost) return { lost: true }
         if (concerns(change, project)) {
           const text = idText(change.id)
@@ -110,6 +157,7 @@ export async function readFrom (
   } finally {
     stream.close().catch(() => {}).finally(() => { session.endSession().catch(() => {}) })
   }
+  if (record !== undefined) record.caughtUp = caughtUp
   if (!caughtUp && ids.size === 0) {
     throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
   }

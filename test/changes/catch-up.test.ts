@@ -1,6 +1,7 @@
 // The shared stream and the reads of its own, on scripted streams (no database): what MongoDB is
 // allowed to answer through mongos (empty batches while idle shards hold events), an event no
 // stream can read, and event types that servers add.
+import { EventEmitter } from 'node:events'
 import { mock } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
 import { ObjectId, Timestamp, type Collection, type Document, type MongoClient } from 'mongodb'
@@ -26,40 +27,60 @@ const insert = (seconds: number, id = new ObjectId()): Document => ({
 interface Batch { events: Document[], postBatchResumeToken: Document }
 
 /**
- * A change stream that answers `batches` in turn, as the driver's ChangeStream does; then fails
- * with `endWith` when given, else answers empty batches at the last token (each a turn of the
- * event loop later, as a getMore would be).
+ * A change stream that answers `batches` in turn, as the driver's ChangeStream does: the first
+ * tryNext sends the opening aggregate (`onFirst`), and after an empty first batch, announced with
+ * its token, a getMore a turn later. Then it fails with `endWith` when given, else answers empty
+ * batches at the last token (each a turn of the event loop later, as a getMore would be).
  */
 function scriptedStream (batches: Batch[], onFirst: () => void, failWith?: unknown, endWith?: unknown) {
   let buffer: Document[] = []
   let last: Batch | undefined
   let first = true
+  let getMores = 0
+  const events = new EventEmitter()
+  const moved = (token: Document): void => {
+    stream.resumeToken = token
+    events.emit('resumeTokenChanged', token)
+  }
+  const getMore = async (): Promise<Batch> => {
+    await new Promise((resolve) => setImmediate(resolve))
+    if (batches.length === 0 && endWith !== undefined) throw endWith
+    getMores++
+    return batches.shift() ?? { events: [], postBatchResumeToken: stream.resumeToken ?? highWaterMark(1) }
+  }
   const stream = {
     resumeToken: null as Document | null,
     closed: false,
+    get getMores () { return getMores },
     bufferedCount: () => buffer.length,
-    // Its position moves inside tryNext() here, so it tells no listener of it.
-    on: () => stream,
+    on: (name: string, listener: (token: Document) => void) => { events.on(name, listener); return stream },
+    once: (name: string, listener: (token: Document) => void) => { events.once(name, listener); return stream },
     tryNext: async (): Promise<Document | null> => {
-      if (first) { first = false; onFirst() }
       if (failWith !== undefined) throw failWith
       if (buffer.length === 0) {
-        if (batches.length === 0) {
+        let batch: Batch
+        if (first) {
+          first = false
+          // The aggregate's round trip.
           await new Promise((resolve) => setImmediate(resolve))
-          if (endWith !== undefined) throw endWith
-        }
-        const batch = batches.shift() ?? {
-          events: [], postBatchResumeToken: last?.postBatchResumeToken ?? highWaterMark(1)
+          onFirst()
+          batch = batches.shift() ?? { events: [], postBatchResumeToken: highWaterMark(1) }
+          if (batch.events.length === 0) {
+            moved(batch.postBatchResumeToken)
+            batch = await getMore()
+          }
+        } else {
+          batch = await getMore()
         }
         last = batch
         buffer = [...batch.events]
         if (buffer.length === 0) {
-          stream.resumeToken = batch.postBatchResumeToken
+          moved(batch.postBatchResumeToken)
           return null
         }
       }
       const event = buffer.shift() as Document
-      stream.resumeToken = buffer.length === 0 ? (last as Batch).postBatchResumeToken : event._id as Document
+      moved(buffer.length === 0 ? (last as Batch).postBatchResumeToken : event._id as Document)
       return event
     },
     close: async () => { stream.closed = true }
@@ -160,13 +181,31 @@ t.test('a read that cannot catch up before its request ends says so, never "noth
   await t.rejects(reading, { name: 'TimeoutError' })
 })
 
-t.test('an empty batch at the time the read began is caught up at once', async (t) => {
+t.test('an opening batch empty at the time the read began is caught up at once, without a getMore', async (t) => {
   const answeredAt = new Timestamp({ t: 100, i: 1 })
-  const hub = hubOf((_options, session) => scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(100, 1) }],
-    () => { session.operationTime = answeredAt }), answeredAt)
+  let stream: ReturnType<typeof scriptedStream> | undefined
+  const hub = hubOf((_options, session) => {
+    stream = scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(100, 1) }],
+      () => { session.operationTime = answeredAt })
+    return stream
+  }, answeredAt)
   const gathered = await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all,
     new AbortController().signal)
   t.same(gathered.lost ? 'lost' : gathered.ids, [], 'no change, and it is current')
+  t.same(gathered.lost ? 'lost' : gathered.point.resumeToken, highWaterMark(100, 1), 'at the opening batch\'s token')
+  t.equal(stream?.getMores, 0, 'one round trip: the getMore the driver sends after it is not awaited')
+})
+
+t.test('an opening batch of one event whose token reaches the read\'s time: ' +
+  'that event is read, not passed over', async (t) => {
+  const answeredAt = new Timestamp({ t: 100, i: 1 })
+  const id = new ObjectId()
+  const opening = { events: [insert(100, id)], postBatchResumeToken: highWaterMark(100, 1) }
+  const hub = hubOf((_options, session) => scriptedStream([opening], () => { session.operationTime = answeredAt }),
+    answeredAt)
+  const gathered = await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all,
+    new AbortController().signal)
+  t.same(gathered.lost ? 'lost' : gathered.ids.map(String), [String(id)], 'the change is in the answer')
 })
 
 t.test('an event no stream can read: the shared stream moves past it, once, and says so', async (t) => {

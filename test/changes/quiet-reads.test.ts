@@ -1,15 +1,18 @@
 // Steps confirming that nothing happened after a point share a read, and never one that began
-// before they arrived (it could miss a change committed just before them).
+// before they arrived (it could miss a change committed just before them); each takes its own
+// changes from that read.
+import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { JOIN_MS, QuietReads } from '../../changes/quiet-reads.js'
-import type { Gathered, StreamPoint } from '../../changes/recent-changes.js'
+import type { Change } from '../../changes/change-events.js'
+import { JOIN_MS, QuietReads, stepAnswer, type SharedRead, type StepWants } from '../../changes/quiet-reads.js'
+import type { StreamPoint } from '../../changes/recent-changes.js'
 import { settle } from '../helpers/until.js'
 
 const pointAt = (data: string): StreamPoint => ({ resumeToken: { _data: data } })
 
 /** Reads the test answers itself: each started read waits for `answer`; each wait for JOIN_MS, for `pass`. */
 function scriptedReads () {
-  const started: Array<{ point: StreamPoint, answer: (found: Gathered) => void, fail: (error: Error) => void }> = []
+  const started: Array<{ point: StreamPoint, answer: (found: SharedRead) => void, fail: (error: Error) => void }> = []
   const waits: Array<{ ms: number, pass: () => void, signal: AbortSignal }> = []
   const wait = async (ms: number, signal: AbortSignal): Promise<void> => {
     await new Promise<void>((resolve) => {
@@ -17,13 +20,13 @@ function scriptedReads () {
       signal.addEventListener('abort', () => { resolve() }, { once: true })
     })
   }
-  const reads = new QuietReads(async (point) => await new Promise<Gathered>((resolve, reject) => {
+  const reads = new QuietReads(async (point) => await new Promise<SharedRead>((resolve, reject) => {
     started.push({ point, answer: resolve, fail: reject })
   }), wait)
   return { reads, started, waits }
 }
 
-const quiet = (point: StreamPoint): Gathered => ({ lost: false, ids: [], point, committedAt: [] })
+const quiet = (point: StreamPoint): SharedRead => ({ lost: false, point, changes: [], caughtUp: true })
 
 t.test('a burst on one point is one read; ' +
   'a step that arrives while it runs waits for the next, which is one read too', async (t) => {
@@ -37,8 +40,7 @@ t.test('a burst on one point is one read; ' +
   t.equal(started.length, 1, 'the steps that came during it do not share the running read')
   const moved = pointAt('A2')
   started[0]?.answer(quiet(moved))
-  t.same((await Promise.all(first)).map((found) => found?.point), Array(100).fill(moved),
-    'each of the first answers from its point, its token moved to where the read reached')
+  t.same((await Promise.all(first)), Array(100).fill(quiet(moved)), 'each of the first has that read')
   await settle()
   t.equal(started.length, 2, 'then one read for the 50 that came during it')
   started[1]?.answer(quiet(moved))
@@ -81,31 +83,70 @@ t.test('while a read is slow, the steps that arrive share one begun JOIN_MS afte
   t.same(await again, quiet(point))
 })
 
-t.test('a change found, any project\'s, leaves each step to read for itself; ' +
-  'an error is each step\'s; points do not share', async (t) => {
+t.test('an error is each step\'s; points do not share', async (t) => {
   const { reads, started } = scriptedReads()
   const a = reads.confirm(pointAt('A'), new AbortController().signal)
   const b = reads.confirm(pointAt('B'), new AbortController().signal)
   await settle()
   t.equal(started.length, 2, 'two points, two reads')
-  started[0]?.answer({ lost: false, ids: ['x'], point: pointAt('A3'), committedAt: [1] })
-  t.equal(await a, undefined, 'something happened: no shared answer')
+  started[0]?.answer(quiet(pointAt('A1')))
+  t.same(await a, quiet(pointAt('A1')))
   started[1]?.fail(new Error('down'))
   await t.rejects(b, { message: 'down' })
-  const lost = reads.confirm(pointAt('C'), new AbortController().signal)
-  await settle()
-  started[2]?.answer({ lost: true })
-  t.equal(await lost, undefined, 'history lost: the step reads for itself and finds it so')
-  const passed = reads.confirm({ resumeToken: { _data: 'D' }, after: 'd0', seq: 7 }, new AbortController().signal)
-  await settle()
-  started[3]?.answer({ lost: false, ids: [], point: { resumeToken: { _data: 'D1' }, after: 'd1' }, committedAt: [] })
-  t.equal(await passed, undefined, 'a change without a document moved the point: the step reads for itself')
-  const kept = reads.confirm({ resumeToken: { _data: 'E' }, after: 'e0', seq: 7 }, new AbortController().signal)
-  await settle()
-  started[4]?.answer({ lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0' }, committedAt: [] })
-  t.same(await kept, {
-    lost: false, ids: [], point: { resumeToken: { _data: 'E1' }, after: 'e0', seq: 7 }, committedAt: []
+})
+
+const [mine, theirs] = ['aa'.repeat(12), 'bb'.repeat(12)]
+let key = 0
+/** A change of a document of `project`, its token and key in order. */
+const changeOf = (project: string, id: unknown = new ObjectId()): Change => {
+  const k = `k${String(++key).padStart(4, '0')}`
+  return { token: { _data: k }, key: k, type: 'update', id, projects: [project], lost: false, committedAt: key }
+}
+const wants = (limit = 10): StepWants =>
+  ({ project: mine, limit, admit: (id) => id instanceof ObjectId, join: (at) => ({ ...at, seq: 99 }) })
+
+t.test('a step takes its own project\'s changes from the shared read, as from the recent changes', async (t) => {
+  const point: StreamPoint = { resumeToken: { _data: 'P' }, after: 'p0', seq: 7 }
+  const end: StreamPoint = { resumeToken: { _data: 'END' }, after: 'k-last' }
+  const moved = { ...point, resumeToken: { _data: 'P2' } }
+  const nothing: SharedRead = { lost: false, point: moved, changes: [], caughtUp: true }
+  t.same(stepAnswer(nothing, point, wants()), {
+    lost: false, ids: [], point: { ...point, resumeToken: { _data: 'P2' } }, committedAt: []
   }, 'nothing read: its own point, the token moved on')
+  const a = changeOf(mine)
+  const other = changeOf(theirs)
+  const b = changeOf(mine)
+  const again = changeOf(mine, a.id)
+  const odd = changeOf(mine, 'a-string-id')
+  const read: SharedRead = { lost: false, point: end, changes: [a, other, b, again, odd], caughtUp: true }
+  t.same(stepAnswer(read, point, wants()), {
+    lost: false, ids: [a.id, b.id], point: end, committedAt: [a.committedAt, b.committedAt]
+  }, 'its documents, each once, not another project\'s nor one it does not admit; at the read\'s end')
+  t.same(stepAnswer(read, point, { ...wants(), project: undefined, admit: () => true }), {
+    lost: false,
+    ids: [a.id, other.id, b.id, 'a-string-id'],
+    point: end,
+    committedAt: [a.committedAt, other.committedAt, b.committedAt, odd.committedAt]
+  }, 'every project\'s when it names none')
+  t.same(stepAnswer(read, point, wants(1)), {
+    lost: false, ids: [a.id], point: { resumeToken: a.token, after: a.key, seq: 99 }, committedAt: [a.committedAt]
+  }, 'its limit reached: it stands after the last change it took, placed among the recent changes')
+})
+
+t.test('a step reads for itself when the shared read cannot tell', async (t) => {
+  const point: StreamPoint = { resumeToken: { _data: 'P' } }
+  const end: StreamPoint = { resumeToken: { _data: 'END' } }
+  t.equal(stepAnswer({ lost: true }, point, wants()), undefined, 'the history lost: it reads, and finds it so')
+  const lost = { ...changeOf(theirs), lost: true }
+  t.equal(stepAnswer({ lost: false, point: end, changes: [lost], caughtUp: true }, point, wants()), undefined,
+    'a change that loses the history, any project\'s')
+  const other = changeOf(theirs)
+  t.equal(stepAnswer({ lost: false, point: end, changes: [other], caughtUp: false }, point, wants()), undefined,
+    'not caught up, and nothing of its own found: it cannot say "nothing"')
+  const a = changeOf(mine)
+  t.same(stepAnswer({ lost: false, point: end, changes: [other, a], caughtUp: false }, point, wants()),
+    { lost: false, ids: [a.id], point: end, committedAt: [a.committedAt] },
+    'not caught up, with changes of its own: those, up to where the read stopped')
 })
 
 t.test('a step whose time ends first leaves with its signal\'s reason; the read goes on for the others', async (t) => {

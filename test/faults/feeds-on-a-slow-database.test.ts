@@ -1,0 +1,66 @@
+// A database that is slow but answers is not an outage, for feeds too: when every reply takes
+// QUERY_TIMEOUT_MS / 2, a feed's answers are 200 (with nothing new, with a change just made,
+// after a wait, and the first listing), for a project the service remembers and for one it must
+// look up again, several requests at a time.
+import type { FastifyInstance } from 'fastify'
+import { ObjectId } from 'mongodb'
+import t from 'tap'
+import type { FeedAnswer } from '../helpers/feeds.js'
+import { requireChangeStreams } from '../helpers/feeds.js'
+import { QUERY_TIMEOUT_MS, feedFaultApp } from './fault-app.js'
+
+const feeds = await requireChangeStreams(t)
+t.setTimeout(120_000)
+
+const REPLY_MS = QUERY_TIMEOUT_MS / 2
+const PROJECTS = 6
+
+/** The project is no longer remembered: as if learnt an hour ago. */
+function forget (fastify: FastifyInstance, project: ObjectId): void {
+  fastify.projectCache.set(project.toHexString(), true, Date.now() - 3_600_000)
+}
+
+interface Answer { status: number, code?: string, ms: number, body: string }
+
+async function answer (fastify: FastifyInstance, url: string): Promise<Answer> {
+  const started = Date.now()
+  const res = await fastify.inject(url)
+  const code = res.statusCode >= 400 ? (res.json() as { code?: string }).code : undefined
+  return { status: res.statusCode, code, ms: Date.now() - started, body: res.body }
+}
+
+const outcome = (answers: Answer[]): string =>
+  answers.map((a) => `${a.status}${a.code === undefined ? '' : ` ${a.code}`} in ${a.ms} ms`).join(', ')
+
+t.test(`every reply held ${REPLY_MS} ms (QUERY_TIMEOUT_MS / 2): feed answers are 200`, feeds, async (t) => {
+  const { proxy, fastify, db, sessions } = await feedFaultApp(t)
+  const projects = Array.from({ length: PROJECTS }, () => new ObjectId())
+  await db.collection('projects').insertMany(projects.map((_id, i) => ({ _id, name: `P${i}` })))
+  await sessions.insertMany(projects.flatMap((project) => [{ project, name: 'a' }, { project, name: 'b' }]))
+  const paths = projects.map((project) => `/projects/${String(project)}/sessions/changes`)
+  const tokens = await Promise.all(paths.map(async (path) => ((await fastify.inject(path)).json() as FeedAnswer).next))
+  const since = (i: number, query = ''): string =>
+    `${paths[i] as string}?since=${encodeURIComponent(tokens[i] as string)}${query}`
+  proxy.slow(REPLY_MS)
+  t.teardown(() => { proxy.heal() })
+  const all = async (url: (i: number) => string): Promise<Answer[]> =>
+    await Promise.all(projects.map(async (_project, i) => await answer(fastify, url(i))))
+  for (const cold of [false, true]) {
+    const remembered = cold ? 'a project looked up again' : 'a remembered project'
+    if (cold) projects.forEach((project) => { forget(fastify, project) })
+    const quiet = await all((i) => since(i))
+    t.ok(quiet.every((a) => a.status === 200), `${remembered}, nothing new: ${outcome(quiet)}`)
+    if (cold) projects.forEach((project) => { forget(fastify, project) })
+    // A change of one project, just made: the others still answer "nothing", the one its change.
+    await sessions.insertOne({ project: projects[0], name: cold ? 'cold' : 'warm' })
+    const changed = await all((i) => since(i))
+    t.ok(changed.every((a) => a.status === 200), `${remembered}, a change just made: ${outcome(changed)}`)
+    t.match(JSON.parse(changed[0]?.body ?? '{}'), { events: [{ type: 'upsert' }] }, 'with the change')
+    if (cold) projects.forEach((project) => { forget(fastify, project) })
+    const waited = await all((i) => since(i, '&wait=1'))
+    t.ok(waited.every((a) => a.status === 200), `${remembered}, a wait: ${outcome(waited)}`)
+    if (cold) projects.forEach((project) => { forget(fastify, project) })
+    const listed = await all((i) => `${paths[i] as string}?limit=1`)
+    t.ok(listed.every((a) => a.status === 200), `${remembered}, the first listing: ${outcome(listed)}`)
+  }
+})
