@@ -116,32 +116,47 @@ export function availabilityCheck (
 /**
  * Why `check` says a collection's feed cannot be given, remembered: a verdict that it can for
  * `ttlMs`, one that it cannot not at all (the next request asks again, so that a collection
- * created or given its images afterwards is followed at once). Checks of one collection under
- * way are shared; each reason is said once through `warn`.
+ * created or given its images afterwards is followed at once). Once a verdict that it can has
+ * grown old, requests keep it while one check renews it beside them, on its own budget: on a
+ * slow database its commands are round trips that their budget lacks. Checks of one collection
+ * under way are shared; each reason is said once through `warn`.
  */
 export function rememberedAvailability (
-  check: AvailabilityCheck, ttlMs: number, warn: (message: string) => void
+  check: AvailabilityCheck, ttlMs: number, warn: (message: string) => void, now: () => number = Date.now
 ): AvailabilityCheck {
-  const verdicts = new Map<string, {
-    reason: string | undefined, until: number, pending?: Promise<string | undefined>
-  }>()
+  interface Verdict {
+    reason: string | undefined
+    until: number
+    pending?: Promise<string | undefined>
+    renewing?: true
+  }
+  const verdicts = new Map<string, Verdict>()
   const said = new Set<string>()
+  const decided = (collection: string, reason: string | undefined, at: number): string | undefined => {
+    verdicts.set(collection, { reason, until: reason === undefined ? at + ttlMs : 0 })
+    if (reason !== undefined && !said.has(reason)) {
+      said.add(reason)
+      warn(`change feeds of ${collection} answer 503 CHANGES_UNAVAILABLE: ${reason}; lists are unaffected`)
+    }
+    return reason
+  }
   return async (collection, scoped, budget) => {
     const known = verdicts.get(collection)
-    const now = Date.now()
-    if (known !== undefined && (known.pending !== undefined || known.until > now)) {
-      return await (known.pending ?? known.reason)
+    const at = now()
+    if (known?.pending !== undefined) return await known.pending
+    if (known !== undefined && known.until > at) return known.reason
+    if (known !== undefined && known.reason === undefined && known.until > 0) {
+      if (known.renewing === undefined) {
+        known.renewing = true
+        // A renewal that fails leaves the verdict as it was: the next request tries again.
+        check(collection, scoped).then((reason) => decided(collection, reason, now()), () => { delete known.renewing })
+      }
+      return undefined
     }
     const pending = check(collection, scoped, budget)
     verdicts.set(collection, { reason: known?.reason, until: 0, pending })
     try {
-      const reason = await pending
-      verdicts.set(collection, { reason, until: reason === undefined ? now + ttlMs : 0 })
-      if (reason !== undefined && !said.has(reason)) {
-        said.add(reason)
-        warn(`change feeds of ${collection} answer 503 CHANGES_UNAVAILABLE: ${reason}; lists are unaffected`)
-      }
-      return reason
+      return decided(collection, await pending, at)
     } catch (error) {
       verdicts.delete(collection)
       throw error

@@ -1,6 +1,7 @@
 // Whether a deployment can give change feeds, from its `hello` (no database: the replies of a
-// replica set member, a mongos and a standalone server, of 6.0 and of older releases); and the
-// check runs within the budget of the request that asks (a feed poll), not one of its own.
+// replica set member, a mongos and a standalone server, of 6.0 and of older releases); the
+// check runs within the budget of the request that asks (a feed poll), not one of its own; and
+// its verdict is remembered, renewed beside the requests once old.
 import type { Db } from 'mongodb'
 import t from 'tap'
 import {
@@ -8,8 +9,11 @@ import {
   availabilityCheck,
   deploymentReason,
   olderThanFeeds,
+  rememberedAvailability,
+  type AvailabilityCheck,
   type CheckedDatabase
 } from '../../changes/availability.js'
+import { settle } from '../helpers/until.js'
 
 const member = (maxWireVersion: number) => ({ isWritablePrimary: true, setName: 'rs0', maxWireVersion, ok: 1 })
 const mongos = (maxWireVersion: number) => ({ isWritablePrimary: true, msg: 'isdbgrid', maxWireVersion, ok: 1 })
@@ -73,4 +77,50 @@ t.test('the check runs within the caller\'s budget', async (t) => {
   t.ok(signals.length === 1 && signals[0] instanceof AbortSignal, 'hello was given the budget\'s signal')
   t.equal(await check('sessions', true), undefined)
   t.same(budgets, [request, undefined], 'without a caller (start-up), a budget of its own')
+})
+
+/** A check the test answers: each call waits for `answer` or `fail`. */
+function scriptedCheck () {
+  const calls: Array<{ budget: unknown, answer: (reason?: string) => void, fail: (error: Error) => void }> = []
+  const check: AvailabilityCheck = async (_collection, _scoped, budget) =>
+    await new Promise<string | undefined>((resolve, reject) => {
+      calls.push({ budget, answer: resolve, fail: reject })
+    })
+  return { check, calls }
+}
+
+t.test('a verdict that the feed can be given is kept; grown old, it is renewed beside the requests, ' +
+  'which do not wait for it', async (t) => {
+  const { check, calls } = scriptedCheck()
+  const warnings: string[] = []
+  let clock = 1_000_000
+  const remembered = rememberedAvailability(check, 60_000, (message) => { warnings.push(message) }, () => clock)
+  const request = { databaseDeadline: 0 }
+  const first = remembered('sessions', true, request)
+  const joining = remembered('sessions', true, { databaseDeadline: 0 })
+  await settle()
+  t.equal(calls.length, 1, 'one check for the requests that came while it ran')
+  t.equal(calls[0]?.budget, request, 'within the budget of the request that asked')
+  calls[0]?.answer(undefined)
+  t.same([await first, await joining], [undefined, undefined], 'the feed can be given')
+  clock += 59_999
+  t.equal(await remembered('sessions', true, request), undefined, 'kept while it is fresh')
+  t.equal(calls.length, 1, 'no check then')
+  clock += 1
+  t.equal(await remembered('sessions', true, request), undefined, 'grown old: answered at once with the kept verdict')
+  t.equal(await remembered('sessions', true, request), undefined)
+  t.equal(calls.length, 2, 'while one check renews it')
+  t.equal(calls[1]?.budget, undefined, 'on a budget of its own, not a request\'s')
+  calls[1]?.fail(new Error('the database is slow'))
+  await settle()
+  t.equal(await remembered('sessions', true, request), undefined, 'a renewal that failed leaves the verdict')
+  t.equal(calls.length, 3, 'and the next request has it tried again')
+  calls[2]?.answer('the collection sessions does not record change stream pre- and post-images')
+  await settle()
+  const denied = remembered('sessions', true, request)
+  await settle()
+  t.equal(calls.length, 4, 'a verdict that it cannot is asked again by the next request')
+  calls[3]?.answer('the collection sessions does not record change stream pre- and post-images')
+  t.match(await denied, /pre- and post-images/, 'which waits for it')
+  t.equal(warnings.length, 1, 'the reason said once')
 })
