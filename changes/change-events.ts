@@ -7,9 +7,13 @@ import { ObjectId, type Document } from 'mongodb'
 /**
  * The change-stream options every stream of the feed uses (MongoDB 6.0+): the images that say
  * to which project a changed or deleted document belonged (manual: "Change Streams with
- * Document Pre- and Post-Images").
+ * Document Pre- and Post-Images"); and the primary, whatever MONGODB_URI's read preference: a
+ * read is caught up against the operationTime of the member it reads, and a secondary's may stand
+ * before a change the majority had committed when the request began.
  */
-export const STREAM_OPTIONS = { fullDocument: 'whenAvailable', fullDocumentBeforeChange: 'whenAvailable' } as const
+export const STREAM_OPTIONS = {
+  fullDocument: 'whenAvailable', fullDocumentBeforeChange: 'whenAvailable', readPreference: 'primary'
+} as const
 
 /** Only what routing needs leaves the server: the images are cut to their `project`. */
 export const STREAM_PIPELINE: Document[] = [{

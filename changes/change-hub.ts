@@ -32,6 +32,9 @@ export interface HubOptions extends StreamSource {
 /** The collection's stream ended with an `invalidate` event (a drop or rename). */
 class StreamInvalidated extends Error {}
 
+/** What an opening batch is when its token was announced before any event. */
+const OPENED = Symbol('opened')
+
 /** The longest a stream's getMore waits on the server: the stream's position moves at least this often. */
 const AWAIT_MS = 1000
 /** A getMore the server has not answered this long after its wait and time limit is on a silent connection. */
@@ -124,12 +127,9 @@ export class ChangeHub {
     return this.recent.join(at)
   }
 
-  /**
-   * Calls `wake` once, at the next change that concerns `project` (any change when undefined),
-   * or when the stream restarts or loses its history; returns the function that cancels it.
-   */
-  wait (project: string | undefined, wake: () => void): () => void {
-    return this.waiters.wait(project, wake)
+  /** Waiters#wait(): `wake` once at the next change of `project`; returns the function that cancels it. */
+  wait (project: string | undefined, wake: () => void, counted = true): () => void {
+    return this.waiters.wait(project, wake, counted)
   }
 
   /** Waiters.nextWake(): the next change of `project`, `until`, the service stopping or the client leaving. */
@@ -201,14 +201,22 @@ export class ChangeHub {
       this.stream = stream
       // The opening aggregate's empty batch gives the position; the driver's first tryNext then
       // waits out a getMore (AWAIT_MS) before it returns, and the hub is ready without that wait.
-      // Only the first token announced: later ones come with events the loop has not added yet.
+      // An opening batch's last event announces a token too, as that tryNext returns it: a turn
+      // later that tryNext has settled, and the loop adds the event first (as in stream-read.ts).
+      let first: Promise<unknown> | undefined
       stream.once('resumeTokenChanged', (token) => {
-        if (!this.running && stream.bufferedCount() === 0) this.following(token as Document)
+        const opening = first
+        if (this.running || stream.bufferedCount() > 0 || opening === undefined) return
+        Promise.resolve().then(async () => await Promise.race([opening, Promise.resolve(OPENED)])).then((settled) => {
+          if (settled === OPENED && !this.running && this.stream === stream) this.following(token as Document)
+        }, () => {})
       })
       try {
         while (!this.stopped) {
+          const next = stream.tryNext()
+          first ??= next
           // No socket timeout would end it: the stream is opened anew.
-          let event = await within(stream.tryNext(), AWAIT_MS + this.options.maxTimeMS + SILENT_AFTER_MS,
+          let event = await within(next, AWAIT_MS + this.options.maxTimeMS + SILENT_AFTER_MS,
             () => new Error('the change stream\'s getMore went unanswered'))
           if (this.stopped) break
           const added: Entry[] = []

@@ -81,9 +81,10 @@ export async function changesAfter (
       const from = hub.locate(point)
       const gathered = from === undefined ? undefined : hub.gather(from, wants.project, wants.limit, wants.admit)
       if (gathered !== undefined && (gathered.lost || gathered.ids.length > 0)) resolve({ gathered })
-      else cancel = hub.wait(wants.project, look)
+      else cancel = hub.wait(wants.project, look, false)
     }
-    cancel = hub.wait(wants.project, look)
+    // Not counted among the requests asleep: this one reads meanwhile.
+    cancel = hub.wait(wants.project, look, false)
   })
   const shared = reads.confirm(point, signal)
   try {

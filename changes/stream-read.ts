@@ -19,8 +19,33 @@ export interface StreamSource {
   scoped: boolean
 }
 
-/** Every change a read looked at, of any project, and whether it caught up (quiet-reads.ts). */
+/**
+ * Every change a read looked at, of any project, and whether it caught up (quiet-reads.ts); at
+ * most RECORD_LIMIT of them, where the read stops (a document changed in a tight loop).
+ */
 export interface ReadRecord { changes: Change[], caughtUp: boolean }
+
+export const RECORD_LIMIT = 10_000
+
+/**
+ * After a batch's last event (keyed `key`), the batch's postBatchResumeToken (the driver's
+ * resumeToken then) when it reaches `target`: that is how a busy collection, whose batches are
+ * never empty, is seen to have caught up. An event's own token at the target time is not: more
+ * events may share that cluster time (a transaction's).
+ */
+function batchEndPast (stream: ChangeStream, target: bigint | undefined, key: string): Document | undefined {
+  if (stream.bufferedCount() > 0 || target === undefined) return undefined
+  const token = stream.resumeToken as Document | null | undefined
+  const reached = clusterTimeOf(token ?? undefined)
+  if (token == null || reached === undefined) return undefined
+  return reached > target || (reached === target && token._data !== key) ? token : undefined
+}
+
+/** Resolves with null once `signal` aborts. */
+const onAbort = (signal: AbortSignal): Promise<null> => new Promise((resolve) => {
+  if (signal.aborted) resolve(null)
+  signal.addEventListener('abort', () => { resolve(null) }, { once: true })
+})
 
 /** What the opening aggregate's answer is when it shows the read caught up. */
 const OPENED = Symbol('opened')
@@ -86,24 +111,24 @@ export async function readFrom (
   let caughtUp = false
   /** The cluster time every change committed before this read lies behind. */
   let target: bigint | undefined
-  const aborted = new Promise<null>((resolve) => {
-    if (signal.aborted) resolve(null)
-    signal.addEventListener('abort', () => { resolve(null) }, { once: true })
-  })
+  const aborted = onAbort(signal)
+  // The last tryNext: a read caught up at its opening leaves its getMore under way.
+  let pending: Promise<unknown> = Promise.resolve()
   let opening: Promise<typeof OPENED> | undefined = caughtUpAtOpening(stream, session, (time, token) => {
     target = time
     if (token !== undefined) at = { ...at, resumeToken: token }
   })
   try {
     while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
-      const pending = stream.tryNext()
-      let event = await Promise.race(opening === undefined ? [pending, aborted] : [pending, aborted, opening])
+      const next = stream.tryNext()
+      pending = next
+      let event = await Promise.race(opening === undefined ? [next, aborted] : [next, aborted, opening])
       opening = undefined
       if (signal.aborted) break
       if (event === OPENED) {
         // A batch's last event announces the same token, and tryNext has returned that event by
         // then: it is read as any other. Else tryNext waits on its getMore, not needed.
-        event = await Promise.race([pending, Promise.resolve(OPENED)])
+        event = await Promise.race([next, Promise.resolve(OPENED)])
         if (event === OPENED) {
           caughtUp = true
           break
@@ -123,20 +148,12 @@ export async function readFrom (
           }
         }
         at = { resumeToken: change.token, after: change.key }
-        if (ids.size >= limit) break
-        // The batch's last event: the stream stands at the batch's postBatchResumeToken (the
-        // driver's resumeToken then), which is how a busy collection, whose batches are never
-        // empty, is seen to have caught up. An event's own token at the target time is not: more
-        // events may share that cluster time (a transaction's).
-        if (stream.bufferedCount() === 0 && target !== undefined) {
-          const token = stream.resumeToken as Document | null | undefined
-          const reached = clusterTimeOf(token ?? undefined)
-          if (token != null && reached !== undefined &&
-            (reached > target || (reached === target && token._data !== change.key))) {
-            at = { ...at, resumeToken: token }
-            caughtUp = true
-            break
-          }
+        if (ids.size >= limit || (record !== undefined && record.changes.length >= RECORD_LIMIT)) break
+        const reachedAt = batchEndPast(stream, target, change.key)
+        if (reachedAt !== undefined) {
+          at = { ...at, resumeToken: reachedAt }
+          caughtUp = true
+          break
         }
         continue
       }
@@ -155,7 +172,8 @@ export async function readFrom (
   } catch (error) {
     if (ids.size === 0 || isHistoryLost(error)) throw error
   } finally {
-    stream.close().catch(() => {}).finally(() => { session.endSession().catch(() => {}) })
+    // The session ends once no command of the stream is under way (its server session is reused).
+    Promise.allSettled([stream.close(), pending]).then(async () => { await session.endSession() }).catch(() => {})
   }
   if (record !== undefined) record.caughtUp = caughtUp
   if (!caughtUp && ids.size === 0) {

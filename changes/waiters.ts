@@ -23,24 +23,34 @@ export const realClock: WaitClock = {
 
 export class Waiters {
   private readonly waiters = new Map<string, Set<Wake>>()
+  /** Of the waits, those of requests that read meanwhile (wait's `counted` false). */
+  private reading = 0
 
   constructor (private readonly clock: WaitClock = realClock) {}
 
   /**
    * Calls `wake` once, at the next change that concerns `project` (any change when undefined),
    * or when the stream restarts or loses its history; returns the function that cancels it.
+   * `counted` false: a request that reads meanwhile, not one asleep (count leaves it out).
    */
-  wait (project: string | undefined, wake: Wake): () => void {
+  wait (project: string | undefined, wake: Wake, counted = true): () => void {
     const key = project ?? '*'
     let set = this.waiters.get(key)
     if (set === undefined) {
       set = new Set()
       this.waiters.set(key, set)
     }
-    set.add(wake)
+    const call: Wake = counted
+      ? wake
+      : () => {
+          this.reading--
+          wake()
+        }
+    if (!counted) this.reading++
+    set.add(call)
     const waiting = set
     return () => {
-      waiting.delete(wake)
+      if (waiting.delete(call) && !counted) this.reading--
       if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key)
     }
   }
@@ -76,9 +86,9 @@ export class Waiters {
     })
   }
 
-  /** How many requests wait. */
+  /** How many requests wait, asleep. */
   get count (): number {
-    let count = 0
+    let count = -this.reading
     for (const set of this.waiters.values()) count += set.size
     return count
   }

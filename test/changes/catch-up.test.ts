@@ -208,6 +208,32 @@ t.test('an opening batch of one event whose token reaches the read\'s time: ' +
   t.same(gathered.lost ? 'lost' : gathered.ids.map(String), [String(id)], 'the change is in the answer')
 })
 
+t.test('a shared stream opening on one event is ready with that event among its changes', async (t) => {
+  const id = new ObjectId()
+  const opening = { events: [insert(70, id)], postBatchResumeToken: highWaterMark(70, 1) }
+  const hub = hubOf(() => scriptedStream([opening], quiet), new Timestamp({ t: 70, i: 1 }))
+  t.teardown(async () => await hub.stop())
+  await hub.ready()
+  t.equal(hub.position().seq, 1, 'its position stands after the event, not before it with a token past it')
+  const gathered = hub.gather(0, project.toHexString(), 10, all)
+  t.same(gathered.lost ? 'lost' : gathered.ids.map(String), [String(id)])
+})
+
+t.test('the streams read on the primary, whatever the read preference of MONGODB_URI', async (t) => {
+  const options: Document[] = []
+  const hub = hubOf((opened, session) => {
+    options.push(opened)
+    // The shared stream has no session of its own; a read of its own has one.
+    return scriptedStream([{ events: [], postBatchResumeToken: highWaterMark(100, 1) }],
+      () => { if (session !== undefined) session.operationTime = new Timestamp({ t: 100, i: 1 }) })
+  }, new Timestamp({ t: 100, i: 1 }))
+  t.teardown(async () => await hub.stop())
+  await hub.ready()
+  await hub.readFrom({ resumeToken: highWaterMark(80) }, project.toHexString(), 10, all, new AbortController().signal)
+  t.same(options.map((opened) => opened.readPreference), ['primary', 'primary'],
+    'the shared stream and a read of its own')
+})
+
 t.test('an event no stream can read: the shared stream moves past it, once, and says so', async (t) => {
   const unreadable: unknown[] = []
   const errors: string[] = []

@@ -45,6 +45,23 @@ t.test('a cancelled wait is not woken; wakeAll wakes the rest', async (t) => {
   t.equal(waiters.count, 0)
 })
 
+t.test('a request that reads while it listens for a change is not counted among those asleep', async (t) => {
+  const waiters = new Waiters()
+  const calls: string[] = []
+  waiters.wait('a', () => { calls.push('asleep') })
+  const cancel = waiters.wait('a', () => { calls.push('reading') }, false)
+  waiters.wait('b', () => { calls.push('reading b') }, false)
+  t.equal(waiters.count, 1, 'one asleep')
+  cancel()
+  t.equal(waiters.count, 1, 'a cancelled read leaves the count as it was')
+  waiters.wakeFor([change(['a'])])
+  t.same(calls, ['asleep'])
+  t.equal(waiters.count, 0)
+  waiters.wakeAll()
+  t.same(calls, ['asleep', 'reading b'], 'a reading request is woken as any other')
+  t.equal(waiters.count, 0, 'and the count does not go below none')
+})
+
 /** A clock that moves only when the test says: advance() fires the timers that fall due. */
 function manualClock (start = 1_000_000): WaitClock & { advance: (ms: number) => void, pending: () => number[] } {
   let now = start
