@@ -84,7 +84,8 @@ export class FeedSteps {
 
   /**
    * Reads one answer's worth from `position`: a page of the listing, or the changes after its
-   * point; within `budget`'s deadline when given, else its own.
+   * point; within `budget`'s deadline when given (a request's first step, the one that vouches
+   * for the time the request began), else its own.
    */
   async step (
     request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number,
@@ -145,7 +146,9 @@ export class FeedSteps {
       // "nothing", what it has not brought yet is read directly, so that an answer without
       // events is as current as the request.
       // Steps confirming the same point share one read, and take their changes from it (quiet-reads.ts).
-      if (from !== undefined && !gathered.lost && gathered.ids.length === 0) {
+      // Only a request's first step (the one given its budget) vouches for the time the request
+      // began: after a wait, or in a stream, that is done, and the recent changes answer.
+      if (from !== undefined && budget !== undefined && !gathered.lost && gathered.ids.length === 0) {
         const wants = { project, limit, admit, join: (at: StreamPoint) => hub.join(at) }
         gathered = await changesAfter(hub, this.quietOf(hub), gathered.point, wants, signal) ??
           await hub.readFrom(gathered.point, project, limit, admit, signal, soft)

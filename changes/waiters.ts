@@ -40,17 +40,24 @@ export class Waiters {
       set = new Set()
       this.waiters.set(key, set)
     }
+    // Counted out once, whether woken or cancelled first (a woken set leaves the map whole).
+    let reading = !counted
+    const done = (): void => {
+      if (reading) this.reading--
+      reading = false
+    }
+    if (reading) this.reading++
     const call: Wake = counted
       ? wake
       : () => {
-          this.reading--
+          done()
           wake()
         }
-    if (!counted) this.reading++
     set.add(call)
     const waiting = set
     return () => {
-      if (waiting.delete(call) && !counted) this.reading--
+      waiting.delete(call)
+      done()
       if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key)
     }
   }

@@ -60,6 +60,14 @@ t.test('a request that reads while it listens for a change is not counted among 
   waiters.wakeAll()
   t.same(calls, ['asleep', 'reading b'], 'a reading request is woken as any other')
   t.equal(waiters.count, 0, 'and the count does not go below none')
+  // Woken, then cancelled (a request cancels its wait once its read is over): counted out once.
+  for (let i = 0; i < 3; i++) {
+    const cancelAfter = waiters.wait('c', () => {}, false)
+    waiters.wakeFor([change(['c'])])
+    cancelAfter()
+  }
+  waiters.wait('c', () => {})
+  t.equal(waiters.count, 1, 'a wait woken then cancelled leaves the count right')
 })
 
 /** A clock that moves only when the test says: advance() fires the timers that fall due. */

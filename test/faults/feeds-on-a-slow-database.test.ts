@@ -64,3 +64,33 @@ t.test(`every reply held ${REPLY_MS} ms (QUERY_TIMEOUT_MS / 2): feed answers are
     t.ok(listed.every((a) => a.status === 200), `${remembered}, the first listing: ${outcome(listed)}`)
   }
 })
+
+t.test('a wait while other projects change answers at its deadline, not a read later', feeds, async (t) => {
+  const { proxy, fastify, db, sessions } = await feedFaultApp(t)
+  const [quiet, busy] = [new ObjectId(), new ObjectId()]
+  await db.collection('projects').insertMany([{ _id: quiet, name: 'Q' }, { _id: busy, name: 'B' }])
+  const path = `/projects/${String(quiet)}/sessions/changes`
+  const { next } = (await fastify.inject(path)).json() as FeedAnswer
+  proxy.slow(REPLY_MS)
+  t.teardown(() => { proxy.heal() })
+  // Another project is written to all along (straight to the database): the shared stream moves.
+  // A write every 100 ms, at most 100 of them: a pace, not a wait for an outcome.
+  const writing = { on: true }
+  const writer = (async () => {
+    for (let i = 0; writing.on && i < 100; i++) {
+      await sessions.insertOne({ project: busy, name: `b${i}` })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  })()
+  t.teardown(async () => {
+    writing.on = false
+    await writer
+  })
+  const WAIT_S = 2
+  const waited = await answer(fastify, `${path}?since=${encodeURIComponent(next)}&wait=${WAIT_S}`)
+  writing.on = false
+  t.equal(waited.status, 200)
+  t.same((JSON.parse(waited.body) as FeedAnswer).events, [], 'nothing of its own project')
+  // Its time was vouched for by its first read: the end of the wait needs no other.
+  t.ok(waited.ms < WAIT_S * 1000 + REPLY_MS, `answered in ${waited.ms} ms, less than a reply after its ${WAIT_S} s`)
+})
