@@ -20,8 +20,28 @@ export type SharedRead =
   | { lost: true }
   | { lost: false, point: StreamPoint, changes: Change[], caughtUp: boolean }
 
-/** A read of every change after a point, bounded in time. */
-export type AnyChangeAfter = (point: StreamPoint) => Promise<SharedRead>
+/**
+ * A read of every change after a point, bounded in time; `firstBatch` is told what it found by
+ * the end of its first batch with changes, when it reads on (not caught up yet).
+ */
+export type AnyChangeAfter = (point: StreamPoint, firstBatch: (read: SharedRead) => void) => Promise<SharedRead>
+
+/** What a read found by the end of its first batch: told to each step that shares the read. */
+class FirstBatch {
+  private readonly listeners: Array<(read: SharedRead) => void> = []
+  private found: SharedRead | undefined
+
+  listen (listener: (read: SharedRead) => void): void {
+    if (this.found === undefined) this.listeners.push(listener)
+    else listener(this.found)
+  }
+
+  tell (read: SharedRead): void {
+    if (this.found !== undefined) return
+    this.found = read
+    for (const listener of this.listeners.splice(0)) listener(read)
+  }
+}
 
 /** What a step wants of the changes: its project's (any when undefined), at most `limit` documents. */
 export interface StepWants {
@@ -68,14 +88,23 @@ export function stepAnswer (read: SharedRead, point: StreamPoint, wants: StepWan
 
 /**
  * The changes after `point` that the hub's recent changes have not brought yet: from the next
- * shared read after it, or from the recent changes when a change of the step's project comes
- * there first (an answer with events need not wait for the read: only one without vouches that
- * nothing was missed). Undefined when the step must read for itself (stepAnswer).
+ * shared read after it; or, when a change of the step's project comes first, from the end of
+ * that read's first batch or from the recent changes (an answer with events need not wait for
+ * the read to catch up: only one without vouches that nothing was missed). Undefined when the
+ * step must read for itself (stepAnswer).
  */
 export async function changesAfter (
   hub: ChangeHub, reads: QuietReads, point: StreamPoint, wants: StepWants, signal: AbortSignal
 ): Promise<Gathered | undefined> {
   let cancel = (): void => {}
+  let tellFirst = (_read: SharedRead): void => {}
+  // Changes of the step's own in the shared read's first batch: an answer, before the read has caught up.
+  const fromFirstBatch = new Promise<{ gathered: Gathered }>((resolve) => {
+    tellFirst = (read) => {
+      const gathered = stepAnswer(read, point, wants)
+      if (gathered !== undefined && !gathered.lost && gathered.ids.length > 0) resolve({ gathered })
+    }
+  })
   const fromHub = new Promise<{ gathered: Gathered }>((resolve) => {
     const look = (): void => {
       const from = hub.locate(point)
@@ -86,9 +115,9 @@ export async function changesAfter (
     // Not counted among the requests asleep: this one reads meanwhile.
     cancel = hub.wait(wants.project, look, false)
   })
-  const shared = reads.confirm(point, signal)
+  const shared = reads.confirm(point, signal, tellFirst)
   try {
-    const first = await Promise.race([shared, fromHub])
+    const first = await Promise.race([shared, fromHub, fromFirstBatch])
     if (!('gathered' in first)) return stepAnswer(first, point, wants)
     shared.catch(() => {})
     return first.gathered
@@ -100,7 +129,11 @@ export async function changesAfter (
 /** How long the steps that arrive during a slow read wait at most before their own shared read begins. */
 export const JOIN_MS = 100
 
-interface Queue { point: StreamPoint, running?: Promise<SharedRead>, next?: Promise<SharedRead> }
+interface Queue {
+  point: StreamPoint
+  running?: Promise<SharedRead>
+  next?: { read: Promise<SharedRead>, first: FirstBatch }
+}
 
 export class QuietReads {
   private readonly queues = new Map<string, Queue>()
@@ -110,14 +143,21 @@ export class QuietReads {
   /**
    * What the next shared read after `point` finds (stepAnswer takes a step's answer from it);
    * the read's error when it failed; `signal`'s reason when the step's time ends first.
+   * `firstBatch` hears what it found by the end of its first batch, when it reads on.
    */
-  async confirm (point: StreamPoint, signal: AbortSignal): Promise<SharedRead> {
+  async confirm (
+    point: StreamPoint, signal: AbortSignal, firstBatch?: (read: SharedRead) => void
+  ): Promise<SharedRead> {
     signal.throwIfAborted()
     const key = BSON.EJSON.stringify({ token: point.resumeToken, after: point.after ?? null }, { relaxed: false })
     const queue = this.queues.get(key) ?? { point }
     this.queues.set(key, queue)
-    queue.next ??= this.after(key, queue)
-    return await unlessAborted(queue.next, signal)
+    if (queue.next === undefined) {
+      const first = new FirstBatch()
+      queue.next = { first, read: this.after(key, queue, first) }
+    }
+    if (firstBatch !== undefined) queue.next.first.listen(firstBatch)
+    return await unlessAborted(queue.next.read, signal)
   }
 
   /** How many points have a read running or waiting (none once they have ended). */
@@ -129,10 +169,10 @@ export class QuietReads {
    * The read that follows the one running: it begins once that one has ended or JOIN_MS have
    * passed, and takes no joiner after.
    */
-  private async after (key: string, queue: Queue): Promise<SharedRead> {
+  private async after (key: string, queue: Queue, first: FirstBatch): Promise<SharedRead> {
     // Awaited even with no read running: confirm() has made this the queue's next read by then.
     await (queue.running === undefined ? undefined : atMost(queue.running.catch(() => {}), JOIN_MS, this.wait))
-    const running = this.read(queue.point)
+    const running = this.read(queue.point, (read) => { first.tell(read) })
     queue.running = running
     queue.next = undefined
     try {

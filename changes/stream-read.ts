@@ -22,8 +22,22 @@ export interface StreamSource {
 /**
  * Every change a read looked at, of any project, and whether it caught up (quiet-reads.ts); at
  * most RECORD_LIMIT of them, where the read stops (a document changed in a tight loop).
+ * `firstBatch` is told, once, what the first batch with changes held when the read goes on
+ * after it: the point after them, and the changes so far.
  */
-export interface ReadRecord { changes: Change[], caughtUp: boolean }
+export interface ReadRecord {
+  changes: Change[]
+  caughtUp: boolean
+  firstBatch?: (point: StreamPoint, changes: Change[]) => void
+}
+
+/** Tells `record.firstBatch`, once, where the read stands after its first batch with changes. */
+function tellFirstBatch (record: ReadRecord | undefined, recent: RecentChanges, at: StreamPoint): void {
+  const tell = record?.firstBatch
+  if (record === undefined || tell === undefined) return
+  record.firstBatch = undefined
+  tell(recent.join(at), [...record.changes])
+}
 
 export const RECORD_LIMIT = 10_000
 
@@ -155,6 +169,7 @@ export async function readFrom (
           caughtUp = true
           break
         }
+        if (stream.bufferedCount() === 0) tellFirstBatch(record, recent, at)
         continue
       }
       // An empty batch: the stream stands at its postBatchResumeToken, past what it read.

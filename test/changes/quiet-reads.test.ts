@@ -4,7 +4,10 @@
 import { ObjectId } from 'mongodb'
 import t from 'tap'
 import type { Change } from '../../changes/change-events.js'
-import { JOIN_MS, QuietReads, stepAnswer, type SharedRead, type StepWants } from '../../changes/quiet-reads.js'
+import type { ChangeHub } from '../../changes/change-hub.js'
+import {
+  JOIN_MS, QuietReads, changesAfter, stepAnswer, type SharedRead, type StepWants
+} from '../../changes/quiet-reads.js'
 import type { StreamPoint } from '../../changes/recent-changes.js'
 import { settle } from '../helpers/until.js'
 
@@ -95,7 +98,7 @@ t.test('an error is each step\'s; points do not share', async (t) => {
   await t.rejects(b, { message: 'down' })
 })
 
-const [mine, theirs] = ['aa'.repeat(12), 'bb'.repeat(12)]
+const [MINE, THEIRS] = ['aa'.repeat(12), 'bb'.repeat(12)]
 let key = 0
 /** A change of a document of `project`, its token and key in order. */
 const changeOf = (project: string, id: unknown = new ObjectId()): Change => {
@@ -103,7 +106,7 @@ const changeOf = (project: string, id: unknown = new ObjectId()): Change => {
   return { token: { _data: k }, key: k, type: 'update', id, projects: [project], lost: false, committedAt: key }
 }
 const wants = (limit = 10): StepWants =>
-  ({ project: mine, limit, admit: (id) => id instanceof ObjectId, join: (at) => ({ ...at, seq: 99 }) })
+  ({ project: MINE, limit, admit: (id) => id instanceof ObjectId, join: (at) => ({ ...at, seq: 99 }) })
 
 t.test('a step takes its own project\'s changes from the shared read, as from the recent changes', async (t) => {
   const point: StreamPoint = { resumeToken: { _data: 'P' }, after: 'p0', seq: 7 }
@@ -113,11 +116,11 @@ t.test('a step takes its own project\'s changes from the shared read, as from th
   t.same(stepAnswer(nothing, point, wants()), {
     lost: false, ids: [], point: { ...point, resumeToken: { _data: 'P2' } }, committedAt: []
   }, 'nothing read: its own point, the token moved on')
-  const a = changeOf(mine)
-  const other = changeOf(theirs)
-  const b = changeOf(mine)
-  const again = changeOf(mine, a.id)
-  const odd = changeOf(mine, 'a-string-id')
+  const a = changeOf(MINE)
+  const other = changeOf(THEIRS)
+  const b = changeOf(MINE)
+  const again = changeOf(MINE, a.id)
+  const odd = changeOf(MINE, 'a-string-id')
   const read: SharedRead = { lost: false, point: end, changes: [a, other, b, again, odd], caughtUp: true }
   t.same(stepAnswer(read, point, wants()), {
     lost: false, ids: [a.id, b.id], point: end, committedAt: [a.committedAt, b.committedAt]
@@ -137,13 +140,13 @@ t.test('a step reads for itself when the shared read cannot tell', async (t) => 
   const point: StreamPoint = { resumeToken: { _data: 'P' } }
   const end: StreamPoint = { resumeToken: { _data: 'END' } }
   t.equal(stepAnswer({ lost: true }, point, wants()), undefined, 'the history lost: it reads, and finds it so')
-  const lost = { ...changeOf(theirs), lost: true }
+  const lost = { ...changeOf(THEIRS), lost: true }
   t.equal(stepAnswer({ lost: false, point: end, changes: [lost], caughtUp: true }, point, wants()), undefined,
     'a change that loses the history, any project\'s')
-  const other = changeOf(theirs)
+  const other = changeOf(THEIRS)
   t.equal(stepAnswer({ lost: false, point: end, changes: [other], caughtUp: false }, point, wants()), undefined,
     'not caught up, and nothing of its own found: it cannot say "nothing"')
-  const a = changeOf(mine)
+  const a = changeOf(MINE)
   t.same(stepAnswer({ lost: false, point: end, changes: [other, a], caughtUp: false }, point, wants()),
     { lost: false, ids: [a.id], point: end, committedAt: [a.committedAt] },
     'not caught up, with changes of its own: those, up to where the read stopped')
@@ -163,4 +166,39 @@ t.test('a step whose time ends first leaves with its signal\'s reason; the read 
   await t.rejects(reads.confirm(point, AbortSignal.abort(new Error('already'))), { message: 'already' },
     'an aborted step does not wait')
   t.equal(started.length, 1, 'nor starts a read')
+})
+
+t.test('a step whose own change is in the shared read\'s first batch answers then; ' +
+  'one without waits for the read to catch up', async (t) => {
+  const point: StreamPoint = { resumeToken: { _data: 'P' }, seq: 3 }
+  // A hub whose recent changes hold nothing after the point, and bring nothing.
+  const hub = {
+    locate: () => 3,
+    gather: () => ({ lost: false, ids: [], point, committedAt: [] }),
+    wait: () => () => {}
+  } as unknown as ChangeHub
+  const mine = changeOf(MINE)
+  let tell = (_read: SharedRead): void => {}
+  let finish = (_read: SharedRead): void => {}
+  const reads = new QuietReads(async (_point, firstBatch) => {
+    tell = firstBatch
+    return await new Promise<SharedRead>((resolve) => { finish = resolve })
+  })
+  let ownDone = false
+  const own = changesAfter(hub, reads, point, wants(), new AbortController().signal)
+    .finally(() => { ownDone = true })
+  let otherDone = false
+  const other = changesAfter(hub, reads, point, { ...wants(), project: THEIRS }, new AbortController().signal)
+    .finally(() => { otherDone = true })
+  await settle()
+  const firstPoint: StreamPoint = { resumeToken: mine.token, after: mine.key }
+  tell({ lost: false, point: firstPoint, changes: [mine], caughtUp: false })
+  t.same(await own, { lost: false, ids: [mine.id], point: firstPoint, committedAt: [mine.committedAt] },
+    'its change, at the point after it, before the read has caught up')
+  t.ok(ownDone)
+  await settle()
+  t.notOk(otherDone, 'another project\'s step cannot say "nothing" yet')
+  const end: StreamPoint = { resumeToken: { _data: 'END' } }
+  finish({ lost: false, point: end, changes: [mine], caughtUp: true })
+  t.same(await other, { lost: false, ids: [], point: end, committedAt: [] }, 'it answers once the read has caught up')
 })

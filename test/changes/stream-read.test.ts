@@ -3,8 +3,8 @@
 // whether its batches come empty (a quiet collection) or never do (a busy one).
 import { ObjectId, Timestamp, type Document } from 'mongodb'
 import t from 'tap'
-import { RecentChanges, type Gathered } from '../../changes/recent-changes.js'
-import { readFrom, type StreamSource } from '../../changes/stream-read.js'
+import { RecentChanges, type Gathered, type StreamPoint } from '../../changes/recent-changes.js'
+import { readFrom, type ReadRecord, type StreamSource } from '../../changes/stream-read.js'
 
 const TARGET = 100
 /** A resume token at cluster time (100, i), `tail` naming an event; a high-water mark without. */
@@ -45,6 +45,8 @@ function scripted (
     },
     bufferedCount: () => buffer.length,
     get resumeToken () { return resumeToken },
+    // Its tokens move inside tryNext() here, so it announces none (catch-up.test.ts's streams do).
+    once: () => stream,
     close: async () => { closed = true }
   }
   const session = { operationTime: new Timestamp({ t: TARGET, i: operationTime }), endSession: async () => {} }
@@ -92,4 +94,27 @@ t.test('the quiet project\'s own change is found among the others', async (t) =>
     { events: [insertAt(2), own], postBatch: tokenAt(6) }
   ], 5)
   t.same((await read(source, quiet) as { ids: unknown[] }).ids, [(own.documentKey as Document)._id])
+})
+
+t.test('a read that goes on after a batch of changes tells, once, what that batch held', async (t) => {
+  const first = insertAt(2)
+  const { source } = scripted([
+    { events: [first], postBatch: first._id as Document },
+    { events: [insertAt(3)], postBatch: tokenAt(4) },
+    { events: [], postBatch: tokenAt(6) }
+  ], 5)
+  const told: Array<{ point: StreamPoint, changes: unknown[] }> = []
+  const record: ReadRecord = {
+    changes: [],
+    caughtUp: false,
+    firstBatch: (point, changes) => { told.push({ point, changes: changes.map((change) => change.id) }) }
+  }
+  await readFrom(source, new RecentChanges(10), { resumeToken: tokenAt(1) }, undefined, 10, () => true,
+    AbortSignal.timeout(5000), Infinity, record)
+  t.same(told, [{
+    point: { resumeToken: first._id, after: (first._id as Document)._data },
+    changes: [(first.documentKey as Document)._id]
+  }], 'after the first batch, not caught up: its change, and the point after it')
+  t.equal(record.changes.length, 2, 'the read went on')
+  t.ok(record.caughtUp, 'to the time it began at')
 })

@@ -123,7 +123,9 @@ t.test('a stream ends with a checkpoint when the service stops', feeds, async (t
  * A stream at `url` whose reader reads its head and then nothing, while 1,000 documents of 20 KB
  * (far more than the socket's buffers hold) are written; `served` is the service's side of it.
  */
-async function pausedStream (t: Test, fastify: FastifyInstance, base: URL, url: string, db: Db, project: ObjectId) {
+async function pausedStream (
+  t: Test, fastify: FastifyInstance, base: URL, url: string, db: Db, project: ObjectId, batches = 10
+) {
   let response: http.ServerResponse | undefined
   fastify.server.on('request', (_request: http.IncomingMessage, served: http.ServerResponse) => { response = served })
   const socket = net.connect(Number(base.port), '127.0.0.1')
@@ -132,7 +134,7 @@ async function pausedStream (t: Test, fastify: FastifyInstance, base: URL, url: 
   socket.write(`GET ${url} HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n\r\n`)
   socket.pause()
   const big = 'x'.repeat(20_000)
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < batches; i++) {
     await db.collection('registrations').insertMany(Array.from({ length: 100 }, () => ({ project, role: big })))
   }
   return { socket, served: () => response }
@@ -162,8 +164,9 @@ t.test('large events end a stream that holds 16 MiB for its reader, ' +
   'whose connection goes once SEND_TIMEOUT_MS has passed unread', feeds, async (t) => {
   const { fastify, db, project, copy } = await setUp(t, { SEND_TIMEOUT_MS: 1000 })
   const base = new URL(await listen(t, fastify))
-  // limit=1000: 10,000 events behind would be 200 MB of these; 1,000 of them are 20 MB.
-  const { served } = await pausedStream(t, fastify, base, copy.url('limit=1000'), db, project)
+  // limit=1000: 10,000 events behind would be 200 MB of these; 2,000 of them are 40 MB, of which
+  // the sockets' buffers (the kernel's, both ends) take a few MB: more than 16 MiB stays held.
+  const { served } = await pausedStream(t, fastify, base, copy.url('limit=1000'), db, project, 20)
   t.ok(await until(() => served()?.writableEnded === true, 30_000, 100),
     'ended by what it holds, far from 10,000 events behind')
   t.ok(await until(() => served()?.closed === true, 15_000, 100),
