@@ -96,46 +96,6 @@ t.test('a wait while other projects change answers at its deadline, not a read l
   t.ok(waited.ms < WAIT_S * 1000 + REPLY_MS, `answered in ${waited.ms} ms, less than a reply after its ${WAIT_S} s`)
 })
 
-t.test('followers polling while the collection is busy with another project: each answer 200', feeds, async (t) => {
-  const { proxy, fastify, db, sessions } = await feedFaultApp(t)
-  const projects = Array.from({ length: 4 }, () => new ObjectId())
-  const busy = new ObjectId()
-  await db.collection('projects').insertMany([...projects, busy].map((_id, i) => ({ _id, name: `W${i}` })))
-  const paths = projects.map((project) => `/projects/${String(project)}/sessions/changes`)
-  const tokens = await Promise.all(paths.map(async (path) => ((await fastify.inject(path)).json() as FeedAnswer).next))
-  proxy.slow(REPLY_MS)
-  t.teardown(() => { proxy.heal() })
-  // A write every 50 ms, at most 300 of them (a pace, not a wait): most to another project, every
-  // fifth to a follower's, so that a poll's own change is often not yet among the recent changes.
-  const writing = { on: true }
-  const writer = (async () => {
-    for (let i = 0; writing.on && i < 300; i++) {
-      const project = i % 5 === 0 ? projects[(i / 5) % projects.length] : busy
-      await sessions.insertOne({ project, name: `w${i}` })
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  })()
-  t.teardown(async () => {
-    writing.on = false
-    await writer
-  })
-  // Each follower polls 6 times, from the token of its last answer.
-  const answers = await Promise.all(paths.map(async (path, i) => {
-    const outcomes: Answer[] = []
-    let since = tokens[i] as string
-    for (let poll = 0; poll < 6; poll++) {
-      const got = await answer(fastify, `${path}?since=${encodeURIComponent(since)}`)
-      outcomes.push(got)
-      if (got.status === 200) since = (JSON.parse(got.body) as FeedAnswer).next
-    }
-    return outcomes
-  }))
-  writing.on = false
-  const all = answers.flat()
-  t.ok(all.every((a) => a.status === 200), `${all.length} polls: ${outcome(all.filter((a) => a.status !== 200))}`)
-  t.ok(all.some((a) => (JSON.parse(a.body) as FeedAnswer).events.length > 0), 'some with changes')
-})
-
 t.test('a poll whose answer holds removes reads why they left beside the documents', feeds, async (t) => {
   const { proxy, fastify, db, sessions } = await feedFaultApp(t)
   const [project, elsewhere] = [new ObjectId(), new ObjectId()]
