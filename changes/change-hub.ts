@@ -10,7 +10,7 @@ import type { ChangeStream, Document } from 'mongodb'
 import { STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, isUnreadable, readChange } from './change-events.js'
 import { tokenLayoutBroken } from './cluster-time.js'
 import { RecentChanges, type Entry, type Gathered, type StreamPoint } from './recent-changes.js'
-import { readFrom, type ReadRecord, type StreamSource } from './stream-read.js'
+import { emptyOpening, readFrom, type ReadRecord, type StreamSource } from './stream-read.js'
 import { Waiters } from './waiters.js'
 import { atMost, within } from '../lib/pause.js'
 
@@ -31,9 +31,6 @@ export interface HubOptions extends StreamSource {
 
 /** The collection's stream ended with an `invalidate` event (a drop or rename). */
 class StreamInvalidated extends Error {}
-
-/** What an opening batch is when its token was announced before any event. */
-const OPENED = Symbol('opened')
 
 /** The longest a stream's getMore waits on the server: the stream's position moves at least this often. */
 const AWAIT_MS = 1000
@@ -201,16 +198,10 @@ export class ChangeHub {
       this.stream = stream
       // The opening aggregate's empty batch gives the position; the driver's first tryNext then
       // waits out a getMore (AWAIT_MS) before it returns, and the hub is ready without that wait.
-      // An opening batch's last event announces a token too, as that tryNext returns it: a turn
-      // later that tryNext has settled, and the loop adds the event first (as in stream-read.ts).
       let first: Promise<unknown> | undefined
-      stream.once('resumeTokenChanged', (token) => {
-        const opening = first
-        if (this.running || stream.bufferedCount() > 0 || opening === undefined) return
-        Promise.resolve().then(async () => await Promise.race([opening, Promise.resolve(OPENED)])).then((settled) => {
-          if (settled === OPENED && !this.running && this.stream === stream) this.following(token as Document)
-        }, () => {})
-      })
+      emptyOpening(stream, () => first).then((token) => {
+        if (!this.running && this.stream === stream) this.following(token)
+      }, () => {})
       try {
         while (!this.stopped) {
           const next = stream.tryNext()

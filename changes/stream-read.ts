@@ -1,6 +1,6 @@
 // A change stream read of its own, from a feed token's point that the shared stream's recent
 // changes do not reach back to (change-hub.ts): short, bounded by the request, and closed with it.
-import type { ChangeStream, ClientSession, Collection, Document, MongoClient } from 'mongodb'
+import type { ChangeStream, Collection, Document, MongoClient } from 'mongodb'
 import {
   STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions, type Change
 } from './change-events.js'
@@ -61,30 +61,29 @@ const onAbort = (signal: AbortSignal): Promise<null> => new Promise((resolve) =>
   signal.addEventListener('abort', () => { resolve(null) }, { once: true })
 })
 
-/** What the opening aggregate's answer is when it shows the read caught up. */
+/** What a race with a tryNext still under way gives (emptyOpening). */
 const OPENED = Symbol('opened')
 
+/** A read's opening `aggregate` answered an empty batch at `token` (emptyOpening). */
+class Opened {
+  constructor (readonly token: Document) {}
+}
+
 /**
- * Resolves when the stream's opening `aggregate` answers an empty batch whose token reaches the
- * aggregate's own operationTime: caught up in one round trip, without the getMore the driver's
- * first tryNext sends after it. `answered` is given that time first, and the token when caught up.
+ * The token the driver announces (`resumeTokenChanged`) when a stream's opening `aggregate`
+ * answers an empty batch, before the getMore that the same tryNext goes on to send. A batch's
+ * last event is announced too, as tryNext returns it: a turn later that tryNext (`first()`, the
+ * stream's first) has settled, and nothing resolves. Used by change-hub.ts as well.
  */
-function caughtUpAtOpening (
-  stream: ChangeStream, session: ClientSession, answered: (time: bigint, token?: Document) => void
-): Promise<typeof OPENED> {
+export function emptyOpening (stream: ChangeStream, first: () => Promise<unknown> | undefined): Promise<Document> {
   return new Promise((resolve) => {
-    // The driver announces the empty batch's postBatchResumeToken (its `resumeTokenChanged`).
     stream.once('resumeTokenChanged', (announced) => {
       const token = announced as Document | null | undefined
-      if (session.operationTime === undefined || stream.bufferedCount() > 0 || token == null) return
-      const time = fromTimestamp(session.operationTime)
-      const reached = clusterTimeOf(token)
-      if (reached === undefined || reached < time) {
-        answered(time)
-        return
-      }
-      answered(time, token)
-      resolve(OPENED)
+      const opening = first()
+      if (token == null || stream.bufferedCount() > 0 || opening === undefined) return
+      Promise.resolve().then(async () => await Promise.race([opening, Promise.resolve(OPENED)])).then((settled) => {
+        if (settled === OPENED) resolve(token)
+      }, () => {})
     })
   })
 }
@@ -127,11 +126,8 @@ export async function readFrom (
   let target: bigint | undefined
   const aborted = onAbort(signal)
   // The last tryNext: a read caught up at its opening leaves its getMore under way.
-  let pending: Promise<unknown> = Promise.resolve()
-  let opening: Promise<typeof OPENED> | undefined = caughtUpAtOpening(stream, session, (time, token) => {
-    target = time
-    if (token !== undefined) at = { ...at, resumeToken: token }
-  })
+  let pending: Promise<unknown> | undefined
+  let opening: Promise<Opened> | undefined = emptyOpening(stream, () => pending).then((token) => new Opened(token))
   try {
     while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
       const next = stream.tryNext()
@@ -139,14 +135,18 @@ export async function readFrom (
       let event = await Promise.race(opening === undefined ? [next, aborted] : [next, aborted, opening])
       opening = undefined
       if (signal.aborted) break
-      if (event === OPENED) {
-        // A batch's last event announces the same token, and tryNext has returned that event by
-        // then: it is read as any other. Else tryNext waits on its getMore, not needed.
-        event = await Promise.race([next, Promise.resolve(OPENED)])
-        if (event === OPENED) {
+      if (event instanceof Opened) {
+        // The aggregate's own answer, its getMore not back yet: caught up, without waiting for
+        // that getMore, once the empty batch's token reaches the time the aggregate was answered at.
+        if (session.operationTime !== undefined) target = fromTimestamp(session.operationTime)
+        const reached = clusterTimeOf(event.token)
+        if (target !== undefined && reached !== undefined && reached >= target) {
+          at = { ...at, resumeToken: event.token }
           caughtUp = true
           break
         }
+        event = await Promise.race([next, aborted])
+        if (signal.aborted) break
       }
       if (target === undefined && session.operationTime !== undefined) target = fromTimestamp(session.operationTime)
       if (event !== null) {
