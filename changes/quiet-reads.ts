@@ -9,8 +9,8 @@
 import { BSON } from 'mongodb'
 import { atMost, pause, unlessAborted, type Wait } from '../lib/pause.js'
 import type { ChangeHub } from './change-hub.js'
-import { concerns, type Change } from './change-events.js'
-import { idText, type Gathered, type StreamPoint } from './recent-changes.js'
+import type { Change } from './change-events.js'
+import { Gathering, type Gathered, type StreamPoint } from './recent-changes.js'
 
 /**
  * What a shared read found after a point: its answer for any project, every change it looked
@@ -65,25 +65,16 @@ export function stepAnswer (read: SharedRead, point: StreamPoint, wants: StepWan
       ? { lost: false, ids: [], point: { ...point, resumeToken: read.point.resumeToken }, committedAt: [] }
       : undefined
   }
-  const ids = new Map<string, unknown>()
-  const committedAt: number[] = []
+  const gathering = new Gathering(wants.project, wants.limit, wants.admit)
   for (const change of read.changes) {
     if (change.lost) return undefined
-    if (concerns(change, wants.project)) {
-      const text = idText(change.id)
-      if (!ids.has(text) && wants.admit(change.id)) {
-        ids.set(text, change.id)
-        committedAt.push(change.committedAt)
-        // Full: the step stands after this change, before the ones it did not take.
-        if (ids.size === wants.limit) {
-          const at = wants.join({ resumeToken: change.token, after: change.key })
-          return { lost: false, ids: [...ids.values()], point: at, committedAt }
-        }
-      }
+    // Full: the step stands after this change, before the ones it did not take.
+    if (gathering.offer(change) === 'taken' && gathering.size === wants.limit) {
+      return gathering.at(wants.join({ resumeToken: change.token, after: change.key }))
     }
   }
-  if (!read.caughtUp && ids.size === 0) return undefined
-  return { lost: false, ids: [...ids.values()], point: read.point, committedAt }
+  if (!read.caughtUp && gathering.size === 0) return undefined
+  return gathering.at(read.point)
 }
 
 /**

@@ -33,6 +33,44 @@ export interface Entry extends Change { seq: number }
 export const idText = (id: unknown): string =>
   id instanceof ObjectId ? id.toHexString() : BSON.EJSON.stringify({ id }, { relaxed: false })
 
+/**
+ * The documents a gathering has found so far: each changed document of `project` (every one when
+ * undefined) that `admit` lets in, once, in the order of its first change found.
+ */
+export class Gathering {
+  private readonly found = new Map<string, unknown>()
+  private readonly committedAt: number[] = []
+
+  constructor (
+    private readonly project: string | undefined,
+    private readonly limit: number,
+    private readonly admit: (id: unknown) => boolean
+  ) {}
+
+  get size (): number {
+    return this.found.size
+  }
+
+  /**
+   * Takes the document `change` names when it is one more to send: 'full' when it would be but
+   * `limit` are found already (the gathering stands before it), 'passed' when it is not one.
+   */
+  offer (change: Change): 'taken' | 'passed' | 'full' {
+    if (!concerns(change, this.project)) return 'passed'
+    const text = idText(change.id)
+    if (this.found.has(text) || !this.admit(change.id)) return 'passed'
+    if (this.found.size === this.limit) return 'full'
+    this.found.set(text, change.id)
+    this.committedAt.push(change.committedAt)
+    return 'taken'
+  }
+
+  /** What was found, the gathering standing at `point`. */
+  at (point: StreamPoint): Gathered {
+    return { lost: false, ids: [...this.found.values()], point, committedAt: this.committedAt }
+  }
+}
+
 function newEpoch (): string {
   return randomBytes(6).toString('base64url')
 }
@@ -113,24 +151,15 @@ export class RecentChanges {
    * undefined), at most `limit` distinct ones, and the point behind the last change looked at.
    */
   gather (from: number, project: string | undefined, limit: number, admit: (id: unknown) => boolean): Gathered {
-    const ids = new Map<string, unknown>()
-    const committedAt: number[] = []
+    const gathering = new Gathering(project, limit, admit)
     let seq = from
     for (let i = from + 1 - this.firstSeq; i < this.entries.length; i++) {
       const entry = this.entries[i] as Entry
       if (entry.lost) return { lost: true }
-      if (concerns(entry, project)) {
-        const text = idText(entry.id)
-        if (!ids.has(text) && admit(entry.id)) {
-          if (ids.size === limit) break
-          ids.set(text, entry.id)
-          committedAt.push(entry.committedAt)
-        }
-      }
+      if (gathering.offer(entry) === 'full') break
       seq = entry.seq
     }
-    const point = seq === this.lastSeq ? this.position() : this.pointAt(seq)
-    return { lost: false, ids: [...ids.values()], point, committedAt }
+    return gathering.at(seq === this.lastSeq ? this.position() : this.pointAt(seq))
   }
 
   /**

@@ -2,10 +2,10 @@
 // changes do not reach back to (change-hub.ts): short, bounded by the request, and closed with it.
 import type { ChangeStream, Collection, Document, MongoClient } from 'mongodb'
 import {
-  STREAM_OPTIONS, STREAM_PIPELINE, concerns, isHistoryLost, readChange, resumeOptions, type Change
+  STREAM_OPTIONS, STREAM_PIPELINE, isHistoryLost, readChange, resumeOptions, type Change
 } from './change-events.js'
 import { clusterTimeOf, fromTimestamp } from './cluster-time.js'
-import { idText, type Gathered, type RecentChanges, type StreamPoint } from './recent-changes.js'
+import { Gathering, type Gathered, type RecentChanges, type StreamPoint } from './recent-changes.js'
 import { pause } from '../lib/pause.js'
 
 /** What a read of its own needs of the hub's options. */
@@ -117,8 +117,7 @@ export async function readFrom (
     maxTimeMS: source.maxTimeMS,
     session
   })
-  const ids = new Map<string, unknown>()
-  const committedAt: number[] = []
+  const gathering = new Gathering(project, limit, admit)
   let at: StreamPoint = point
   let scanned = 0
   let caughtUp = false
@@ -129,7 +128,7 @@ export async function readFrom (
   let pending: Promise<unknown> | undefined
   let opening: Promise<Opened> | undefined = emptyOpening(stream, () => pending).then((token) => new Opened(token))
   try {
-    while (!signal.aborted && !(ids.size > 0 && Date.now() >= softDeadline)) {
+    while (!signal.aborted && !(gathering.size > 0 && Date.now() >= softDeadline)) {
       const next = stream.tryNext()
       pending = next
       let event = await Promise.race(opening === undefined ? [next, aborted] : [next, aborted, opening])
@@ -154,15 +153,9 @@ export async function readFrom (
         const change = readChange(event as Document, source.scoped)
         record?.changes.push(change)
         if (change.lost) return { lost: true }
-        if (concerns(change, project)) {
-          const text = idText(change.id)
-          if (!ids.has(text) && admit(change.id)) {
-            ids.set(text, change.id)
-            committedAt.push(change.committedAt)
-          }
-        }
+        gathering.offer(change)
         at = { resumeToken: change.token, after: change.key }
-        if (ids.size >= limit || (record !== undefined && record.changes.length >= RECORD_LIMIT)) break
+        if (gathering.size >= limit || (record !== undefined && record.changes.length >= RECORD_LIMIT)) break
         const reachedAt = batchEndPast(stream, target, change.key)
         if (reachedAt !== undefined) {
           at = { ...at, resumeToken: reachedAt }
@@ -181,21 +174,20 @@ export async function readFrom (
         break
       }
       // Not caught up, but what was found is sent: its token passes no unreturned change.
-      if (ids.size > 0) break
+      if (gathering.size > 0) break
       await pause(CATCH_UP_POLL_MS, signal)
     }
   } catch (error) {
-    if (ids.size === 0 || isHistoryLost(error)) throw error
+    if (gathering.size === 0 || isHistoryLost(error)) throw error
   } finally {
     // The session ends once no command of the stream is under way (its server session is reused).
     Promise.allSettled([stream.close(), pending]).then(async () => { await session.endSession() }).catch(() => {})
   }
   if (record !== undefined) record.caughtUp = caughtUp
-  if (!caughtUp && ids.size === 0) {
+  if (!caughtUp && gathering.size === 0) {
     throw signal.reason ?? new DOMException('The change stream did not catch up in time', 'TimeoutError')
   }
   // No change read: the point stands where it stood (its place among the recent changes too),
   // only its resume token moved on. Else it joins the recent changes when they hold its last change.
-  if (scanned === 0) return { lost: false, ids: [], point: at, committedAt }
-  return { lost: false, ids: [...ids.values()], point: recent.join(at), committedAt }
+  return gathering.at(scanned === 0 ? at : recent.join(at))
 }
