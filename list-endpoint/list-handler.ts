@@ -124,14 +124,10 @@ export class ListHandler {
   /** Whether a project exists, remembered in the project cache. */
   async projectExists (request: FastifyRequest, projectKey: string, id: ObjectId): Promise<boolean> {
     const { fastify } = this
-    const known = fastify.projectCache.get(projectKey)
-    if (known !== undefined) return known
-    const exists = await fastify.database.bounded(
+    return await fastify.projectCache.lookup(projectKey, async () => await fastify.database.bounded(
       async (signal) => await projectExists(fastify, id, { maxTimeMS: fastify.config.QUERY_TIMEOUT_MS, signal }),
       request
-    )
-    fastify.projectCache.set(projectKey, exists)
-    return exists
+    ))
   }
 
   /**

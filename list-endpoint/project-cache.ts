@@ -5,6 +5,8 @@
 
 export class ProjectCache {
   readonly #entries = new Map<string, { exists: boolean, until: number }>()
+  /** The lookups under way: the requests that want the same project meanwhile wait for its answer. */
+  readonly #asking = new Map<string, Promise<boolean>>()
 
   constructor (readonly ttlMs: number, readonly maxEntries: number) {}
 
@@ -27,6 +29,30 @@ export class ProjectCache {
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
     this.#entries.set(id, { exists, until: now + this.ttlMs })
+  }
+
+  /**
+   * Whether the project exists: remembered, else asked with `ask` and remembered, once for all the
+   * requests that want it meanwhile (a burst on a project not remembered sends one command, not
+   * one each; the first request's deadline bounds it, and the others arrived after it). With
+   * PROJECT_CACHE_TTL_MS=0 every request asks for itself.
+   */
+  lookup (id: string, ask: () => Promise<boolean>): boolean | Promise<boolean> {
+    const known = this.get(id)
+    if (known !== undefined) return known
+    if (this.ttlMs === 0) return ask()
+    let asking = this.#asking.get(id)
+    if (asking === undefined) {
+      const asked = ask().then((exists) => {
+        this.set(id, exists)
+        return exists
+      })
+      const done = (): void => { this.#asking.delete(id) }
+      asked.then(done, done)
+      this.#asking.set(id, asked)
+      asking = asked
+    }
+    return asking
   }
 
   get size (): number { return this.#entries.size }

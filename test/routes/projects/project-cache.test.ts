@@ -3,7 +3,6 @@
 // that delay: a project created becomes listable, one deleted answers 404.
 import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { ProjectCache } from '../../../list-endpoint/project-cache.js'
 import { build } from '../../helpers/build.js'
 import { watchCommands } from '../../helpers/commands.js'
 
@@ -63,14 +62,17 @@ t.test('PROJECT_CACHE_TTL_MS=0: asked every time', async (t) => {
   }
 })
 
-t.test('the memory is bounded and forgets the oldest first, and entries expire', async (t) => {
-  const cache = new ProjectCache(1000, 3)
-  for (const id of ['a', 'b', 'c']) cache.set(id, true, 0)
-  cache.set('d', false, 0)
-  t.equal(cache.size, 3)
-  t.equal(cache.get('a', 1), undefined, 'the oldest went')
-  t.equal(cache.get('d', 1), false)
-  t.equal(cache.get('b', 999), true)
-  t.equal(cache.get('b', 1000), undefined, 'expired at the TTL')
-  t.equal(cache.size, 2, 'an expired entry is dropped when read')
+t.test('a burst on a project not remembered looks it up once', async (t) => {
+  const fastify = await build(t, { config: { PROJECT_CACHE_TTL_MS: TTL } })
+  const db = fastify.mongo.db!
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'p' })
+  await db.collection('registrations').insertOne({ project, role: 'participant' })
+  const commands = watchCommands(fastify)
+  const answers = await Promise.all(['role', 'role', 'role'].map(async (by) =>
+    await fastify.inject(`/projects/${project}/registrations/counts?by=${by}`)))
+  t.same(answers.map((res) => res.statusCode), [200, 200, 200])
+  t.same(answers.map((res) => res.json().groups[0]?.count), [1, 1, 1])
+  // Each counts request groups and counts (two aggregates); the project's find is shared.
+  t.same(commands.names().sort(), [...Array(6).fill('aggregate'), 'find'])
 })
