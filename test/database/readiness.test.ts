@@ -1,14 +1,13 @@
 // What /ready reports comes from the readiness checks' pings (database/readiness.ts): a slow
 // database that answers is ready, whatever each answer costs.
-import { EventEmitter, once } from 'node:events'
-import { mock } from 'node:test'
+import { once } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { DatabaseReadiness } from '../../database/readiness.js'
 import { start } from '../../offline-mongodb/server.js'
 import { startFaultProxy } from '../faults/fault-proxy.js'
-import { resolvesWithin, settle, until } from '../helpers/until.js'
+import { resolvesWithin, until } from '../helpers/until.js'
 
 const quiet = () => {}
 const log = {
@@ -73,29 +72,4 @@ t.test('stopped before its client closes: a ping cut short by the close is not t
   await client.close(true)
   t.equal(await pinging, false, 'the ping ended with the close')
   t.same(warnings, [], 'no warning that the database is gone')
-})
-
-t.test('a ping whose driver never ends it (a dropped signal) still fails, a tick after its limit', async (t) => {
-  mock.timers.enable({ apis: ['setTimeout'] })
-  t.teardown(() => { mock.timers.reset() })
-  // A client whose command ignores its signal and never answers.
-  const client = Object.assign(new EventEmitter(), {
-    db: () => ({ command: async () => await new Promise(() => {}) }),
-    options: { hosts: [{ host: 'db.example', port: 27017 }] }
-  }) as unknown as MongoClient
-  const warnings: string[] = []
-  const checks = new DatabaseReadiness({
-    client,
-    log: { ...log, warn: (message: string) => { warnings.push(message) } } as unknown as FastifyBaseLogger,
-    pingTimeoutMs: 1000
-  })
-  let ended = false
-  const pinging = checks.ping().finally(() => { ended = true })
-  // Not yet started, so not the first ping: its limit is pingTimeoutMs, and the tick is 500 ms.
-  mock.timers.tick(1499)
-  await settle(5)
-  t.equal(ended, false, 'still waiting within its limit and a tick')
-  mock.timers.tick(1)
-  t.equal(await pinging, false, 'then it fails')
-  t.match(warnings, [/^waiting for the database at db\.example:27017: TimeoutError/], 'and says so')
 })

@@ -92,8 +92,8 @@ t.test('a slow database that answers: 200 throughout, every answer at once', asy
     if (command === 'ping' && outcome === 'success' && seconds * 1000 >= QUERY_TIMEOUT_MS / 2) slowPings++
   })
   t.equal((await probe(fastify, 3000, (status) => status === 200)).at(-1)?.status, 200, 'ready before')
-  // Replies as slow as a request may take to be served (QUERY_TIMEOUT_MS / 2 each way of a
-  // round trip is the v3 promise); pings take that long too, and so would a /ready that waited on one.
+  // Replies as slow as the service promises to serve (QUERY_TIMEOUT_MS / 2 each, docs/operations.md);
+  // pings take that long too, and so would a /ready that waited on one.
   proxy.slow(QUERY_TIMEOUT_MS / 2)
   const pings = 3
   const from = slowPings

@@ -4,6 +4,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
+import { withoutTool } from './required-tool.js'
 
 const SCRIPT = path.join(import.meta.dirname, 'pcre2_oracle.py')
 
@@ -45,13 +46,12 @@ export function startPcre2Oracle (): Pcre2Oracle {
 }
 
 /**
- * The oracle for a test file, closed when it ends; undefined (the file skipped, with the reason) where it cannot run.
+ * The oracle for a test file, closed when it ends; undefined where it cannot run (test/helpers/required-tool.ts).
  */
 export function pcre2OracleOrSkip (t: Test, what: string): Pcre2Oracle | undefined {
   const unavailable = pcre2Unavailable()
   if (unavailable !== undefined) {
-    t.comment(`${what} skipped: ${unavailable}`)
-    t.skip(what, () => {})
+    withoutTool(t, what, unavailable)
     return undefined
   }
   const oracle = startPcre2Oracle()

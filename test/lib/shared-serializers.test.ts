@@ -27,6 +27,18 @@ t.test('what the shared serializer writes is what Fastify\'s own writes', async 
   t.same(JSON.parse(shared(value)), { code: 'QUERY_TIMEOUT', status: 503, when: '1970-01-01T00:00:00.000Z' })
 })
 
+t.test('the stock compiler\'s serializer depends on the schema alone, not on the route (what sharing assumes)',
+  async (t) => {
+    const schema = problem()
+    const value = { code: 'PROJECT_NOT_FOUND', status: 404, extra: 'left out' }
+    const stock = SerializerSelector()({}, {})
+    const written = [
+      route('/projects/:projectId/sessions', '404', schema), { ...route('/a', '503', schema), method: 'HEAD' }
+    ].map((asked) => stock(asked)(value))
+    t.equal(written[0], written[1])
+    t.equal(written[0], '{"code":"PROJECT_NOT_FOUND","status":404}')
+  })
+
 t.test('each set of shared schemas has serializers of its own', async (t) => {
   const factory = sharedSerializers()
   const schema = { $ref: 'Thing#' }

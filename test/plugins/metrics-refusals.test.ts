@@ -57,17 +57,29 @@ async function raw (request: string, to: URL = address): Promise<string> {
   })
 }
 
+const head = (line: string, headers = ''): string => `${line}\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`
+
+/** The series and the rejection code of the marker request countsOnce sends. */
+const MARKER = 'unmatched GET 404'
+const MARKER_CODE = 'NOT_FOUND'
+
 /**
  * The counts once `counted` holds (a count is taken when its answer is written: a scrape may
- * come a moment before), and a moment more, so that a count made twice would show.
+ * come a moment before), and once a request sent after that is counted too, so that a count
+ * made twice, after the answer, would show; that request's own count taken out.
  */
 async function countsOnce (counted: (counts: Counts) => boolean): Promise<Counts> {
-  await until(async () => counted(await scrape()), 2000, 20)
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  return await scrape()
+  if (!await until(async () => counted(await scrape()), 2000, 20)) throw new Error('never counted')
+  const marked = (await scrape()).requests.get(MARKER) ?? 0
+  await raw(head('GET /a/marker HTTP/1.1'))
+  let after = await scrape()
+  if (!await until(async () => ((after = await scrape()).requests.get(MARKER) ?? 0) > marked, 2000, 20)) {
+    throw new Error('the marker was never counted')
+  }
+  after.requests.set(MARKER, (after.requests.get(MARKER) ?? 0) - 1)
+  after.rejected.set(MARKER_CODE, (after.rejected.get(MARKER_CODE) ?? 0) - 1)
+  return after
 }
-
-const head = (line: string, headers = ''): string => `${line}\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`
 
 // [what, request, status, method label, problem code]
 const refusals: Array<[string, string, number, string, string]> = [

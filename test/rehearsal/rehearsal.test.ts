@@ -4,6 +4,7 @@ import { MongoClient, ObjectId } from 'mongodb'
 import t, { type Test } from 'tap'
 import { KEY_SET_COOLDOWN_MS } from '../../access-control/verify-token.js'
 import { ConfigSchema } from '../../schemas/config.js'
+import { withoutTool } from '../helpers/required-tool.js'
 import { makeKey, mint } from '../helpers/tokens.js'
 import { until } from '../helpers/until.js'
 import { burst, percentile, steadyLoad, type Answer } from './clients.js'
@@ -20,12 +21,11 @@ const RESTART_LOAD_PER_SECOND = 250
  * its connections refused and closed). When no request is started more than LOAD_LAG_MS after its
  * turn (request n is due (n + 1) / 250 s after the start), any W ms start at least 250 × (W −
  * LOAD_LAG_MS) / 1000 requests: half a delay's lag leaves every drain at least half its load. The
- * sender ticks every 5 ms; the rest of a lag is the test process waiting for a CPU (the replicas
- * compile their sources as they start, the suite's other files run beside): up to ~500 ms seen.
+ * sender ticks every 5 ms; the rest of a lag is the test process waiting for a CPU.
  */
 const LOAD_LAG_MS = SHUTDOWN_DELAY_MS / 2
 if (nginxMissing !== false) {
-  t.skip(nginxMissing, () => {})
+  withoutTool(t, 'the rehearsal', nginxMissing)
 } else {
   const topology = await startTopology(t)
   await rehearse(topology)
