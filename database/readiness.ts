@@ -179,8 +179,8 @@ export class DatabaseReadiness {
   /**
    * A request could not reach the database (a broken connection, a refusal): not ready until a
    * ping sent after this succeeds, and one is sent now. The driver does not mark a server
-   * Unknown for a connection that fails as it opens (it takes that for overload), and its
-   * heartbeat comes every 2 s; a request often learns first.
+   * Unknown for a connection that fails as it opens (it takes that for overload), and between
+   * its heartbeats (heartbeatFrequencyMS) a request often learns first.
    */
   suspect (): void {
     this.suspectedAt = this.now()

@@ -65,7 +65,7 @@ export class HmacSha256 {
 
   // hash() reads its input before it returns, so both messages are written into buffers kept for
   // the next signature; the inner digest is asked for as 'binary' (latin1) text, which hash()
-  // makes faster than a Buffer, and written back as its 32 bytes.
+  // makes at less cost than a Buffer (docs/performance.md, "Signatures from two hashes").
   private outerMessage (message: Uint8Array): Buffer {
     if (this.inner.length < BLOCK + message.length) {
       const grown = Buffer.alloc(BLOCK + 2 * message.length)
