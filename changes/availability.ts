@@ -48,8 +48,14 @@ export function deploymentReason (hello: Document, version?: string): string | u
 }
 
 /** Why the database cannot give a collection's feed, or undefined when it can. */
-export type AvailabilityCheck =
-  (collection: string, scoped: boolean, budget?: SharedBudget) => Promise<string | undefined>
+export interface AvailabilityCheck {
+  (collection: string, scoped: boolean, budget?: SharedBudget): Promise<string | undefined>
+  /**
+   * Every collection of `collections` (name → scoped) at once, on a budget of its own: the
+   * deployment's verdict, then one listCollections for them all.
+   */
+  all?: (collections: ReadonlyMap<string, boolean>) => Promise<Map<string, string | undefined>>
+}
 
 /** Why a collection cannot have a feed, from its listCollections entry (undefined: it does not exist). */
 function collectionReason (collection: string, info: Document | undefined): string | undefined {
@@ -93,24 +99,38 @@ export function availabilityCheck (
     }
     return deployment.reason
   }
-  const checkOnce = (collection: string, scoped: boolean, budget?: SharedBudget): Promise<string | undefined> =>
-    database.bounded(async (signal) => {
-      const unfit = await deploymentVerdict(signal)
-      if (unfit !== undefined || !scoped) return unfit
-      const options = { maxTimeMS: queryTimeoutMs, signal }
-      const [info] = await database.timed('listCollections', () =>
-        database.db().listCollections({ name: collection }, options).toArray())
-      return collectionReason(collection, info)
-    }, budget)
-  return async (collection, scoped, budget) => {
+  const checkMany = (
+    collections: ReadonlyMap<string, boolean>, budget?: SharedBudget
+  ): Promise<Map<string, string | undefined>> => database.bounded(async (signal) => {
+    const unfit = await deploymentVerdict(signal)
+    const names = [...collections.keys()]
+    const scoped = names.filter((name) => collections.get(name) === true)
+    if (unfit !== undefined || scoped.length === 0) return new Map(names.map((name) => [name, unfit]))
+    const options = { maxTimeMS: queryTimeoutMs, signal }
+    const filter = scoped.length === 1 ? { name: scoped[0] } : { name: { $in: scoped } }
+    const infos = await database.timed('listCollections', () =>
+      database.db().listCollections(filter, options).toArray())
+    return new Map(names.map((name) => [name, collections.get(name) === true
+      ? collectionReason(name, infos.find((info) => info.name === name))
+      : undefined]))
+  }, budget)
+  // A refusal that says what the deployment lacks is every collection's verdict.
+  const verdicts = async (
+    collections: ReadonlyMap<string, boolean>, budget?: SharedBudget
+  ): Promise<Map<string, string | undefined>> => {
     try {
-      return await checkOnce(collection, scoped, budget)
+      return await checkMany(collections, budget)
     } catch (error) {
       const reason = unavailableReason(error)
       if (reason === undefined) throw error
-      return reason
+      return new Map([...collections.keys()].map((name) => [name, reason]))
     }
   }
+  return Object.assign(
+    async (collection: string, scoped: boolean, budget?: SharedBudget) =>
+      (await verdicts(new Map([[collection, scoped]]), budget)).get(collection),
+    { all: async (collections: ReadonlyMap<string, boolean>) => await verdicts(collections) }
+  )
 }
 
 /**
@@ -140,7 +160,7 @@ export function rememberedAvailability (
     }
     return reason
   }
-  return async (collection, scoped, budget) => {
+  const remembered: AvailabilityCheck = async (collection, scoped, budget) => {
     const known = verdicts.get(collection)
     const at = now()
     if (known?.pending !== undefined) return await known.pending
@@ -162,4 +182,14 @@ export function rememberedAvailability (
       throw error
     }
   }
+  const all = check.all
+  if (all === undefined) return remembered
+  return Object.assign(remembered, {
+    all: async (collections: ReadonlyMap<string, boolean>) => {
+      const at = now()
+      const reasons = await all(collections)
+      for (const [collection, reason] of reasons) decided(collection, reason, at)
+      return reasons
+    }
+  })
 }

@@ -8,6 +8,7 @@ import type {
 } from 'mongodb'
 import { within } from '../lib/pause.js'
 import { everyMemberRefuses } from './refusal.js'
+import { StartUpWork } from './start-up-work.js'
 
 /** The pause between the end of one ping and the next. */
 export const TICK_MS = 500
@@ -61,6 +62,8 @@ export class DatabaseReadiness {
   /** Stopped for good: the client is closing. */
   private ended = false
   private readonly checkListeners: CheckListener[] = []
+  /** What /ready waits for once the first ping and the warm-up have ended. */
+  readonly startUp = new StartUpWork()
 
   constructor (private readonly options: ReadinessOptions) {
     this.client = options.client
@@ -116,6 +119,7 @@ export class DatabaseReadiness {
     if (!this.warmedUp) {
       return { ready: false, reason: 'starting: the first ping and the pool\'s first connections are under way' }
     }
+    if (!this.startUp.done) return { ready: false, reason: 'starting: the start-up checks are under way' }
     if (this.refusesConnections()) return { ready: false, reason: 'the database refuses connections' }
     const silentAfterMs = this.options.silentAfterMs ?? this.options.pingTimeoutMs
     if (this.pingSentAt !== undefined && this.now() - Math.max(this.pingSentAt, this.answeredAt) > silentAfterMs) {
@@ -153,6 +157,7 @@ export class DatabaseReadiness {
     // The pool is opened beside the first ping: both wait for the server's first heartbeat, then
     // for their connections, which the pool opens together.
     this.warming = Promise.all([this.tick(), this.warm()]).then(() => { this.warmedUp = true })
+    this.warming.then(async () => { await this.startUp.run() }).catch(() => {})
   }
 
   /** Resolves when the first check and the pool's warm-up have ended (whatever they found). */
@@ -280,10 +285,7 @@ export class DatabaseReadiness {
       'lists answer 503 until it answers')
   }
 
-  private address (): string {
-    const hosts = this.knownHosts()
-    return hosts.length === 0 ? 'unknown' : hosts.join(',')
-  }
+  private address (): string { return this.knownHosts().join(',') || 'unknown' }
 
   /**
    * Every member of the database the driver knows: the servers of its topology description

@@ -41,6 +41,7 @@ async function changesPlugin (fastify: FastifyInstance) {
   const identities = new CollectionIdentities(fastify.database, fastify.config.QUERY_TIMEOUT_MS)
   const check = availabilityCheck(fastify.database, fastify.config.QUERY_TIMEOUT_MS, AVAILABLE_TTL_MS)
   const declared = new Map<string, boolean>()
+  const unavailable = rememberedAvailability(check, AVAILABLE_TTL_MS, (message) => { fastify.log.warn(message) })
   const hubOf = (collection: string, scoped: boolean): ChangeHub => new ChangeHub({
     collection: () => fastify.database.collection(collection),
     client: () => fastify.database.db().client,
@@ -65,7 +66,7 @@ async function changesPlugin (fastify: FastifyInstance) {
     },
     admit: figures.admit,
     identities,
-    unavailable: rememberedAvailability(check, AVAILABLE_TTL_MS, (message) => { fastify.log.warn(message) }),
+    unavailable,
     get stopping () { return stopping },
     onStop: (listener) => {
       if (stopping) {
@@ -96,19 +97,13 @@ async function changesPlugin (fastify: FastifyInstance) {
     stop()
     await atMost(Promise.all([...hubs.values()].map(async (hub) => await hub.stop())), HUB_STOP_MS)
   })
-  // Start-up says once whether feeds can be given (each collection is checked again at its first feed).
-  fastify.addHook('onReady', (done) => {
-    fastify.database.readiness.started().then(async () => {
-      // One collection at a time: a command each, never a burst beside the pool's warm-up.
-      let available = true
-      for (const [collection, scoped] of declared) {
-        if (await feeds.unavailable(collection, scoped) !== undefined) available = false
-      }
-      if (available) fastify.log.info('change feeds are available')
-    }).catch(() => {
-      // The database is not reachable yet: the first feed checks.
-    })
-    done()
+  // Once the database first answers, every collection is checked in two round trips (hello, then
+  // one listCollections): /ready waits for it, so that a feed's first poll finds its verdict made.
+  fastify.database.readiness.startUp.add(async () => {
+    const reasons = await unavailable.all?.(declared)
+    if (reasons !== undefined && [...reasons.values()].every((reason) => reason === undefined)) {
+      fastify.log.info('change feeds are available')
+    }
   })
 }
 

@@ -45,7 +45,11 @@ t.test('a standalone server cannot, whatever its version', async (t) => {
  * A database whose deployment is a replica set of MongoDB 8.0 and whose collections record
  * images; it notes the budget of every bounded call and the signal each command was given.
  */
-function database (budgets: unknown[], signals: unknown[] = []): CheckedDatabase {
+function database (budgets: unknown[], signals: unknown[] = [], filters: unknown[] = []): CheckedDatabase {
+  const catalogue = [
+    { name: 'sessions', options: { changeStreamPreAndPostImages: { enabled: true } } },
+    { name: 'teams', options: {} }
+  ]
   const db = {
     // Admin#command drops `signal` (mongodb 7.8.0): a check that went through it would not be bounded.
     admin: () => { throw new Error('the check asks through Admin#command, which drops the signal') },
@@ -53,9 +57,11 @@ function database (budgets: unknown[], signals: unknown[] = []): CheckedDatabase
       signals.push(options?.signal)
       return { setName: 'rs', maxWireVersion: 25, ok: 1 }
     },
-    listCollections: () => ({
-      toArray: async () => [{ name: 'sessions', options: { changeStreamPreAndPostImages: { enabled: true } } }]
-    })
+    listCollections: (filter: { name: string | { $in: string[] } }) => {
+      filters.push(filter)
+      const names = typeof filter.name === 'string' ? [filter.name] : filter.name.$in
+      return { toArray: async () => catalogue.filter((info) => names.includes(info.name)) }
+    }
   } as unknown as Db
   return {
     db: () => db,
@@ -77,6 +83,41 @@ t.test('the check runs within the caller\'s budget', async (t) => {
   t.ok(signals.length === 1 && signals[0] instanceof AbortSignal, 'hello was given the budget\'s signal')
   t.equal(await check('sessions', true), undefined)
   t.same(budgets, [request, undefined], 'without a caller (start-up), a budget of its own')
+})
+
+t.test('every collection at once: hello, then one listCollections for the scoped ones', async (t) => {
+  const budgets: unknown[] = []
+  const signals: unknown[] = []
+  const filters: unknown[] = []
+  const check = availabilityCheck(database(budgets, signals, filters), 1000, 60_000)
+  const lists = new Map([['sessions', true], ['teams', true], ['rooms', true], ['projects', false]])
+  const reasons = await check.all?.(lists)
+  t.equal(reasons?.get('sessions'), undefined, 'a collection with its images can give its feed')
+  t.match(reasons?.get('teams'), /the collection teams does not record change stream pre- and post-images/)
+  t.match(reasons?.get('rooms'), /the collection rooms does not exist yet/)
+  t.equal(reasons?.get('projects'), undefined, 'a list of no project needs no images')
+  t.equal(signals.length, 1, 'one hello')
+  t.same(filters, [{ name: { $in: ['sessions', 'teams', 'rooms'] } }], 'one listCollections')
+  t.same(budgets, [undefined], 'on a budget of its own')
+})
+
+t.test('the verdicts of a check of every collection are remembered', async (t) => {
+  const asked: string[] = []
+  const check = Object.assign(async (collection: string) => {
+    asked.push(collection)
+    return undefined
+  }, {
+    all: async (collections: ReadonlyMap<string, boolean>) =>
+      new Map([...collections.keys()].map((name) => [name, name === 'teams' ? 'no images' : undefined]))
+  })
+  const warnings: string[] = []
+  const remembered = rememberedAvailability(check, 60_000, (message) => { warnings.push(message) })
+  await remembered.all?.(new Map([['sessions', true], ['teams', true]]))
+  t.match(warnings, [/change feeds of teams answer 503 CHANGES_UNAVAILABLE: no images/], 'a reason said at once')
+  t.equal(await remembered('sessions', true), undefined)
+  t.same(asked, [], 'a feed can be given: known without a check')
+  t.equal(await remembered('teams', true), undefined, 'one that could not is asked again at its first feed')
+  t.same(asked, ['teams'])
 })
 
 /** A check the test answers: each call waits for `answer` or `fail`. */

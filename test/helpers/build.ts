@@ -77,9 +77,10 @@ export async function build (
   await fastify.register(app, now === undefined ? { config } : { config, now })
   extend?.(fastify)
   await fastify.ready()
-  // The first ping, the pool's warm-up and the start-up indexes run in the background: done
-  // before the test, so that it starts ready and sees only its own commands.
+  // The first ping, the pool's warm-up, the start-up checks and indexes run in the background:
+  // done before the test, so that it starts ready and sees only its own commands.
   await fastify.database.readiness.started()
+  await fastify.database.readiness.startUp.ended
   await fastify.indexes.settled()
   t.teardown(async () => {
     // A database the test brought is the test's to clean (it may well be stopped by now).

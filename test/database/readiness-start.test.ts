@@ -1,5 +1,6 @@
-// A readiness ping bounded by its own limit, without a database: a driver that drops the ping's
-// signal does not keep /ready waiting. Fake timers: the unit tier is a process of its own.
+// What /ready waits for at start, without a database: a ping bounded by its own limit (a driver
+// that drops the ping's signal does not keep it waiting), and the start-up work. Fake timers:
+// the unit tier is a process of its own.
 import { EventEmitter } from 'node:events'
 import { mock } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
@@ -36,4 +37,24 @@ t.test('a ping whose driver never ends it (a dropped signal) still fails, a tick
   mock.timers.tick(1)
   t.equal(await pinging, false, 'then it fails')
   t.match(warnings, [/^waiting for the database at db\.example:27017: TimeoutError/], 'and says so')
+})
+
+t.test('start-up work keeps /ready at "starting" until it has ended, however it ends', async (t) => {
+  // A client whose pings are answered at once.
+  const client = Object.assign(new EventEmitter(), {
+    db: () => ({ command: async () => ({ ok: 1 }) }),
+    options: { hosts: [{ host: 'db.example', port: 27017 }], minPoolSize: 0 }
+  }) as unknown as MongoClient
+  const checks = new DatabaseReadiness({ client, log, pingTimeoutMs: 1000 })
+  let fail = (_error: Error): void => {}
+  checks.startUp.add(async () => await new Promise((_resolve, reject) => { fail = reject }))
+  checks.start()
+  t.teardown(() => { checks.stop() })
+  await checks.started()
+  await settle(5)
+  t.same(checks.readiness(), { ready: false, reason: 'starting: the start-up checks are under way' },
+    'the first ping answered, the work not ended')
+  fail(new Error('the database refused the check'))
+  await checks.startUp.ended
+  t.same(checks.readiness(), { ready: true }, 'ready once it has ended, though it failed')
 })
