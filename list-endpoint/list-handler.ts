@@ -3,6 +3,7 @@
 import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ObjectId, type CollationOptions, type Document } from 'mongodb'
+import { classifyDatabaseError } from '../database/classify-error.js'
 import { parseCollation } from '../database/collation.js'
 import type { ListQuery } from '../list-query/compile-list-query.js'
 import { filterIdentity } from '../list-query/filter-identity.js'
@@ -16,6 +17,7 @@ import { keptPairs, nextUrl, pageProjection, withoutExtra } from './paging.js'
 import { cursorProblem, projectNotFound } from './list-problems.js'
 import { projectExists, readPage, sortValues, type PageRead } from './read-page.js'
 import { projectionOf } from './list-schema.js'
+import { unlessAborted } from '../lib/pause.js'
 import { varyOn } from '../lib/vary.js'
 
 /** What a list reads and for whom: the parts of its definition a request needs. */
@@ -27,6 +29,10 @@ export interface ListScope {
   open: boolean
   url: string
 }
+
+/** A lookup that ran out of time: its own budget, the server's maxTimeMS, or the pool's wait. */
+const ranOutOfTime = (error: unknown): boolean =>
+  (error as Error).name === 'TimeoutError' || classifyDatabaseError(error as Error)?.code === 'QUERY_TIMEOUT'
 
 /** ANDs two filters, keeping the flat form when they name different keys. */
 function both (filter: Document, fixed: Document): Document {
@@ -121,13 +127,19 @@ export class ListHandler {
     return projectKey
   }
 
-  /** Whether a project exists, remembered in the project cache. */
+  /**
+   * Whether a project exists, remembered in the project cache; the requests that want it at
+   * once share a lookup on a budget of its own, each waiting within its own deadline.
+   */
   async projectExists (request: FastifyRequest, projectKey: string, id: ObjectId): Promise<boolean> {
     const { fastify } = this
-    return await fastify.projectCache.lookup(projectKey, async () => await fastify.database.bounded(
-      async (signal) => await projectExists(fastify, id, { maxTimeMS: fastify.config.QUERY_TIMEOUT_MS, signal }),
-      request
-    ))
+    const { bounded } = fastify.database
+    return await fastify.projectCache.exists(projectKey, {
+      ask: async () => await bounded(async (signal) =>
+        await projectExists(fastify, id, { maxTimeMS: fastify.config.QUERY_TIMEOUT_MS, signal })),
+      wait: async (lookup) => await bounded(async (signal) => await unlessAborted(lookup, signal), request),
+      askAgain: (error) => ranOutOfTime(error) && request.databaseDeadline > Date.now()
+    })
   }
 
   /**

@@ -34,8 +34,7 @@ export class ProjectCache {
   /**
    * Whether the project exists: remembered, else asked with `ask` and remembered, once for all the
    * requests that want it meanwhile (a burst on a project not remembered sends one command, not
-   * one each; the first request's deadline bounds it, and the others arrived after it). With
-   * PROJECT_CACHE_TTL_MS=0 every request asks for itself.
+   * one each). With PROJECT_CACHE_TTL_MS=0 every request asks for itself.
    */
   lookup (id: string, ask: () => Promise<boolean>): boolean | Promise<boolean> {
     const known = this.get(id)
@@ -53,6 +52,33 @@ export class ProjectCache {
       asking = asked
     }
     return asking
+  }
+
+  /**
+   * Whether the project exists, for one request: lookup() with `ask`, a lookup on a budget of its
+   * own, waited for through `wait` (within the request's deadline). When a lookup another
+   * request began failed in a way `askAgain` accepts (it ran out of time while this request has
+   * time left), this request asks again; its own lookup's failure is its answer.
+   */
+  async exists (id: string, { ask, wait, askAgain }: {
+    ask: () => Promise<boolean>
+    wait: (lookup: Promise<boolean>) => Promise<boolean>
+    askAgain: (error: unknown) => boolean
+  }): Promise<boolean> {
+    let asked = false
+    const mine = async (): Promise<boolean> => {
+      asked = true
+      return await ask()
+    }
+    for (;;) {
+      const known = this.lookup(id, mine)
+      if (typeof known === 'boolean') return known
+      try {
+        return await wait(known)
+      } catch (error) {
+        if (asked || !askAgain(error)) throw error
+      }
+    }
   }
 
   get size (): number { return this.#entries.size }

@@ -2,6 +2,7 @@
 // one lookup for the requests that want the same project at once.
 import t from 'tap'
 import { ProjectCache } from '../../list-endpoint/project-cache.js'
+import { settle } from '../helpers/until.js'
 
 t.test('the memory is bounded and forgets the oldest first, and entries expire', async (t) => {
   const cache = new ProjectCache(1000, 3)
@@ -67,4 +68,54 @@ t.test('PROJECT_CACHE_TTL_MS=0: every lookup asks for itself', async (t) => {
   t.equal(asked(), 2)
   answer(true)
   t.same(await Promise.all(both), [true, true])
+})
+
+t.test('a request that joined a lookup which ran out of time asks again; its own lookup\'s failure stands',
+  async (t) => {
+    const cache = new ProjectCache(60_000, 10)
+    const { ask, asked, answer } = pendingAsk()
+    const late = Object.assign(new Error('the lookup ran out of time'), { name: 'TimeoutError' })
+    // The first request began the lookup; it has no time left once it fails.
+    const first = cache.exists('p', { ask, wait: async (lookup) => await lookup, askAgain: () => false })
+    // The second joined it, and still has time.
+    const second = cache.exists('p', {
+      ask, wait: async (lookup) => await lookup, askAgain: (error) => (error as Error).name === 'TimeoutError'
+    })
+    t.equal(asked(), 1, 'one lookup for both')
+    answer(late)
+    await t.rejects(first, late, 'the request whose lookup it was: its failure')
+    await settle()
+    t.equal(asked(), 2, 'the one that joined asked again')
+    answer(true)
+    t.equal(await second, true)
+  })
+
+t.test('a request whose own lookup ran out of time does not ask again, whatever its time', async (t) => {
+  const cache = new ProjectCache(60_000, 10)
+  const { ask, asked, answer } = pendingAsk()
+  const late = Object.assign(new Error('the lookup ran out of time'), { name: 'TimeoutError' })
+  const only = cache.exists('p', { ask, wait: async (lookup) => await lookup, askAgain: () => true })
+  answer(late)
+  await t.rejects(only, late)
+  t.equal(asked(), 1)
+})
+
+t.test('a request waits for a shared lookup only within its own deadline', async (t) => {
+  const cache = new ProjectCache(60_000, 10)
+  const { ask, answer } = pendingAsk()
+  const first = cache.exists('p', { ask, wait: async (lookup) => await lookup, askAgain: () => false })
+  // Its deadline: the wait gives up first, and the lookup goes on for the other.
+  const deadline = new Error('this request\'s deadline')
+  let giveUp = (): void => {}
+  const second = cache.exists('p', {
+    ask,
+    wait: async (lookup) => await Promise.race([lookup, new Promise<never>((_resolve, reject) => {
+      giveUp = () => { reject(deadline) }
+    })]),
+    askAgain: () => false
+  })
+  giveUp()
+  await t.rejects(second, deadline)
+  answer(true)
+  t.equal(await first, true, 'the lookup answered the request that waited for it')
 })
