@@ -108,13 +108,20 @@ export function availabilityCheck (
     if (unfit !== undefined || scoped.length === 0) return new Map(names.map((name) => [name, unfit]))
     const options = { maxTimeMS: queryTimeoutMs, signal }
     const filter = scoped.length === 1 ? { name: scoped[0] } : { name: { $in: scoped } }
-    const infos = await database.timed('listCollections', () =>
-      database.db().listCollections(filter, options).toArray())
+    let infos: Document[]
+    try {
+      infos = await database.timed('listCollections', () => database.db().listCollections(filter, options).toArray())
+    } catch (error) {
+      // A refusal that says what is lacking (the listCollections privilege): the scoped ones' verdict.
+      const reason = unavailableReason(error)
+      if (reason === undefined) throw error
+      return new Map(names.map((name) => [name, collections.get(name) === true ? reason : undefined]))
+    }
     return new Map(names.map((name) => [name, collections.get(name) === true
       ? collectionReason(name, infos.find((info) => info.name === name))
       : undefined]))
   }, budget)
-  // A refusal that says what the deployment lacks is every collection's verdict.
+  // A refusal of hello, which says what the deployment lacks, is every collection's verdict.
   const verdicts = async (
     collections: ReadonlyMap<string, boolean>, budget?: SharedBudget
   ): Promise<Map<string, string | undefined>> => {
@@ -173,23 +180,37 @@ export function rememberedAvailability (
       }
       return undefined
     }
-    const pending = check(collection, scoped, budget)
-    verdicts.set(collection, { reason: known?.reason, until: 0, pending })
+    return await settle(collection, check(collection, scoped, budget), at)
+  }
+  /** The verdict of a check under way, decided once it ends unless another has taken its place. */
+  const settle = async (
+    collection: string, pending: Promise<string | undefined>, at: number
+  ): Promise<string | undefined> => {
+    verdicts.set(collection, { reason: verdicts.get(collection)?.reason, until: 0, pending })
+    const owns = (): boolean => verdicts.get(collection)?.pending === pending
     try {
-      return decided(collection, await pending, at)
+      const reason = await pending
+      return owns() ? decided(collection, reason, at) : reason
     } catch (error) {
-      verdicts.delete(collection)
+      if (owns()) verdicts.delete(collection)
       throw error
     }
   }
   const all = check.all
   if (all === undefined) return remembered
   return Object.assign(remembered, {
+    // The collections a request is checking already keep that check; the others are checked together.
     all: async (collections: ReadonlyMap<string, boolean>) => {
       const at = now()
-      const reasons = await all(collections)
-      for (const [collection, reason] of reasons) decided(collection, reason, at)
-      return reasons
+      const asked = new Map([...collections].filter(([name]) => verdicts.get(name)?.pending === undefined))
+      const checking = asked.size === 0 ? Promise.resolve(new Map<string, string | undefined>()) : all(asked)
+      return new Map(await Promise.all([...collections.keys()].map(async (name) => {
+        const pending = verdicts.get(name)?.pending
+        const reason = pending === undefined
+          ? settle(name, checking.then((reasons) => reasons.get(name)), at)
+          : pending
+        return [name, await reason] as const
+      })))
     }
   })
 }

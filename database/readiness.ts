@@ -150,6 +150,7 @@ export class DatabaseReadiness {
    * (its /health answers, its /ready says it is starting). That first ping may take twice as
    * long as the others: from a cold start it waits for the server's first heartbeat and for a
    * new connection's handshake as well as for its own answer, three round trips on a slow database.
+   * The start-up work follows, whatever they found.
    */
   start (): void {
     this.firstPing = true
@@ -157,7 +158,7 @@ export class DatabaseReadiness {
     // The pool is opened beside the first ping: both wait for the server's first heartbeat, then
     // for their connections, which the pool opens together.
     this.warming = Promise.all([this.tick(), this.warm()]).then(() => { this.warmedUp = true })
-    this.warming.then(async () => { await this.startUp.run() }).catch(() => {})
+    this.warming.catch(() => {}).finally(() => { this.startUp.run(2 * this.options.pingTimeoutMs, this.options.log) })
   }
 
   /** Resolves when the first check and the pool's warm-up have ended (whatever they found). */

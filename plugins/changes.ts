@@ -97,9 +97,10 @@ async function changesPlugin (fastify: FastifyInstance) {
     stop()
     await atMost(Promise.all([...hubs.values()].map(async (hub) => await hub.stop())), HUB_STOP_MS)
   })
-  // Once the database first answers, every collection is checked in two round trips (hello, then
-  // one listCollections): /ready waits for it, so that a feed's first poll finds its verdict made.
-  fastify.database.readiness.startUp.add(async () => {
+  // After the first ping and the pool's warm-up, every collection is checked in two round trips
+  // (hello, then one listCollections): /ready waits for it, so a feed's first poll finds its verdict.
+  fastify.database.readiness.startUp.add('the change feeds\' check', async () => {
+    if (declared.size === 0) return
     const reasons = await unavailable.all?.(declared)
     if (reasons !== undefined && [...reasons.values()].every((reason) => reason === undefined)) {
       fastify.log.info('change feeds are available')

@@ -120,6 +120,50 @@ t.test('the verdicts of a check of every collection are remembered', async (t) =
   t.same(asked, ['teams'])
 })
 
+t.test('a refused listCollections is the verdict of the collections that need it only', async (t) => {
+  const checked = database([])
+  const db = checked.db() as unknown as { listCollections: () => unknown }
+  db.listCollections = () => ({
+    toArray: async () => { throw Object.assign(new Error('not authorized on listing'), { code: 13 }) }
+  })
+  const check = availabilityCheck(checked, 1000, 60_000)
+  const reasons = await check.all?.(new Map([['sessions', true], ['projects', false]]))
+  t.match(reasons?.get('sessions'), /lacks the privileges change feeds need/, 'a project\'s list needs its images')
+  t.equal(reasons?.get('projects'), undefined, 'a list of no project does not: as its own check says')
+  t.equal(await check('projects', false), undefined)
+})
+
+t.test('a check of every collection leaves the ones a request is checking to it', async (t) => {
+  const { check: one, calls } = scriptedCheck()
+  const batches: Array<{ names: string[], answer: (reasons: Map<string, string | undefined>) => void }> = []
+  const check = Object.assign(one, {
+    all: async (collections: ReadonlyMap<string, boolean>) =>
+      await new Promise<Map<string, string | undefined>>((resolve) => {
+        batches.push({ names: [...collections.keys()], answer: resolve })
+      })
+  })
+  const remembered = rememberedAvailability(check, 60_000, () => {})
+  const teams = remembered('teams', true)
+  await settle()
+  const every = remembered.all?.(new Map([['sessions', true], ['teams', true]]))
+  t.same(batches.map((batch) => batch.names), [['sessions']], 'teams is left to the request\'s check')
+  const joining = remembered('sessions', true)
+  await settle()
+  t.equal(calls.length, 1, 'a request for sessions waits for the check of every collection')
+  batches[0]?.answer(new Map([['sessions', undefined]]))
+  calls[0]?.fail(new Error('the database is slow'))
+  await t.rejects(teams)
+  await t.rejects(Promise.resolve(every), 'whose answer waits for that request\'s check')
+  t.equal(await joining, undefined)
+  t.equal(await remembered('sessions', true), undefined, 'sessions is remembered')
+  t.equal(calls.length, 1, 'without a check')
+  const again = remembered('teams', true)
+  await settle()
+  t.equal(calls.length, 2, 'teams, whose check failed, is checked again')
+  calls[1]?.answer(undefined)
+  t.equal(await again, undefined)
+})
+
 /** A check the test answers: each call waits for `answer` or `fail`. */
 function scriptedCheck () {
   const calls: Array<{ budget: unknown, answer: (reason?: string) => void, fail: (error: Error) => void }> = []

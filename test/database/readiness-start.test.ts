@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { MongoClient } from 'mongodb'
 import t from 'tap'
 import { DatabaseReadiness } from '../../database/readiness.js'
+import { StartUpWork } from '../../database/start-up-work.js'
 import { settle } from '../helpers/until.js'
 
 const quiet = () => {}
@@ -47,7 +48,7 @@ t.test('start-up work keeps /ready at "starting" until it has ended, however it 
   }) as unknown as MongoClient
   const checks = new DatabaseReadiness({ client, log, pingTimeoutMs: 1000 })
   let fail = (_error: Error): void => {}
-  checks.startUp.add(async () => await new Promise((_resolve, reject) => { fail = reject }))
+  checks.startUp.add('a check', async () => await new Promise((_resolve, reject) => { fail = reject }))
   checks.start()
   t.teardown(() => { checks.stop() })
   await checks.started()
@@ -57,4 +58,23 @@ t.test('start-up work keeps /ready at "starting" until it has ended, however it 
   fail(new Error('the database refused the check'))
   await checks.startUp.ended
   t.same(checks.readiness(), { ready: true }, 'ready once it has ended, though it failed')
+})
+
+t.test('start-up work that never ends holds /ready for its limit only; a failure is logged', async (t) => {
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => { mock.timers.reset() })
+  const warnings: string[] = []
+  const warned = { ...log, warn: (message: string) => { warnings.push(message) } } as unknown as FastifyBaseLogger
+  const work = new StartUpWork()
+  work.add('a check that never ends', async () => await new Promise(() => {}))
+  work.add('a check that fails', async () => { throw new Error('refused') })
+  const running = work.run(1000, warned)
+  await settle(5)
+  t.equal(work.done, false, 'not done while a piece runs within its limit')
+  t.same(warnings, ['a check that fails at start failed: refused; it is made again when needed'])
+  mock.timers.tick(1000)
+  await running
+  t.equal(work.done, true, 'done once the limit has passed')
+  await work.run(1000, warned)
+  t.equal(warnings.length, 1, 'run once: a second call runs nothing again')
 })

@@ -152,6 +152,4 @@ t.test('started on a slow database: once /ready is 200, a feed\'s first polls ar
     return { status: res.status, code: res.body?.code as string | undefined, ms: Date.now() - started, body: '' }
   }))
   t.ok(first.every((a) => a.status === 200), `the first polls: ${outcome(first)}`)
-  t.ok(service.lines.some((line) => line.includes('change feeds are available')),
-    'the start-up check had found the feeds available')
 })
