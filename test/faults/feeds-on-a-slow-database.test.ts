@@ -132,9 +132,9 @@ t.test('started on a slow database: once /ready is 200, a feed\'s first polls ar
   await prepareFeeds(db)
   const projects = [new ObjectId(), new ObjectId()]
   await db.collection('projects').insertMany(projects.map((_id, i) => ({ _id, name: `P${i}` })))
-  for (const kind of ['sessions', 'teams']) {
-    await db.collection(kind).insertMany(projects.flatMap((project) => [{ project, name: 'a' }, { project, name: 'b' }]))
-  }
+  // Each project has documents of both kinds: a first listing that finds none reads on (docs/operations.md).
+  const documents = projects.flatMap((project) => [{ project, name: 'a' }, { project, name: 'b' }])
+  for (const kind of ['sessions', 'teams']) await db.collection(kind).insertMany(documents.map((doc) => ({ ...doc })))
   proxy.slow(REPLY_MS)
   t.teardown(() => { proxy.heal() })
   const service = await startService({
