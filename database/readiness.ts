@@ -161,9 +161,9 @@ export class DatabaseReadiness {
     this.warming.catch(() => {}).finally(() => { this.startUp.run(2 * this.options.pingTimeoutMs, this.options.log) })
   }
 
-  /** Resolves when the first check and the pool's warm-up have ended (whatever they found). */
+  /** Resolves when the first check, the pool's warm-up and then the start-up work have ended. */
   async started (): Promise<void> {
-    await this.warming
+    await this.warming?.finally(async () => { await this.startUp.ended })
   }
 
   /**

@@ -80,7 +80,6 @@ export async function build (
   // The first ping, the pool's warm-up, the start-up checks and indexes run in the background:
   // done before the test, so that it starts ready and sees only its own commands.
   await fastify.database.readiness.started()
-  await fastify.database.readiness.startUp.ended
   await fastify.indexes.settled()
   t.teardown(async () => {
     // A database the test brought is the test's to clean (it may well be stopped by now).
