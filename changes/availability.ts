@@ -205,10 +205,9 @@ export function rememberedAvailability (
       const asked = new Map([...collections].filter(([name]) => verdicts.get(name)?.pending === undefined))
       const checking = asked.size === 0 ? Promise.resolve(new Map<string, string | undefined>()) : all(asked)
       return new Map(await Promise.all([...collections.keys()].map(async (name) => {
-        const pending = verdicts.get(name)?.pending
-        const reason = pending === undefined
+        const reason = asked.has(name)
           ? settle(name, checking.then((reasons) => reasons.get(name)), at)
-          : pending
+          : verdicts.get(name)?.pending
         return [name, await reason] as const
       })))
     }

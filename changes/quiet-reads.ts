@@ -26,23 +26,6 @@ export type SharedRead =
  */
 export type AnyChangeAfter = (point: StreamPoint, firstBatch: (read: SharedRead) => void) => Promise<SharedRead>
 
-/** What a read found by the end of its first batch: told to each step that shares the read. */
-class FirstBatch {
-  private readonly listeners: Array<(read: SharedRead) => void> = []
-  private found: SharedRead | undefined
-
-  listen (listener: (read: SharedRead) => void): void {
-    if (this.found === undefined) this.listeners.push(listener)
-    else listener(this.found)
-  }
-
-  tell (read: SharedRead): void {
-    if (this.found !== undefined) return
-    this.found = read
-    for (const listener of this.listeners.splice(0)) listener(read)
-  }
-}
-
 /** What a step wants of the changes: its project's (any when undefined), at most `limit` documents. */
 export interface StepWants {
   project: string | undefined
@@ -123,7 +106,8 @@ export const JOIN_MS = 100
 interface Queue {
   point: StreamPoint
   running?: Promise<SharedRead>
-  next?: { read: Promise<SharedRead>, first: FirstBatch }
+  /** The next read, and what it found by the end of its first batch, for each step that shares it. */
+  next?: { read: Promise<SharedRead>, first: PromiseWithResolvers<SharedRead> }
 }
 
 export class QuietReads {
@@ -144,10 +128,10 @@ export class QuietReads {
     const queue = this.queues.get(key) ?? { point }
     this.queues.set(key, queue)
     if (queue.next === undefined) {
-      const first = new FirstBatch()
-      queue.next = { first, read: this.after(key, queue, first) }
+      const first = Promise.withResolvers<SharedRead>()
+      queue.next = { first, read: this.after(key, queue, first.resolve) }
     }
-    if (firstBatch !== undefined) queue.next.first.listen(firstBatch)
+    if (firstBatch !== undefined) queue.next.first.promise.then(firstBatch)
     return await unlessAborted(queue.next.read, signal)
   }
 
@@ -160,10 +144,10 @@ export class QuietReads {
    * The read that follows the one running: it begins once that one has ended or JOIN_MS have
    * passed, and takes no joiner after.
    */
-  private async after (key: string, queue: Queue, first: FirstBatch): Promise<SharedRead> {
+  private async after (key: string, queue: Queue, first: (read: SharedRead) => void): Promise<SharedRead> {
     // Awaited even with no read running: confirm() has made this the queue's next read by then.
     await (queue.running === undefined ? undefined : atMost(queue.running.catch(() => {}), JOIN_MS, this.wait))
-    const running = this.read(queue.point, (read) => { first.tell(read) })
+    const running = this.read(queue.point, first)
     queue.running = running
     queue.next = undefined
     try {

@@ -32,7 +32,7 @@ export interface ListScope {
 
 /** A lookup that ran out of time: its own budget, the server's maxTimeMS, or the pool's wait. */
 const ranOutOfTime = (error: unknown): boolean =>
-  (error as Error).name === 'TimeoutError' || classifyDatabaseError(error as Error)?.code === 'QUERY_TIMEOUT'
+  error instanceof Error && classifyDatabaseError(error)?.code === 'QUERY_TIMEOUT'
 
 /** ANDs two filters, keeping the flat form when they name different keys. */
 function both (filter: Document, fixed: Document): Document {
