@@ -90,7 +90,10 @@ t.test('npm start and npm run start:dist give node the flags the image gives it'
   // exec: the shell npm runs a script in gives way to the service,
   // which gets npm's signals (test/process/npm-start.test.ts).
   t.equal(scripts['start:dist'], ['exec', 'node', ...nodeFlags, 'dist/server.js'].join(' '))
-  t.equal(scripts.start, ['exec', 'tsx', ...nodeFlags, 'server.ts'].join(' '))
+  // tsx's loader, not its CLI: the CLI relays a signal to a child process and kills that child
+  // when it does not answer within tens of milliseconds: a busy service would end undrained.
+  t.equal(scripts.start,
+    ['FASTIFY_AUTOLOAD_TYPESCRIPT=1', 'exec', 'node', '--import', 'tsx', ...nodeFlags, 'server.ts'].join(' '))
   // One flag more in the test processes: the offline stand-in they run beside the app bounds its
   // regex tests with a V8 native that needs it (offline-mongodb/regex.ts); it only lets code
   // written with `%` calls be parsed, and the service has none (checked below).

@@ -3,6 +3,7 @@
 // signal to the shell it ran the script in; a shell that ran it as a child would not pass it on.
 // And as a person runs it: Ctrl-C in a terminal signals every process of the group at once.
 import { spawn } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import t, { type Test } from 'tap'
@@ -46,7 +47,18 @@ async function startNpm (t: Test, script: string, env: Record<string, string> = 
   t.ok(await until(() => connected() !== null, 15_000), 'the service reaches its database')
   const database = Number(connected()?.[1])
   t.ok(await listens(port) && await listens(database), 'the service and its database listen')
+  // Nothing between npm and the service that could end it without its drain: the tsx CLI would
+  // relay a signal and kill a service too busy to answer it within tens of milliseconds.
+  const { pid } = JSON.parse(service.lines.find((line) => line.includes('"pid"')) ?? '{}') as { pid?: number }
+  t.match(await parentCommand(Number(pid)), /\bnpm\b/, 'the service is npm\'s own child process')
   return { npm, service, port, database }
+}
+
+/** The command line of a process's parent, from Linux's /proc. */
+async function parentCommand (pid: number): Promise<string> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]
+  return (await readFile(`/proc/${parent}/cmdline`, 'utf8')).replaceAll('\0', ' ')
 }
 
 for (const script of ['start', 'demo:writes']) {
