@@ -3,7 +3,7 @@
 // signal to the shell it ran the script in; a shell that ran it as a child would not pass it on.
 // And as a person runs it: Ctrl-C in a terminal signals every process of the group at once.
 import { spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readFile, readdir } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import t, { type Test } from 'tap'
@@ -18,6 +18,27 @@ const listens = async (port: number): Promise<boolean> => await new Promise((res
   socket.once('connect', () => { socket.destroy(); resolve(true) })
   socket.once('error', () => { resolve(false) })
 })
+
+/** Linux's /proc view of a process: its parent's id, or undefined once it has ended (a zombie has). */
+async function parentOf (pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
+  // The command's name, in parentheses, may hold spaces: the fields after it are state, then parent.
+  const [state, parent] = stat?.slice(stat.lastIndexOf(')') + 2).split(' ') ?? []
+  return state === undefined || state === 'Z' ? undefined : Number(parent)
+}
+
+/** The processes whose parent is `pid`. */
+async function childrenOf (pid: number): Promise<number[]> {
+  const ids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number)
+  const parents = await Promise.all(ids.map(parentOf))
+  return ids.filter((_, i) => parents[i] === pid)
+}
+
+/** The service's log records, by message. */
+const logged = (lines: string[], message: RegExp): Array<{ time: number, msg: string }> => lines
+  .filter((line) => line.startsWith('{'))
+  .map((line) => JSON.parse(line) as { time: number, msg: string })
+  .filter((record) => message.test(record.msg))
 
 /** `npm run <script>` on the embedded stand-in, once the service reaches its database. */
 async function startNpm (t: Test, script: string, env: Record<string, string> = {}) {
@@ -45,37 +66,38 @@ async function startNpm (t: Test, script: string, env: Record<string, string> = 
   const connected = (): RegExpExecArray | null =>
     /database connected \(127\.0\.0\.1:(\d+)\)/.exec(service.lines.join('\n'))
   t.ok(await until(() => connected() !== null, 15_000), 'the service reaches its database')
-  const database = Number(connected()?.[1])
-  t.ok(await listens(port) && await listens(database), 'the service and its database listen')
+  t.ok(await listens(port) && await listens(Number(connected()?.[1])), 'the service and its database listen')
   // Nothing between npm and the service that could end it without its drain: the tsx CLI would
   // relay a signal and kill a service too busy to answer it within tens of milliseconds.
   const { pid } = JSON.parse(service.lines.find((line) => line.includes('"pid"')) ?? '{}') as { pid?: number }
-  t.match(await parentCommand(Number(pid)), /\bnpm\b/, 'the service is npm\'s own child process')
-  return { npm, service, port, database }
-}
-
-/** The command line of a process's parent, from Linux's /proc. */
-async function parentCommand (pid: number): Promise<string> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-  const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]
-  return (await readFile(`/proc/${parent}/cmdline`, 'utf8')).replaceAll('\0', ' ')
+  const parent = await parentOf(Number(pid))
+  t.match(await readFile(`/proc/${parent}/cmdline`, 'utf8').catch(() => ''), /\bnpm\b/,
+    'the service is npm\'s own child process')
+  const started = [Number(pid), ...await childrenOf(Number(pid))]
+  t.equal(started.length, 2, 'the service and its database process')
+  // Whether they are gone, by process: a port freed may be taken at once by another test's server.
+  const left = async (): Promise<number[]> =>
+    (await Promise.all(started.map(parentOf))).flatMap((p, i) => p === undefined ? [] : [started[i] as number])
+  return { npm, service, left }
 }
 
 for (const script of ['start', 'demo:writes']) {
   t.test(`npm run ${script}: SIGTERM to npm drains the service, which exits 0 with its database`, async (t) => {
-    const { npm, service, port, database } = await startNpm(t, script)
+    const { npm, service, left } = await startNpm(t, script)
     npm.kill('SIGTERM')
     t.ok(await resolvesWithin(service.exited, 20_000), 'npm ends')
     t.equal(await service.exited, 0, 'with the service\'s own exit code, 0')
-    t.match(service.lines.join('\n'), /SIGTERM received[\s\S]*"closed"/, 'the service drained')
-    t.notOk(await listens(port), 'nothing listens at the service\'s port')
-    t.notOk(await listens(database), 'nor at its database\'s')
+    const [received] = logged(service.lines, /^SIGTERM received/)
+    const [closed] = logged(service.lines, /^closed$/)
+    t.ok(received !== undefined && closed !== undefined && received.time <= closed.time,
+      'the service drained: it logged the signal, then "closed"')
+    t.same(await left(), [], 'neither the service nor its database is left running')
   })
 }
 
 t.test('npm start and Ctrl-C, SIGINT to its whole group as a terminal sends it: a drain, then exit 0', async (t) => {
   // npm forwards the SIGINT the service also got: the service sees it twice, its database once.
-  const { npm, service, port, database } = await startNpm(t, 'start', { SHUTDOWN_DELAY_MS: '3000' })
+  const { npm, service, left } = await startNpm(t, 'start', { SHUTDOWN_DELAY_MS: '3000' })
   const before = service.lines.length
   const since = (): string[] => service.lines.slice(before)
   process.kill(-(npm.pid as number), 'SIGINT')
@@ -86,7 +108,6 @@ t.test('npm start and Ctrl-C, SIGINT to its whole group as a terminal sends it: 
   t.equal(await service.exited, 0, 'exit code 0: the copy of the signal was let go')
   t.notOk(since().some((line) => /waiting for the database|second SIGINT|MongoTopologyClosedError/.test(line)),
     'no warning that the database is gone, no forced exit')
-  t.match(since().join('\n'), /"closed"/)
-  t.notOk(await listens(port), 'nothing listens at the service\'s port')
-  t.notOk(await listens(database), 'nor at its database\'s')
+  t.equal(logged(since(), /^closed$/).length, 1, 'it closed')
+  t.same(await left(), [], 'neither the service nor its database is left running')
 })
