@@ -84,15 +84,22 @@ export class FeedHandler {
         budget = undefined
         return this.steps.step(request, hub, where, read, from, limit, project, admit, shared)
       }
-      // A follower's first step runs beside the checks, a round trip fewer on a slow database;
-      // it is answered only once they have passed.
+      // A follower's first step runs beside the checks, a round trip fewer on a slow database, and
+      // so does a first listing when the shared stream already runs (its start is known at once)
+      // and its project is not remembered as missing; either is answered once they have passed.
       let early: { mark: number, step: Promise<FeedStep> } | undefined
-      const begin = token === undefined || stream
+      const listsAtOnce = (hub: ChangeHub): boolean =>
+        hub.isRunning && !(scoped && fastify.projectCache.get(projectKey) === false)
+      const begin = stream
         ? undefined
-        : (hub: ChangeHub) => {
+        : (hub: ChangeHub): FeedPosition | undefined => {
+            const from: FeedPosition | undefined = token?.position ??
+              (listsAtOnce(hub) ? { phase: 'listing', start: hub.position() } : undefined)
+            if (from === undefined) return undefined
             const mark = hub.mark()
-            early = { mark, step: stepsOf(hub)(token.position) }
+            early = { mark, step: stepsOf(hub)(from) }
             early.step.catch(() => {})
+            return from
           }
       const { hub, identity, position } =
         await this.checked(request, projectKey, token?.identity ?? null, token?.position, begin)
@@ -128,16 +135,16 @@ export class FeedHandler {
   /**
    * The checks before a first step, within the request's one budget: the feed can be given, the
    * project exists, the token is of this collection's history (`begin` is given the hub as soon
-   * as there is one, to run a step beside them); then the collection's shared
-   * stream and, without a token, the point the changes are followed from, taken before the
-   * listing so that nothing written during it is lost.
+   * as there is one, to run a step beside them, and returns the position that step began from);
+   * then the collection's shared stream and, without a position, the point the changes are
+   * followed from, taken before the listing so that nothing written during it is lost.
    */
   private async checked (
     request: FastifyRequest,
     projectKey: string,
     issuedIn: string | null,
-    position: FeedPosition | undefined,
-    begin?: (hub: ChangeHub) => void
+    given: FeedPosition | undefined,
+    begin?: (hub: ChangeHub) => FeedPosition | undefined
   ): Promise<{ hub: ChangeHub, identity: string | null, position: FeedPosition }> {
     const { fastify, options: { collection, scoped } } = this
     const reason = await fastify.changes.unavailable(collection, scoped, request)
@@ -148,7 +155,7 @@ export class FeedHandler {
     // serves the waits and the next answers.
     const following = hub.ready()
     following.catch(() => {})
-    begin?.(hub)
+    const position = begin?.(hub) ?? given
     const [exists, identity] = await Promise.all([
       scoped ? this.options.projectExists(request, projectKey, request.projectId as ObjectId) : true,
       fastify.database.bounded(async (signal) => await fastify.changes.identities.of(collection, signal), request)

@@ -68,6 +68,25 @@ t.test(`every reply held ${REPLY_MS} ms (QUERY_TIMEOUT_MS / 2): feed answers are
   }
 })
 
+t.test('a first listing that finds nothing: 200, its project remembered or looked up again', feeds, async (t) => {
+  const { proxy, fastify, db, sessions } = await feedFaultApp(t)
+  const [busy, ...projects] = Array.from({ length: PROJECTS + 1 }, () => new ObjectId())
+  await db.collection('projects').insertMany([busy, ...projects].map((_id, i) => ({ _id, name: `P${i}` })))
+  await sessions.insertOne({ project: busy, name: 'a' })
+  // The collection's shared stream runs (another project's feed started it); these projects have no sessions.
+  t.equal((await fastify.inject(`/projects/${String(busy)}/sessions/changes`)).statusCode, 200)
+  for (const project of projects) await fastify.inject(`/projects/${String(project)}/sessions`)
+  proxy.slow(REPLY_MS)
+  t.teardown(() => { proxy.heal() })
+  for (const cold of [false, true]) {
+    if (cold) projects.forEach((project) => { forget(fastify, project) })
+    const listed = await Promise.all(projects.map(async (project) =>
+      await answer(fastify, `/projects/${String(project)}/sessions/changes?limit=1`)))
+    t.ok(listed.every((a) => a.status === 200 && (JSON.parse(a.body) as FeedAnswer).events.length === 0),
+      `${cold ? 'a project looked up again' : 'a remembered project'}: ${outcome(listed)}`)
+  }
+})
+
 t.test('a wait while other projects change answers at its deadline, not a read later', feeds, async (t) => {
   const { proxy, fastify, db, sessions } = await feedFaultApp(t)
   const [quiet, busy] = [new ObjectId(), new ObjectId()]
