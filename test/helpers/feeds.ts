@@ -32,25 +32,32 @@ export async function feedProject (db: Db, kind: string): Promise<{ project: Obj
   return { project, path: `/projects/${String(project)}/${kind}/changes` }
 }
 
-let standalone: Promise<string | undefined> | undefined
+let helloOnce: Promise<Document> | undefined
 let reported = false
 
-/** Why the test database cannot give change streams (a standalone server), or undefined; asked once a process. */
-async function withoutChangeStreams (): Promise<string | undefined> {
-  standalone ??= (async () => {
-    const database = await testDatabase()
-    const client = await new MongoClient(database.uri, { serverSelectionTimeoutMS: 5000 }).connect()
+/** The test database's answer to `hello`, asked once a process. */
+async function testHello (): Promise<Document> {
+  helloOnce ??= (async () => {
+    const client = await new MongoClient((await testDatabase()).uri, { serverSelectionTimeoutMS: 5000 }).connect()
     try {
-      // As plugins/changes.ts tells one: no replica set name, and not a mongos.
-      const hello = await client.db('admin').command({ hello: 1 })
-      if (typeof hello.setName === 'string' || isMongos(hello)) return undefined
-      const which = database.kind === 'external' ? 'MONGODB_URI names' : 'the embedded database is'
-      return `change feed tests need a replica set or sharded cluster: ${which} a standalone server`
+      return await client.db('admin').command({ hello: 1 })
     } finally {
       await client.close()
     }
   })()
-  return await standalone
+  return await helloOnce
+}
+
+/** Whether the test database is a sharded cluster, reached through mongos. */
+export const throughMongos = async (): Promise<boolean> => isMongos(await testHello())
+
+/** Why the test database cannot give change streams (a standalone server), or undefined. */
+async function withoutChangeStreams (): Promise<string | undefined> {
+  // As plugins/changes.ts tells one: no replica set name, and not a mongos.
+  const hello = await testHello()
+  if (typeof hello.setName === 'string' || isMongos(hello)) return undefined
+  const which = (await testDatabase()).kind === 'external' ? 'MONGODB_URI names' : 'the embedded database is'
+  return `change feed tests need a replica set or sharded cluster: ${which} a standalone server`
 }
 
 /**
