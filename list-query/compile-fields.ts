@@ -1,6 +1,5 @@
-import { closest, distance } from 'fastest-levenshtein'
 import { childPointer, type Problems } from './problems.js'
-import { CUSTOM_FIELD_NAME, hasForbiddenSegment, type QuerySpec } from './query-spec.js'
+import { CUSTOM_FIELD_NAME, hasForbiddenSegment, nearest, type QuerySpec } from './query-spec.js'
 
 /**
  * `fields=name,start` → the declared top-level fields asked for (docs/query-language.md):
@@ -37,9 +36,6 @@ function fieldProblem (item: string, spec: QuerySpec): string | undefined {
     return `'${item}' reaches inside '${head}': fields names whole top-level fields` +
       `${spec.references.has(head) || head === spec.scopeField ? ' (related objects cannot be expanded)' : ''}`
   }
-  const best = item.length <= 100 ? closest(item, spec.returnable) : undefined
-  const hint = best !== undefined && distance(item, best) <= Math.max(2, Math.floor(item.length / 3))
-    ? `; did you mean '${best}'?`
-    : ''
-  return `Unknown field '${item}' in fields${hint}`
+  const best = nearest(item, spec.returnable)
+  return `Unknown field '${item}' in fields${best === undefined ? '' : `; did you mean '${best}'?`}`
 }

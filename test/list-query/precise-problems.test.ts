@@ -124,3 +124,13 @@ t.test("the docs' $elemMatch contrasts are filters the service takes (docs/query
     [{ pointer: '/tags/$gte', code: 'OPERATOR_NOT_ALLOWED' }, { pointer: '/tags/$lt', code: 'OPERATOR_NOT_ALLOWED' }],
     'a range on the array itself is refused, as the docs say')
 })
+
+t.test('fields: an unknown name is told the name it likely misspells, in other capitals first', async (t) => {
+  t.same(problems(Session, 'fields=name,strat'),
+    [{ pointer: '/1', code: 'INVALID_FIELDS', message: "Unknown field 'strat' in fields; did you mean 'start'?" }])
+  t.same(problems(Session, 'fields=NAME'),
+    [{ pointer: '/0', code: 'INVALID_FIELDS', message: "Unknown field 'NAME' in fields; did you mean 'name'?" }])
+  t.same(problems(Session, 'fields=zzzzzzzz'),
+    [{ pointer: '/0', code: 'INVALID_FIELDS', message: "Unknown field 'zzzzzzzz' in fields" }],
+    'nothing near: no guess')
+})
