@@ -207,13 +207,17 @@ function refuseWhatNodeAnswers (server: Server): void {
     const { requestId, body } = unroutedProblem(417, 'BAD_REQUEST',
       'The only expectation this server meets is Expect: 100-continue.', requestIdOf(request))
     announce(response, { server, method: request.method ?? null, status: 417, code: 'BAD_REQUEST' })
-    response.writeHead(417, {
-      'content-type': PROBLEM_CONTENT_TYPE,
-      'content-length': Buffer.byteLength(body),
-      'x-request-id': requestId,
-      connection: 'close'
-    }).end(body)
+    writeProblem(response, 417, body, { 'x-request-id': requestId, connection: 'close' })
   })
+}
+
+/** A problem+json answer written on Node's own response, where Fastify does not answer. */
+export function writeProblem (
+  response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}
+): void {
+  response.writeHead(status, {
+    'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), ...headers
+  }).end(body)
 }
 
 async function errorsPlugin (fastify: FastifyInstance) {

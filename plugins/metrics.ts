@@ -5,10 +5,10 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { MongoClient } from 'mongodb'
 import { listenError } from './config.js'
-import { REFUSALS_CHANNEL, type Refusal } from './errors.js'
+import { REFUSALS_CHANNEL, writeProblem, type Refusal } from './errors.js'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { SeriesHistogram } from '../lib/series-histogram.js'
-import { PROBLEM_CONTENT_TYPE, problem, type Problem } from '../schemas/problem.js'
+import { problem, type Problem } from '../schemas/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -163,12 +163,7 @@ function contentMetrics (fastify: FastifyInstance, registry: Registry): void {
 }
 
 function answerProblem (response: http.ServerResponse, body: Problem, allow?: string): void {
-  const text = JSON.stringify(body)
-  response.writeHead(body.status, {
-    'content-type': PROBLEM_CONTENT_TYPE,
-    'content-length': Buffer.byteLength(text),
-    ...(allow === undefined ? {} : { allow })
-  }).end(text)
+  writeProblem(response, body.status, JSON.stringify(body), allow === undefined ? {} : { allow })
 }
 
 /** The listener of GET /metrics, closed with the app. */
