@@ -2,10 +2,11 @@
 // which drains and exits 0 with its embedded database, leaving no process behind. npm hands the
 // signal to the shell it ran the script in; a shell that ran it as a child would not pass it on.
 // And as a person runs it: Ctrl-C in a terminal signals every process of the group at once.
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { readFile, readdir } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { get, listening } from '../faults/service-process.js'
 import { resolvesWithin, until } from '../helpers/until.js'
@@ -19,19 +20,27 @@ const listens = async (port: number): Promise<boolean> => await new Promise((res
   socket.once('error', () => { resolve(false) })
 })
 
-/** Linux's /proc view of a process: its parent's id, or undefined once it has ended (a zombie has). */
-async function parentOf (pid: number): Promise<number | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
-  // The command's name, in parentheses, may hold spaces: the fields after it are state, then parent.
-  const [state, parent] = stat?.slice(stat.lastIndexOf(')') + 2).split(' ') ?? []
-  return state === undefined || state === 'Z' ? undefined : Number(parent)
-}
+interface Running { pid: number, parent: number, command: string }
 
-/** The processes whose parent is `pid`. */
-async function childrenOf (pid: number): Promise<number[]> {
-  const ids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number)
-  const parents = await Promise.all(ids.map(parentOf))
-  return ids.filter((_, i) => parents[i] === pid)
+/** The processes running (zombies are not): from Linux's /proc, elsewhere from `ps`. */
+async function running (): Promise<Running[]> {
+  if (process.platform !== 'linux') {
+    const { stdout } = await promisify(execFile)('ps', ['-A', '-o', 'pid=,ppid=,stat=,command='])
+    return stdout.split('\n').flatMap((line) => {
+      const [, pid, parent, state, command] = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line) ?? []
+      return state === undefined || state.startsWith('Z') ? [] : [{ pid: Number(pid), parent: Number(parent), command }]
+    })
+  }
+  const ids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name))
+  return (await Promise.all(ids.map(async (id): Promise<Running[]> => {
+    const [stat, command] = await Promise.all(['stat', 'cmdline'].map(async (file) =>
+      await readFile(`/proc/${id}/${file}`, 'utf8').catch(() => '')))
+    // The command's name, in parentheses, may hold spaces: the fields after it are state, then parent.
+    const [state, parent] = (stat ?? '').slice((stat ?? '').lastIndexOf(')') + 2).split(' ')
+    return state === undefined || state === '' || state === 'Z'
+      ? []
+      : [{ pid: Number(id), parent: Number(parent), command: (command ?? '').replaceAll('\0', ' ') }]
+  }))).flat()
 }
 
 /** The service's log records, by message. */
@@ -70,14 +79,16 @@ async function startNpm (t: Test, script: string, env: Record<string, string> = 
   // Nothing between npm and the service that could end it without its drain: the tsx CLI would
   // relay a signal and kill a service too busy to answer it within tens of milliseconds.
   const { pid } = JSON.parse(service.lines.find((line) => line.includes('"pid"')) ?? '{}') as { pid?: number }
-  const parent = await parentOf(Number(pid))
-  t.match(await readFile(`/proc/${parent}/cmdline`, 'utf8').catch(() => ''), /\bnpm\b/,
-    'the service is npm\'s own child process')
-  const started = [Number(pid), ...await childrenOf(Number(pid))]
+  const now = await running()
+  const parent = now.find((row) => row.pid === pid)?.parent
+  t.match(now.find((row) => row.pid === parent)?.command, /\bnpm\b/, 'the service is npm\'s own child process')
+  const started = [Number(pid), ...now.filter((row) => row.parent === pid).map((row) => row.pid)]
   t.equal(started.length, 2, 'the service and its database process')
   // Whether they are gone, by process: a port freed may be taken at once by another test's server.
-  const left = async (): Promise<number[]> =>
-    (await Promise.all(started.map(parentOf))).flatMap((p, i) => p === undefined ? [] : [started[i] as number])
+  const left = async (): Promise<number[]> => {
+    const still = new Set((await running()).map((row) => row.pid))
+    return started.filter((id) => still.has(id))
+  }
   return { npm, service, left }
 }
 
