@@ -12,7 +12,6 @@ import { keptPairs, nextUrl, pageProjection } from '../list-endpoint/paging.js'
 import { unlessAborted } from '../lib/pause.js'
 import { varyOn } from '../lib/vary.js'
 import type { ChangeHub } from './change-hub.js'
-import type { StreamPoint } from './recent-changes.js'
 import { FEED_SORT, decodeToken, encodeToken, type FeedPosition } from './feed-token.js'
 import { expired, feedError, unavailable } from './feed-problems.js'
 import { FeedSteps, type FeedStep } from './feed-steps.js'
@@ -79,14 +78,18 @@ export class FeedHandler {
       const project = scoped ? projectKey : undefined
       // The first step shares the request's budget with the checks; one after a wait, or in a stream, has its own.
       let budget: FastifyRequest | undefined = request
-      const stepsOf = (hub: ChangeHub) => (from: FeedPosition): Promise<FeedStep> => {
+      const stepsOf = (hub: ChangeHub) => (from: FeedPosition, passed?: Promise<unknown>): Promise<FeedStep> => {
         const shared = budget
         budget = undefined
-        return this.steps.step(request, hub, where, read, from, limit, project, admit, shared)
+        return this.steps.step(request, hub, where, read, from, limit, project, admit, shared, passed)
       }
       // A follower's first step runs beside the checks, a round trip fewer on a slow database, and
-      // so does a first listing when the shared stream already runs (its start is known at once)
-      // and its project is not remembered as missing; either is answered once they have passed.
+      // so does a first listing's page when the shared stream already runs (its start is known at
+      // once) and its project is not remembered as missing: what a listing reads after its page
+      // waits for the checks, so that a request refused costs its page alone. Either is answered
+      // once they have passed.
+      const checks = Promise.withResolvers<void>()
+      checks.promise.catch(() => {})
       let early: { mark: number, step: Promise<FeedStep> } | undefined
       const listsAtOnce = (hub: ChangeHub): boolean =>
         hub.isRunning && !(scoped && fastify.projectCache.get(projectKey) === false)
@@ -97,12 +100,13 @@ export class FeedHandler {
               (listsAtOnce(hub) ? { phase: 'listing', start: hub.position() } : undefined)
             if (from === undefined) return undefined
             const mark = hub.mark()
-            early = { mark, step: stepsOf(hub)(from) }
+            early = { mark, step: stepsOf(hub)(from, checks.promise) }
             early.step.catch(() => {})
             return from
           }
-      const { hub, identity, position } =
-        await this.checked(request, projectKey, token?.identity ?? null, token?.position, begin)
+      const { hub, identity, position } = await this.checked(request, projectKey, token?.identity ?? null,
+        token?.position, begin).catch((error: unknown) => { checks.reject(error); throw error })
+      checks.resolve()
       const next = stepsOf(hub)
       const encode = (at: FeedPosition): string => encodeToken(fastify.cursors, fastify.textSeal, binding, at, identity)
       const delivered = (step: FeedStep): void => {
@@ -115,7 +119,9 @@ export class FeedHandler {
       }
       const mark = early?.mark ?? hub.mark()
       let answer = await (early?.step ?? next(position))
-      if (answer.events.length === 0 && wait > 0) {
+      // A listing page with nothing to send (its documents' ids are no ObjectIds) is not the end
+      // of the listing: its next page is asked for at once.
+      if (answer.events.length === 0 && wait > 0 && answer.position.phase === 'following') {
         // N seconds from the request's arrival, not from the end of its first read; on the clock
         // the wait is kept by (Date.now), which a slewed wall clock sets apart from reply.elapsedTime's.
         answer = await this.waitForChanges(reply, hub, project, answer, request.arrivedAt + wait * 1000, next, mark)
@@ -151,8 +157,8 @@ export class FeedHandler {
     if (reason !== undefined) throw unavailable(reason)
     const hub = fastify.changes.hub(collection, scoped)
     // The shared stream starts beside the checks (one round trip fewer before a first listing);
-    // a request with `since` does not wait for it: it reads on its own meanwhile, and the stream
-    // serves the waits and the next answers.
+    // a request whose step began early does not wait for it: that step reads on its own
+    // meanwhile, and the stream serves the waits and the next answers.
     const following = hub.ready()
     following.catch(() => {})
     const position = begin?.(hub) ?? given
@@ -193,7 +199,8 @@ export class FeedHandler {
     const leave = (): void => { state.gone = true }
     reply.raw.once('close', leave)
     while (current.events.length === 0 && !changes.stopping && !state.gone && Date.now() < deadline) {
-      const point = (current.position as { point: StreamPoint }).point
+      if (current.position.phase !== 'following') break
+      const { point } = current.position
       if (!hub.movedSince(point, project, readSince)) {
         await hub.nextWake(project, deadline, changes.onStop, reply.raw)
         // The wait ran out and the stream, following from the point, brought nothing after it:

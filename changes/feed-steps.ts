@@ -88,11 +88,12 @@ export class FeedSteps {
   /**
    * Reads one answer's worth from `position`: a page of the listing, or the changes after its
    * point; within `budget`'s deadline when given (a request's first step, the one that vouches
-   * for the time the request began), else its own.
+   * for the time the request began), else its own. A listing reads on after its page only once
+   * `passed` has (the request's checks, when the page was read beside them).
    */
   async step (
     request: FastifyRequest, hub: ChangeHub, where: Document, read: Document, position: FeedPosition, limit: number,
-    project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest
+    project: string | undefined, admit: (id: unknown) => boolean, budget?: FastifyRequest, passed?: Promise<unknown>
   ): Promise<FeedStep> {
     return await this.fastify.database.bounded(async (signal) => {
       if (position.phase === 'listing') {
@@ -119,6 +120,7 @@ export class FeedSteps {
         if (events.length > 0) {
           return { events, position: { phase: 'following', point: position.start }, synced: true, committedAt: [] }
         }
+        await passed
         return await this.follow(request, hub, where, read, position.start, limit, project, admit, signal, budget)
       }
       return await this.follow(request, hub, where, read, position.point, limit, project, admit, signal, budget)

@@ -32,3 +32,23 @@ t.test('a document whose _id is no ObjectId has no event: the list leaves that _
   t.equal(listed.length, 4, 'the list has all four')
   t.equal(listed.filter((text) => !text.includes('"_id"')).length, 2, 'the odd ones without _id')
 })
+
+t.test('a listing page of odd ids alone, with more to come: no events, and a wait is not waited', feeds, async (t) => {
+  const fastify = await build(t, { config: { CURSOR_SECRET: 'a-feed-test-secret-of-32-bytes-at-least' } })
+  const db = fastify.mongo.db as Db
+  await prepareFeeds(db)
+  const project = new ObjectId()
+  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  // Strings sort before ObjectIds: the first page holds the odd document alone.
+  await db.collection('sessions').insertMany([
+    { _id: 'a-string-id' as unknown as ObjectId, project, name: 'Odd' }, { project, name: 'Plain' }
+  ])
+  const path = `/projects/${String(project)}/sessions/changes?limit=1&wait=30`
+  const started = Date.now()
+  const first = await fastify.inject(path)
+  t.equal(first.statusCode, 200)
+  t.match(first.json(), { events: [], synced: false }, 'a page with nothing to send, and more of the listing')
+  t.ok(Date.now() - started < 10_000, 'answered without waiting: the listing is not done')
+  const next = await fastify.inject(`${path}&since=${encodeURIComponent((first.json() as { next: string }).next)}`)
+  t.match(next.json(), { events: [{ type: 'upsert', document: { name: 'Plain' } }], synced: true }, 'the next page')
+})
