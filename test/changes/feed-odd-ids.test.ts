@@ -3,7 +3,7 @@
 import { ObjectId, type Db } from 'mongodb'
 import t from 'tap'
 import { build } from '../helpers/build.js'
-import { FeedCopy, listAll, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
+import { FeedCopy, feedProject, listAll, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
 
 const feeds = await requireChangeStreams(t)
 
@@ -36,9 +36,7 @@ t.test('a document whose _id is no ObjectId has no event: the list leaves that _
 t.test('a listing page of odd ids alone, with more to come: no events, and a wait is not waited', feeds, async (t) => {
   const fastify = await build(t, { config: { CURSOR_SECRET: 'a-feed-test-secret-of-32-bytes-at-least' } })
   const db = fastify.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  const { project } = await feedProject(db, 'sessions')
   // Strings sort before ObjectIds: the first page holds the odd document alone.
   await db.collection('sessions').insertMany([
     { _id: 'a-string-id' as unknown as ObjectId, project, name: 'Odd' }, { project, name: 'Plain' }

@@ -4,16 +4,14 @@ import { ObjectId, type Db } from 'mongodb'
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { watchCommands } from '../helpers/commands.js'
-import { prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
+import { feedProject, prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
 
 const feeds = await requireChangeStreams(t)
 
 t.test('a listing of a project that does not exist: 404 after its page and the lookup alone', feeds, async (t) => {
   const fastify = await build(t, { config: { CURSOR_SECRET: 'a-feed-test-secret-of-32-bytes-at-least' } })
   const db = fastify.mongo.db as Db
-  await prepareFeeds(db)
-  const project = new ObjectId()
-  await db.collection('projects').insertOne({ _id: project, name: 'P' })
+  const { project } = await feedProject(db, 'sessions')
   await db.collection('sessions').insertOne({ project, name: 'a' })
   // The collection's shared stream runs: a listing reads its page beside the checks.
   t.equal((await fastify.inject(`/projects/${String(project)}/sessions/changes`)).statusCode, 200)
