@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import tap from 'tap'
@@ -20,12 +20,59 @@ interface Group {
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
 /**
- * The unit tier (package.json's `test:unit`): a process of their own, where a test may fake the
- * process's timers (node:test's mock.timers) without stopping the clients and apps of another file.
+ * The unit tier (`npm run test:unit`, which runs this group alone): no database, network, child
+ * process, browser, nginx or python (test/tools/unit-tier.test.ts). A process of their own, where
+ * a test may fake the process's timers (node:test's mock.timers) without stopping the clients and
+ * apps of another file; one process for all of them, as each start costs a second of CPU.
  */
-export const UNIT_FILES: string[] =
-  (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
-    .scripts['test:unit']?.split(' ').filter((word) => word.endsWith('.test.ts')) ?? []
+export const UNIT_FILES: string[] = [
+  'test/engines.test.ts',
+  'test/database/collation.test.ts',
+  'test/database/readiness-start.test.ts',
+  'test/access-control/key-set.test.ts',
+  'test/changes/availability.test.ts',
+  'test/changes/catch-up.test.ts',
+  'test/changes/cluster-time.test.ts',
+  'test/changes/feed-stream.test.ts',
+  'test/changes/feed-token.test.ts',
+  'test/changes/quiet-reads.test.ts',
+  'test/changes/stream-read.test.ts',
+  'test/changes/recent-changes.test.ts',
+  'test/changes/waiters.test.ts',
+  'test/lib/kept-key.test.ts',
+  'test/lib/lazy-query.test.ts',
+  'test/lib/pause.test.ts',
+  'test/lib/series-histogram.test.ts',
+  'test/lib/shared-serializers.test.ts',
+  'test/lib/slot-set.test.ts',
+  'test/lib/text-seal.test.ts',
+  'test/list-endpoint/bson-json.test.ts',
+  'test/list-endpoint/bson-page.test.ts',
+  'test/list-endpoint/bson-walk.test.ts',
+  'test/list-endpoint/kept-documents.test.ts',
+  'test/list-endpoint/cursor.test.ts',
+  'test/list-endpoint/cursor-binding.test.ts',
+  'test/list-endpoint/keyset.test.ts',
+  'test/changes/shared-probes.test.ts',
+  'test/list-endpoint/hmac-sha256.test.ts',
+  'test/list-endpoint/hmac-fallback.test.ts',
+  'test/process/signals.test.ts',
+  'test/list-endpoint/paging.test.ts',
+  'test/list-endpoint/project-cache.test.ts',
+  'test/list-query/elem-match.test.ts',
+  'test/list-query/filter-identity.test.ts',
+  'test/list-query/operator-matrix.test.ts',
+  'test/list-query/spec-examples.test.ts',
+  'test/list-query/values.test.ts',
+  'test/list-query/values-parameters.test.ts',
+  'test/mongodb-regex/rules.test.ts',
+  'test/mongodb-regex/caseless.test.ts',
+  'client/test/retries.test.ts',
+  'client/test/guards.test.ts',
+  'test/demo-data/generate.test.ts',
+  'test/list-query/precise-problems.test.ts',
+  'test/deploy/compose.test.ts'
+]
 
 export const GROUPS: Record<string, Group> = {
   unit: { folders: [], files: UNIT_FILES },
