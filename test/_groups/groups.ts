@@ -23,7 +23,8 @@ const ROOT = path.join(import.meta.dirname, '..', '..')
  * The unit tier (`npm run test:unit`, which runs this group alone): no database, network, child
  * process, browser, nginx or python (test/tools/unit-tier.test.ts). A process of their own, where
  * a test may fake the process's timers (node:test's mock.timers) without stopping the clients and
- * apps of another file; one process for all of them, as each start costs a second of CPU.
+ * apps of another file; one process for all of them, as each process pays again for tsx, tap's
+ * hooks and its imports.
  */
 export const UNIT_FILES: string[] = [
   'test/engines.test.ts',
