@@ -6,13 +6,8 @@ import { execFileSync } from 'node:child_process'
 import os from 'node:os'
 import path from 'node:path'
 import { readOptions, usageError } from '../lib/command-line.js'
-import { benchCompile, compileTable } from './compile.js'
-import { benchHistograms, histogramTable } from './histogram.js'
-import { benchHttp, SECTIONS, type Section } from './http.js'
-import { baselineTable, httpTables } from './http-tables.js'
+import { SECTIONS, type Section } from './http-types.js'
 import { checkWritable, printTable, writeTables } from './report.js'
-import { benchSerialize, serializeTable } from './serialize.js'
-import { benchSignature, signatureTable } from './signature.js'
 
 const USAGE = `npm run bench [-- options]
 
@@ -106,6 +101,16 @@ const machine = {
   platform: `${os.platform()} ${os.release()}`
 }
 console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}`)
+
+// The benchmarks load the whole service and its floors: only once the options are read, so that
+// --help and a wrong option answer without that cost.
+const [
+  { benchCompile, compileTable }, { benchHistograms, histogramTable }, { benchHttp },
+  { baselineTable, httpTables }, { benchSerialize, serializeTable }, { benchSignature, signatureTable }
+] = await Promise.all([
+  import('./compile.js'), import('./histogram.js'), import('./http.js'),
+  import('./http-tables.js'), import('./serialize.js'), import('./signature.js')
+])
 
 // --only baseline measures the two builds and nothing else.
 const compile = onlyBaseline ? undefined : benchCompile()

@@ -17,9 +17,10 @@ import { jwtConfig, makeKey, mint } from '../helpers/tokens.js'
 declare const document: { querySelector: (selector: string) => { textContent: string | null } | null }
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-// A browser rendering the whole OpenAPI document (every list, its counts
-// and its feed) takes its time beside other test processes.
-t.setTimeout(120_000)
+// A browser rendering the whole OpenAPI document (every list, its counts and its feed), then
+// resolving each operation opened, is CPU-bound: beside the rest of the suite under coverage it
+// takes twice its time alone. Each step has its own bound (Playwright's 30 s, a status's 15 s).
+t.setTimeout(240_000)
 
 /** The file's browser, launched by the first test that asks, closed when the file ends. */
 let launched: Promise<Browser> | undefined

@@ -16,32 +16,41 @@ const SCRIPTS: Array<[string, string, string[]]> = [
   ['npm run token', 'access-control/mint-token.ts', ['--ttl', 'soon']]
 ]
 
-interface Run { status: number | null, stdout: string, stderr: string }
+interface Run { status: number | null, killed: boolean, stdout: string, stderr: string }
 
 async function run (script: string, args: string[]): Promise<Run> {
   return await new Promise((resolve) => {
     const child = execFile(NODE, nodeArgs(['--import', 'tsx', script, ...args]), {
       cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MONGODB_URI: '' }
-    }, (_error, stdout, stderr) => {
-      resolve({ status: child.exitCode, stdout, stderr })
+    }, (error, stdout, stderr) => {
+      resolve({ status: child.exitCode, killed: error?.killed === true, stdout, stderr })
     })
   })
 }
 
-// The twelve runs side by side: each waits mostly for its process to start.
-const runs = SCRIPTS.map(([command, script, wrong]) => ({
-  command,
-  help: run(script, ['--help']),
-  bad: [['--no-such-option'], wrong].map((args) => ({ args, result: run(script, args) }))
-}))
+// The four scripts side by side, each one's three runs in turn: twelve processes starting at once,
+// beside the rest of the suite, could outlast the 30 s each is given (and one killed loses its output).
+const runs = SCRIPTS.map(([command, script, wrong]) => {
+  const help = run(script, ['--help'])
+  const bad: Array<{ args: string[], result: Promise<Run> }> = []
+  let previous: Promise<unknown> = help
+  for (const args of [['--no-such-option'], wrong]) {
+    const result = previous.then(async () => await run(script, args))
+    bad.push({ args, result })
+    previous = result
+  }
+  return { command, help, bad }
+})
 
 for (const { command, help, bad } of runs) {
   t.test(command, async (t) => {
     const helped = await help
+    t.notOk(helped.killed, '--help ends within 30 s')
     t.equal(helped.status, 0, '--help exits 0')
     t.match(helped.stdout, command, 'and prints the usage')
     for (const { args, result } of bad) {
       const refused = await result
+      t.notOk(refused.killed, `${args.join(' ')}: ends within 30 s`)
       t.equal(refused.status, 2, `${args.join(' ')}: exit 2`)
       t.match(refused.stderr, command, 'with the usage')
       t.notMatch(refused.stderr, /\n\s+at .+:\d+:\d+/, 'and no stack trace')
