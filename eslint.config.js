@@ -9,6 +9,11 @@ export default [
     ]
   }),
   {
+    // A directive that suppresses nothing fails the lint: test/tools/deprecated-options.probe.ts
+    // relies on it to prove that the rules below still report what they must.
+    linterOptions: { reportUnusedDisableDirectives: 'error' }
+  },
+  {
     // TypeBox's idiom names a schema and its static type alike: `const Problem = Type.Object(…)`,
     // `type Problem = Static<typeof Problem>`.
     rules: { '@typescript-eslint/no-redeclare': 'off' }

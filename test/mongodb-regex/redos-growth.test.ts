@@ -62,13 +62,19 @@ async function worstGrowth (
   for (const pump of pumps) {
     for (const suffix of suffixes) {
       const counts: Array<number | null> = []
-      for (const size of SIZES) counts.push(await oracle.steps(pattern, flags, pump.repeat(size) + suffix, CAP))
+      for (const size of SIZES) {
+        counts.push(await oracle.steps(pattern, flags, pump.repeat(size) + suffix, CAP))
+        // Over the cap already: a longer pump cannot make the growth any worse than explosive.
+        if (counts.at(-1) === null) break
+      }
       const ratio = counts.includes(null)
         ? Infinity
         : Math.max(...counts.slice(1).map((c, i) => (c as number) / ((counts[i] as number) + SLACK)))
       if (ratio > worst.ratio) {
         worst = { counts, attack: `${JSON.stringify(pump)}×n + ${JSON.stringify(suffix)}`, ratio }
       }
+      // No attack can be worse than one over the cap.
+      if (ratio === Infinity) return worst
     }
   }
   return worst
