@@ -4,7 +4,12 @@ import { spawn } from 'node:child_process'
 import { DOCS_ORIGIN, type Example } from './doc-examples.js'
 
 const CURL_MAX_TIME_S = 5
-const EXAMPLE_S = 8
+/**
+ * A curl that reaches CURL_MAX_TIME_S fails its example (exit 28): this bound only ends a script
+ * that never ends (a loop that does not stop), with room for a paging loop's six requests while
+ * eight examples run at once beside the rest of the suite.
+ */
+const EXAMPLE_S = 30
 /** An endless example is stopped once what the test looks at has arrived, or after this long at most. */
 const ENDLESS_S = 6
 /** How often an endless example is looked at besides its output's arrival (what `done` waits for may be a file). */
