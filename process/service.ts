@@ -28,6 +28,14 @@ export interface ServiceOptions {
   tracingEndpoint?: string
 }
 
+/** How long a shutdown may run past SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS before its exit is forced. */
+const DRAIN_MARGIN_MS = 4000
+
+/** A shutdown's bound: once it has passed, the exit is forced, with code 1 (docs/operations.md). */
+export const shutdownBoundMs = (
+  { SHUTDOWN_DELAY_MS, QUERY_TIMEOUT_MS }: Pick<Config, 'SHUTDOWN_DELAY_MS' | 'QUERY_TIMEOUT_MS'>
+): number => SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + DRAIN_MARGIN_MS
+
 /** The service as `npm start` runs it: config, database (demo data when embedded), app, graceful drain. */
 export async function runService ({ config, onClosed, tracingEndpoint }: ServiceOptions): Promise<void> {
   const fastify = Fastify(serverOptions(config, { pretty: prettyLogs() }))
@@ -75,7 +83,7 @@ export async function runService ({ config, onClosed, tracingEndpoint }: Service
   let closing = false
   let received: string | undefined
   const grace = closeWithGrace({
-    delay: SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4000, skip: [...FORWARDED_SIGNALS]
+    delay: shutdownBoundMs(config), skip: [...FORWARDED_SIGNALS]
   }, async ({ signal, err }) => {
     closing = true
     if (err !== undefined) fastify.log.error({ err }, 'server closing after an error')

@@ -13,6 +13,7 @@ import path from 'node:path'
 import t, { type Test } from 'tap'
 import { CursorCodec } from '../../list-endpoint/cursor.js'
 import { readConfig } from '../../plugins/config.js'
+import { shutdownBoundMs } from '../../process/service.js'
 import { SLACK_MS } from '../faults/fault-app.js'
 import { startService, untilReady, type ServiceProcess } from '../faults/service-process.js'
 import { withoutTool } from '../helpers/required-tool.js'
@@ -221,12 +222,11 @@ t.test('every example works against the service as npm start runs it', async (t)
 })
 
 /**
- * The services' own bound on a shutdown (docs/operations.md: SHUTDOWN_DELAY_MS, 0 here, plus
- * QUERY_TIMEOUT_MS plus 4 s, then the exit is forced, with code 1), and scheduling noise for this
- * process to see the exit: the kill below only ends a process that outlives its own bound, and a
- * clean stop is told from a forced one by its exit code, not by how long it took.
+ * The services' own bound on a shutdown (after it the exit is forced, with code 1), and scheduling
+ * noise for this process to see the exit: the kill below only ends a process that outlives its own
+ * bound, and a clean stop is told from a forced one by its exit code, not by how long it took.
  */
-const STOP_BOUND_MS = readConfig({}).QUERY_TIMEOUT_MS + 4000 + SLACK_MS
+const STOP_BOUND_MS = shutdownBoundMs({ ...readConfig({}), SHUTDOWN_DELAY_MS: 0 }) + SLACK_MS
 
 /** SIGTERM, then SIGKILL if it has not exited within STOP_BOUND_MS: its exit code ('killed' if it took the kill). */
 async function stop (service: ServiceProcess): Promise<number | null | 'killed'> {

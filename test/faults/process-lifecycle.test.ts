@@ -8,6 +8,7 @@ import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { start } from '../../offline-mongodb/server.js'
 import { INDEXES } from '../../plugins/indexes.js'
+import { shutdownBoundMs } from '../../process/service.js'
 import { prepareFeeds } from '../helpers/feeds.js'
 import { startFaultProxy } from './fault-proxy.js'
 import { freePort, get, startService, expectReady } from './service-process.js'
@@ -70,8 +71,6 @@ t.test('starts before its database: /health 200, /ready and lists 503, then read
   t.equal(await service.exited, 0, 'exits 0 on SIGTERM')
 })
 
-/** docs/operations.md: whatever happens, the process exits once SHUTDOWN_DELAY_MS + QUERY_TIMEOUT_MS + 4 s passed. */
-const DRAIN_MARGIN_MS = 4000
 /** docs/operations.md: at shutdown the shared change streams close within 1.5 s, then the client within 1.5 s. */
 const STREAMS_CLOSE_MS = 1500
 const CLIENT_CLOSE_MS = 1500
@@ -126,7 +125,7 @@ t.test('SIGTERM under load: not ready at once, still serving during the delay, t
   await load
   t.equal(code, 0, 'exit code 0')
   // The documented bound, and scheduling noise for the parent to see the exit.
-  const exitBound = shutdownDelayMs + queryTimeoutMs + DRAIN_MARGIN_MS + SLACK_MS
+  const exitBound = shutdownBoundMs({ SHUTDOWN_DELAY_MS: shutdownDelayMs, QUERY_TIMEOUT_MS: queryTimeoutMs }) + SLACK_MS
   t.ok(exitedAfter <= exitBound, `exited ${exitedAfter} ms after SIGTERM (bound ${exitBound} ms)`)
   const afterSignal = service.lines.slice(linesBefore)
   t.notOk(afterSignal.some((line) => /waiting for the database|MongoTopologyClosedError/.test(line)),
