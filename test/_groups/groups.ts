@@ -1,5 +1,4 @@
 import { readdirSync } from 'node:fs'
-import { setPriority } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import tap from 'tap'
@@ -9,23 +8,14 @@ import { isTestFile } from '../../tools/run-tests.js'
 // each group is a file here named after it, which imports its files one after the other, each
 // under its own time limit (runFiles). How `npm test` runs them: docs/architecture.md, "Tests".
 
-export interface Group {
+interface Group {
   /** Folders from the repository's root; every test file under them, unless `only` narrows it. */
   folders: string[]
   /** Which of their files, by file name (a folder too slow for one process is split in two). */
   only?: RegExp
   /** Test files besides (paths from the repository's root). */
   files?: string[]
-  /**
-   * Its files spend CPU and assert no bound on real time: its process gives way (a higher nice
-   * value) to those that do, the fault files and the services they start, which then get a core
-   * when a bound falls due. The machine does the same work; only who waits changes.
-   */
-  yields?: true
 }
-
-/** The nice value of a group that gives way: the kernel then gives it about a tenth of a contended core. */
-export const YIELDING_NICE = 10
 
 const ROOT = path.join(import.meta.dirname, '..', '..')
 
@@ -86,12 +76,12 @@ export const UNIT_FILES: string[] = [
 ]
 
 export const GROUPS: Record<string, Group> = {
-  unit: { folders: [], files: UNIT_FILES, yields: true },
+  unit: { folders: [], files: UNIT_FILES },
   'plugins-a-to-l': { folders: ['test/plugins'], only: /^[a-l]/ },
   'plugins-m-to-z': { folders: ['test/plugins'], only: /^[m-z]/ },
-  routes: { folders: ['test/routes'], yields: true },
-  'list-query': { folders: ['test/list-query'], yields: true },
-  'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'], yields: true },
+  routes: { folders: ['test/routes'] },
+  'list-query': { folders: ['test/list-query'] },
+  'pages-and-regexes': { folders: ['test/list-endpoint', 'test/lib', 'test/mongodb-regex'] },
   'database-and-tooling': {
     folders: [
       'test/offline-mongodb', 'test/database', 'test/demo-data', 'test/deploy', 'test/process', 'test/docs',
@@ -127,13 +117,10 @@ export function filesOf ({ folders, only, files = [] }: Group): string[] {
  * Runs the group that `file` (a group's file) is named after: each test file's tests after the
  * file before, as they are written (each imports `tap` and adds its tests to the process's root).
  */
-export function runGroup (file: string, groups: Record<string, Group> = GROUPS): void {
+export function runGroup (file: string): void {
   const name = path.basename(file, '.test.ts')
-  const group = groups[name]
+  const group = GROUPS[name]
   if (group === undefined) throw new Error(`${file} names no group of test/_groups/groups.ts`)
-  // This thread's nice value (Linux keeps one per thread): the one that runs the tests, and whose
-  // children (python's PCRE2 oracle) inherit it.
-  if (group.yields === true) setPriority(YIELDING_NICE)
   runFiles(`the group ${name}`, filesOf(group).map((file) => path.join(ROOT, file)))
 }
 

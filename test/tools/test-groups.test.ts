@@ -1,12 +1,9 @@
 // A group of test files shares one process (test/_groups/groups.ts); a file that hangs there
 // must fail in its own time limit, not the group's, and be named in tap's report.
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { getPriority } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { NODE, nodeArgs } from '../helpers/node-child.js'
-import { YIELDING_NICE } from '../_groups/groups.js'
 
 const GROUPS_MODULE = path.join(import.meta.dirname, '..', '_groups', 'groups.ts')
 
@@ -31,23 +28,4 @@ t.test('a hanging file of a group fails within its own time limit, and the repor
   t.match(run.stdout, /not ok \d+ - timeout!/, 'the hanging test timed out')
   t.match(run.stdout, /fileName: .*hangs\.test\.ts/, 'the report names the hanging file')
   t.match(run.stdout, /hangs\.test\.ts: its tests follow[\s\S]*time limit 1000 ms/, 'its time limit was its own')
-})
-
-t.test('a group that gives way runs its files at a higher nice value; another at the runner\'s', async (t) => {
-  const nice = "import { getPriority } from 'node:os'\nimport t from 'tap'\n" +
-    "t.test('nice', async (t) => { t.comment('nice ' + String(getPriority())) })\n"
-  const dir = t.testdir({ yielding: { 'nice.test.ts': nice }, keeping: { 'nice.test.ts': nice } })
-  const root = path.join(import.meta.dirname, '..', '..')
-  for (const [name, yields] of [['yielding', true], ['keeping', false]] as const) {
-    const groups = { [name]: { folders: [path.relative(root, path.join(dir, name))], ...(yields ? { yields } : {}) } }
-    const group = `import { runGroup } from ${JSON.stringify(GROUPS_MODULE)}\n` +
-      `runGroup('${name}.test.ts', ${JSON.stringify(groups)})\n`
-    const file = path.join(dir, `${name}-group.ts`)
-    writeFileSync(file, group)
-    const run = spawnSync(NODE, nodeArgs(['--import=tsx', file], { coverage: false }),
-      { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' })
-    t.equal(run.status, 0, `${name}: the group passed`)
-    t.match(run.stdout, `# nice ${yields ? YIELDING_NICE + getPriority() : getPriority()}\n`,
-      `${name}: its file ran at ${yields ? `${YIELDING_NICE} above` : 'the nice value of'} the runner`)
-  }
 })
