@@ -1,16 +1,14 @@
 // A database that is slow but answers is not an outage, for feeds too: when every reply takes
 // QUERY_TIMEOUT_MS / 2, a feed's answers are 200 (with nothing new, with a change just made,
 // after a wait, and the first listing), for a project the service remembers and for one it must
-// look up again, several requests at a time.
+// look up again, several requests at a time. From a fresh start: slow-database.test.ts.
 import type { FastifyInstance } from 'fastify'
-import { MongoClient, ObjectId } from 'mongodb'
+import { ObjectId } from 'mongodb'
 import t from 'tap'
-import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
 import type { FeedAnswer } from '../helpers/feeds.js'
-import { prepareFeeds, requireChangeStreams, throughMongos } from '../helpers/feeds.js'
+import { requireChangeStreams, throughMongos } from '../helpers/feeds.js'
 import { until } from '../helpers/until.js'
-import { QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, feedFaultApp, proxiedDatabase } from './fault-app.js'
-import { get, startService, untilReady } from './service-process.js'
+import { QUERY_TIMEOUT_MS, RECOVERY_BOUND_MS, feedFaultApp } from './fault-app.js'
 
 const feeds = await requireChangeStreams(t)
 t.setTimeout(120_000)
@@ -144,36 +142,4 @@ t.test('a poll whose answer holds removes reads why they left beside the documen
   t.same((JSON.parse(removed.body) as FeedAnswer).events.map((event) => [event.type, event.reason]).sort(),
     [['remove', 'deleted'], ['remove', 'moved']], 'each remove with its reason')
   t.ok(removed.ms < 2 * REPLY_MS, `in ${removed.ms} ms: one round trip, the documents and their states side by side`)
-})
-
-t.test('started on a slow database: once /ready is 200, a feed\'s first polls are 200', feeds, async (t) => {
-  const proxy = await proxiedDatabase(t)
-  const MONGODB_DB = uniqueDatabaseName('slow-start')
-  // The collections (with their images) and the projects, made before the service starts.
-  const direct = await new MongoClient((await testDatabase()).uri).connect()
-  t.teardown(async () => { await direct.db(MONGODB_DB).dropDatabase().catch(() => {}); await direct.close() })
-  const db = direct.db(MONGODB_DB)
-  await prepareFeeds(db)
-  const projects = [new ObjectId(), new ObjectId()]
-  await db.collection('projects').insertMany(projects.map((_id, i) => ({ _id, name: `P${i}` })))
-  // Each project has documents of both kinds: a first listing that finds none reads on (docs/operations.md).
-  const documents = projects.flatMap((project) => [{ project, name: 'a' }, { project, name: 'b' }])
-  for (const kind of ['sessions', 'teams']) await db.collection(kind).insertMany(documents.map((doc) => ({ ...doc })))
-  proxy.slow(REPLY_MS)
-  t.teardown(() => { proxy.heal() })
-  const service = await startService({
-    MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0'
-  })
-  t.teardown(() => { service.child.kill('SIGKILL') })
-  const readyAfter = await untilReady(service.url, 20 * REPLY_MS)
-  t.ok(readyAfter < Infinity, `ready ${readyAfter} ms after it listened`)
-  // At once, the first poll of two collections' feeds for each project: a listing of each.
-  const urls = projects.flatMap((project) =>
-    ['sessions', 'teams'].map((kind) => `${service.url}/projects/${String(project)}/${kind}/changes?limit=1`))
-  const first = await Promise.all(urls.map(async (url) => {
-    const started = Date.now()
-    const res = await get(url)
-    return { status: res.status, code: res.body?.code as string | undefined, ms: Date.now() - started, body: '' }
-  }))
-  t.ok(first.every((a) => a.status === 200), `the first polls: ${outcome(first)}`)
 })

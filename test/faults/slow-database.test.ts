@@ -1,16 +1,20 @@
 // A database that is slow but answers is not an outage: when every reply takes
 // up to QUERY_TIMEOUT_MS / 2, every request gets its 200, 50 at a time, from a cold start (the
-// service started while the database was already slow) as well as warm, and /ready stays 200.
-// The service runs as `npm start` runs it, behind the fault proxy that delays every reply.
+// service started while the database was already slow) as well as warm, and /ready stays 200;
+// from a cold start, a feed's first polls too. The service runs as `npm start` runs it, behind
+// the fault proxy that delays every reply.
+import { MongoClient, ObjectId } from 'mongodb'
 import t from 'tap'
 import { seedDemoData } from '../../demo-data/seed.js'
 import { ANSWER_MARGIN_MS } from '../../plugins/mongodb.js'
-import { uniqueDatabaseName } from '../helpers/database.js'
+import { testDatabase, uniqueDatabaseName } from '../helpers/database.js'
+import { prepareFeeds, requireChangeStreams } from '../helpers/feeds.js'
 import { NESTED_LISTS } from '../helpers/lists.js'
 import { RECOVERY_BOUND_MS, SLACK_MS, proxiedDatabase } from './fault-app.js'
 import { get, startService, expectReady, untilReady } from './service-process.js'
 import { timeUntil, until } from '../helpers/until.js'
 
+const feeds = await requireChangeStreams(t)
 t.setTimeout(180_000)
 const QUERY_TIMEOUT_MS = 2000
 const DELAY_MS = QUERY_TIMEOUT_MS / 2
@@ -88,4 +92,38 @@ t.test('replies slower than the query budget: bounded 503s, and 200s again once 
   const recovered = await timeUntil(async () => (await get(`${service.url}/projects?limit=5`)).status === 200,
     RECOVERY_BOUND_MS + SLACK_MS, 200)
   t.ok(recovered <= RECOVERY_BOUND_MS, `serving again ${recovered} ms after the delay was removed`)
+})
+
+// Here, not beside the other feed cases: a first listing from a fresh start is two round trips one
+// after the other (the collection's stream opened, then its page), the whole budget at this delay.
+t.test('started on a slow database: once /ready is 200, a feed\'s first polls are 200', feeds, async (t) => {
+  const proxy = await proxiedDatabase(t)
+  const MONGODB_DB = uniqueDatabaseName('slow-start')
+  // The collections (with their images) and the projects, made before the service starts.
+  const direct = await new MongoClient((await testDatabase()).uri).connect()
+  t.teardown(async () => { await direct.db(MONGODB_DB).dropDatabase().catch(() => {}); await direct.close() })
+  const db = direct.db(MONGODB_DB)
+  await prepareFeeds(db)
+  const projects = [new ObjectId(), new ObjectId()]
+  await db.collection('projects').insertMany(projects.map((_id, i) => ({ _id, name: `P${i}` })))
+  // Each project has documents of both kinds: a first listing that finds none reads on (docs/operations.md).
+  const documents = projects.flatMap((project) => [{ project, name: 'a' }, { project, name: 'b' }])
+  for (const kind of ['sessions', 'teams']) await db.collection(kind).insertMany(documents.map((doc) => ({ ...doc })))
+  proxy.slow(DELAY_MS)
+  t.teardown(() => { proxy.heal() })
+  const service = await startService({
+    MONGODB_URI: proxy.uri, MONGODB_DB, QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_DELAY_MS: '0'
+  })
+  t.teardown(() => { service.child.kill('SIGKILL') })
+  const readyAfter = await untilReady(service.url, 20 * DELAY_MS)
+  t.ok(readyAfter < Infinity, `ready ${readyAfter} ms after it listened`)
+  // At once, the first poll of two collections' feeds for each project: a listing of each.
+  const urls = projects.flatMap((project) =>
+    ['sessions', 'teams'].map((kind) => `${service.url}/projects/${String(project)}/${kind}/changes?limit=1`))
+  const first = await Promise.all(urls.map(async (url): Promise<Outcome> => {
+    const started = Date.now()
+    const res = await get(url)
+    return { status: res.status, code: res.body?.code as string | undefined, ms: Date.now() - started }
+  }))
+  t.ok(first.every((o) => o.status === 200), `the first polls: ${summary(first)}`)
 })
