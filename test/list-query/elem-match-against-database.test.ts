@@ -11,6 +11,9 @@ import t from 'tap'
 import { build } from '../helpers/build.js'
 
 const RUNS = Number(process.env.ELEM_MATCH_RUNS ?? 50)
+// A hang's limit, not a speed bound: each case walks its pages and counts in both notations, and
+// under coverage beside the rest of the suite the file has taken more than the default 90 s.
+t.setTimeout(240_000)
 const fastify = await build(t)
 const db = fastify.mongo.db as NonNullable<typeof fastify.mongo.db>
 const FRENCH = new Intl.Collator('fr', { sensitivity: 'variant' })
