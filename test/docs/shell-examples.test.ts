@@ -121,6 +121,9 @@ t.test('the docs hold their shell examples (read from the Markdown)', async (t) 
   for (const file of Object.keys(AT_LEAST)) t.ok(found.has(file), `${file} is read`)
 })
 
+/** What every service the examples run is started with, besides its auth settings. */
+const SERVICE_ENV = { MONGODB_URI: '', SHUTDOWN_DELAY_MS: '0', DEMO_WRITES: 'off' }
+
 t.test('every example works against the service as npm start runs it', async (t) => {
   const all = [...found.values()].flat()
   const needsAuth = all.some((example) => example.auth)
@@ -128,7 +131,7 @@ t.test('every example works against the service as npm start runs it', async (t)
   const start = async (env: Record<string, string>): Promise<ServiceProcess> => {
     // On loopback, on a port the system picks (startService: HOST=127.0.0.1, PORT=0), with the
     // embedded database and its demo data, whatever this shell's MONGODB_URI says.
-    const service = await startService({ MONGODB_URI: '', SHUTDOWN_DELAY_MS: '0', DEMO_WRITES: 'off', ...env })
+    const service = await startService({ ...SERVICE_ENV, ...env })
     services.push(service)
     const ready = await untilReady(service.url, 15_000)
     if (ready === Infinity) throw new Error(`not ready within 15 s:\n${service.lines.join('\n')}`)
@@ -226,7 +229,7 @@ t.test('every example works against the service as npm start runs it', async (t)
  * noise for this process to see the exit: the kill below only ends a process that outlives its own
  * bound, and a clean stop is told from a forced one by its exit code, not by how long it took.
  */
-const STOP_BOUND_MS = shutdownBoundMs({ ...readConfig({}), SHUTDOWN_DELAY_MS: 0 }) + SLACK_MS
+const STOP_BOUND_MS = shutdownBoundMs(readConfig(SERVICE_ENV)) + SLACK_MS
 
 /** SIGTERM, then SIGKILL if it has not exited within STOP_BOUND_MS: its exit code ('killed' if it took the kill). */
 async function stop (service: ServiceProcess): Promise<number | null | 'killed'> {
