@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import tap from 'tap'
@@ -125,29 +125,60 @@ export function runGroup (file: string): void {
 }
 
 /**
+ * CPU seconds this process has used, with its children once they have ended (proc(5): utime,
+ * stime, cutime and cstime, in ticks of USER_HZ, which Linux keeps at 100); elsewhere its own.
+ */
+function cpuSeconds (): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? []
+    const ticks = fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0)
+    if (Number.isFinite(ticks)) return ticks / 100
+  } catch {}
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1e6
+}
+
+/**
  * Imports `files` (absolute paths) inside a first test, so that the root has work queued while
  * they load (tap ends a root that sits idle). Before each file's tests, a test named after the
  * file sets the process's time limit to that file's own (the `t.setTimeout` of its top level,
  * held back while it loads, or `defaultMs`): a file that hangs fails alone, in its own time,
- * and tap's report names it (the `at` of the test it was in).
+ * and tap's report names it (the `at` of the test it was in). A last test lists the CPU each
+ * file cost, loading and tests (those of files beside it in the process too): where the
+ * suite's time goes.
  */
 export function runFiles (label: string, files: string[], defaultMs = FILE_TIMEOUT_MS): void {
+  const spent = new Map<string, number>()
+  const charge = (name: string, since: number): void => {
+    spent.set(name, (spent.get(name) ?? 0) + cpuSeconds() - since)
+  }
+  let running: { name: string, since: number } | undefined
+  const stopCharging = (): void => { if (running !== undefined) charge(running.name, running.since) }
   tap.test(`loads the ${files.length} test files of ${label}`, async (t) => {
     const setTimeout = tap.setTimeout.bind(tap)
     for (const file of files) {
       const limit = { ms: defaultMs }
       const name = path.relative(ROOT, file)
       tap.test(`${name}: its tests follow`, async (t) => {
+        stopCharging()
+        running = { name, since: cpuSeconds() }
         setTimeout(limit.ms)
         t.pass(`time limit ${limit.ms} ms`)
       })
       tap.setTimeout = (ms: number) => { limit.ms = ms }
+      const since = cpuSeconds()
       try {
         await import(pathToFileURL(file).href)
       } finally {
         tap.setTimeout = setTimeout
+        charge(name, since)
       }
       t.pass(name)
     }
+    tap.test(`CPU seconds of each file of ${label}, most first`, async (t) => {
+      stopCharging()
+      for (const [name, seconds] of [...spent].sort(([, a], [, b]) => b - a)) t.comment(`${seconds.toFixed(1)} ${name}`)
+      t.equal(spent.size, files.length, 'every file is counted')
+    })
   })
 }
